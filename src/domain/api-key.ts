@@ -1,0 +1,28 @@
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+
+const UUID_V4 = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
+/** A new plain key: `<PREFIX>_<uuid v4>`. */
+export function newApiKey(prefix: string): string {
+  return `${prefix}_${randomUUID()}`;
+}
+
+/** Whether `key` has the form `<PREFIX>_<uuid v4>` (lower-case hex). */
+export function isWellFormedKey(key: string, prefix: string): boolean {
+  return new RegExp(`^${prefix.replace(/[^A-Za-z0-9]/g, '\\$&')}_${UUID_V4}$`).test(key);
+}
+
+/**
+ * The stored digest of a key, hex: HMAC-SHA-256 with the server's pepper when one is configured,
+ * else SHA-256. The plain key is never stored.
+ */
+export function keyDigest(key: string, pepper: string | null): string {
+  return pepper ? createHmac('sha256', pepper).update(key).digest('hex') : createHash('sha256').update(key).digest('hex');
+}
+
+/** Constant-time comparison of two hex digests. */
+export function digestsEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

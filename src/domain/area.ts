@@ -1,0 +1,135 @@
+/**
+ * Areas of New York City as the API shows them (spec 2.7), and the rules that DESIGN.md fixes for
+ * their levels and slugs. Ids are the API's: boroughs 100 Manhattan, 200 Brooklyn, 300 Queens,
+ * 400 Bronx, 500 Staten Island; every other id is the upstream site's own.
+ */
+export interface Area {
+  id: number;
+  name: string;
+  /** 0 borough, 1 sub-borough (any non-borough area that has children), 2 neighbourhood. */
+  level: 0 | 1 | 2;
+  /** Parent area id; null for a borough (its parent, "New York", is not an NYC area). */
+  parentId: number | null;
+  slug: string;
+}
+
+/** An area row before levels and slugs: `{id, name, parentId}` in the API's ids. */
+export interface AreaRow {
+  id: number;
+  name: string;
+  parentId: number | null;
+}
+
+/** The five boroughs by the API's ids (spec 2.7). */
+export const BOROUGHS: Readonly<Record<number, string>> = {
+  100: 'Manhattan',
+  200: 'Brooklyn',
+  300: 'Queens',
+  400: 'Bronx',
+  500: 'Staten Island',
+};
+export const BOROUGH_IDS = [100, 200, 300, 400, 500] as const;
+
+/** Lower-case name, apostrophes and dots dropped, any other run of non-alphanumerics to `-`. */
+export function slugify(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/['’.]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * Keeps the rows that lie under one of the five boroughs (walking `parentId`, never guessing from
+ * id digits) and gives each its level and slug. Boroughs get `parentId: null`.
+ * A slug that two areas would share gets `-<borough slug>` appended to each.
+ */
+export function buildAreas(rows: AreaRow[]): Area[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const boroughOf = (id: number): number | null => {
+    const seen = new Set<number>();
+    let current: AreaRow | undefined = byId.get(id);
+    while (current && !seen.has(current.id)) {
+      if (current.id in BOROUGHS) return current.id;
+      seen.add(current.id);
+      current = current.parentId === null ? undefined : byId.get(current.parentId);
+    }
+    return null;
+  };
+  const nyc = rows.filter((r) => boroughOf(r.id) !== null);
+  const hasChildren = new Set(nyc.map((r) => r.parentId));
+  const slugCount = new Map<string, number>();
+  for (const r of nyc) slugCount.set(slugify(r.name), (slugCount.get(slugify(r.name)) ?? 0) + 1);
+  return nyc
+    .map((r): Area => {
+      const isBorough = r.id in BOROUGHS;
+      const base = slugify(r.name);
+      const borough = boroughOf(r.id)!;
+      return {
+        id: r.id,
+        name: r.name,
+        level: isBorough ? 0 : hasChildren.has(r.id) ? 1 : 2,
+        parentId: isBorough ? null : r.parentId,
+        slug: !isBorough && slugCount.get(base)! > 1 ? `${base}-${slugify(BOROUGHS[borough])}` : base,
+      };
+    })
+    .sort((a, b) => a.id - b.id);
+}
+
+/** Read-only index over the area list: descendants, borough of an area, lookup by name. */
+export class AreaTree {
+  private readonly byId: Map<number, Area>;
+  private readonly children = new Map<number, number[]>();
+  private readonly byName = new Map<string, Area>();
+
+  constructor(readonly areas: Area[]) {
+    this.byId = new Map(areas.map((a) => [a.id, a]));
+    for (const a of areas) {
+      if (a.parentId !== null) this.children.set(a.parentId, [...(this.children.get(a.parentId) ?? []), a.id]);
+      this.byName.set(a.name.toLowerCase(), a);
+    }
+  }
+
+  get(id: number): Area | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The area with this name (case-insensitive); NYC area names are unique. */
+  findByName(name: string): Area | undefined {
+    return this.byName.get(name.toLowerCase());
+  }
+
+  /** `id` and every area below it. */
+  withDescendants(id: number): number[] {
+    const out: number[] = [];
+    const stack = [id];
+    while (stack.length) {
+      const next = stack.pop()!;
+      if (out.includes(next)) continue;
+      out.push(next);
+      stack.push(...(this.children.get(next) ?? []));
+    }
+    return out;
+  }
+
+  /** Borough id (100-500) an area lies in, or null for an unknown id. */
+  boroughOf(id: number): number | null {
+    let current = this.byId.get(id);
+    while (current) {
+      if (current.level === 0) return current.id;
+      current = current.parentId === null ? undefined : this.byId.get(current.parentId);
+    }
+    return null;
+  }
+
+  /** The chain from the borough down to `id`, inclusive. */
+  ancestry(id: number): Area[] {
+    const chain: Area[] = [];
+    let current = this.byId.get(id);
+    while (current && !chain.includes(current)) {
+      chain.unshift(current);
+      current = current.parentId === null ? undefined : this.byId.get(current.parentId);
+    }
+    return chain;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Listings as the API shows them (spec 2.4 and 2.5) and as the store keeps them.
+ * Money is in US dollars (rent a month for rentals, asking price for sales), areas in square feet,
+ * dates and instants in UTC.
+ */
+export type ListingKind = 'sale' | 'rental';
+
+/** Street address (spec 2.2); any part may be unknown (null). */
+export interface Address {
+  street: string | null;
+  unit: string | null;
+  city: string | null;
+  state: string | null;
+  zipCode: string | null;
+}
+
+export interface GeoPoint {
+  latitude: number;
+  longitude: number;
+}
+
+export interface Fee {
+  typeLabel: string | null;
+  requirement: string | null;
+  refundability: string | null;
+  calcType: string | null;
+  amount: number | null;
+  timing: string | null;
+  occurrence: string | null;
+}
+
+export interface Contact {
+  name: string | null;
+  phone: string | null;
+  sourceGroup: string | null;
+}
+
+/** One price event: `LISTED`, `PRICE_INCREASE`, `PRICE_DECREASE`, `DELISTED` (open set). */
+export interface PriceEvent {
+  date: string;
+  price: number;
+  event: string;
+  /** Change against the previous price, in percent; null for the first event. */
+  pctChange: number | null;
+}
+
+/**
+ * Everything the mirror knows of one listing: the upstream's fields after mapping (ids in the API's
+ * numbering) plus what the service derives (transit score, recommended score).
+ */
+export interface ListingRecord {
+  id: string;
+  kind: ListingKind;
+  status: string;
+  areaId: number | null;
+  boroughId: number | null;
+  areaName: string | null;
+  address: Address;
+  price: number;
+  bedroomCount: number | null;
+  fullBathroomCount: number | null;
+  halfBathroomCount: number | null;
+  buildingType: string | null;
+  geoPoint: GeoPoint | null;
+  leadPhotoKey: string | null;
+  sourceGroupLabel: string | null;
+  urlPath: string | null;
+  tier: string | null;
+  /** Instant the listing went on the market (UTC ISO 8601), null when unknown. */
+  listedAt: string | null;
+  netEffective: number | null;
+  monthsFree: number | null;
+  sqft: number | null;
+  rooms: number | null;
+  leaseTerm: number | null;
+  furnished: boolean | null;
+  availableAt: string | null;
+  saleType: string | null;
+  noFee: boolean | null;
+  petsAllowed: boolean | null;
+  amenities: string[];
+  has3dTour: boolean | null;
+  hasVideo: boolean | null;
+  openHouseStart: string | null;
+  openHouseEnd: string | null;
+  monthlyTaxes: number | null;
+  monthlyMaintenance: number | null;
+  monthlyCommonCharges: number | null;
+  yearBuilt: number | null;
+  buildingId: string | null;
+  buildingSlug: string | null;
+  fees: Fee[];
+  contacts: Contact[];
+  photos: string[];
+  floorPlanKey: string | null;
+  /** Price events the upstream reported (the mirror adds its own on each sync). */
+  upstreamPriceHistory: PriceEvent[];
+}
+
+/** Listing summary on the wire (spec 2.4). */
+export interface ListingSummary {
+  id: string;
+  address: Address;
+  price: number;
+  bedroomCount: number | null;
+  fullBathroomCount: number | null;
+  halfBathroomCount: number | null;
+  buildingType: string | null;
+  areaName: string | null;
+  status: string;
+  geoPoint: GeoPoint | null;
+  leadPhotoKey: string | null;
+  sourceGroupLabel: string | null;
+  urlPath: string | null;
+  tier: string | null;
+  daysOnMarket: number | null;
+}
+
+/** Listing detail on the wire (spec 2.5), plus `areaId`, `buildingId`, `listedAt`, `transitScore`. */
+export interface ListingDetail extends ListingSummary {
+  areaId: number | null;
+  buildingId: string | null;
+  listedAt: string | null;
+  transitScore: number | null;
+  netEffective: number | null;
+  monthsFree: number | null;
+  sqft: number | null;
+  pricePerSqft: number | null;
+  rooms: number | null;
+  leaseTerm: number | null;
+  furnished: boolean | null;
+  availableAt: string | null;
+  saleType: string | null;
+  noFee: boolean | null;
+  petsAllowed: boolean | null;
+  amenities: { name: string; available: boolean }[];
+  fees: Fee[];
+  contacts: Contact[];
+  photos: string[];
+  floorPlanKey: string | null;
+  has3dTour: boolean | null;
+  hasVideo: boolean | null;
+  priceHistory: PriceEvent[];
+}
+
+const DAY_MS = 86_400_000;
+
+/** Whole days between the listing date and `now` (UTC); null when the listing date is unknown. */
+export function daysOnMarket(listedAt: string | null, now: Date): number | null {
+  if (!listedAt) return null;
+  return Math.max(0, Math.floor((now.getTime() - Date.parse(listedAt)) / DAY_MS));
+}
+
+/** Price per square foot in dollars, rounded to cents; null without a known positive area. */
+export function pricePerSqft(price: number, sqft: number | null): number | null {
+  if (!sqft || sqft <= 0) return null;
+  return Math.round((price / sqft) * 100) / 100;
+}
+
+/** Amenity names the upstream site uses as filter values (open set; these are the known ones). */
+export const KNOWN_AMENITIES = [
+  'DOORMAN',
+  'ELEVATOR',
+  'GYM',
+  'ROOF_DECK',
+  'WASHER_DRYER',
+  'DISHWASHER',
+  'PATIO',
+] as const;
+
+/** Building types seen on the upstream site (open set). */
+export const KNOWN_BUILDING_TYPES = ['RENTAL', 'CONDO', 'CO_OP', 'TOWNHOUSE', 'MULTI_FAMILY', 'HOUSE', 'MIXED_USE'] as const;
+
+/** Sale types the sales search accepts (spec 4.1). */
+export const SALE_TYPES = ['RESALE', 'SPONSOR_UNIT', 'FORECLOSURE'] as const;

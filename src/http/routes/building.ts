@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Mirror } from '../../freshness/mirror.js';
+import { notFound } from '../problem.js';
+import { problemResponses } from '../schemas/common.js';
+
+/** GET /v1/building/{id} (spec 4.5): by building id or slug. */
+export function registerBuildingRoutes(app: FastifyInstance, deps: { mirror: Mirror }): void {
+  app.get(
+    '/v1/building/:id',
+    {
+      schema: {
+        summary: 'Building detail by id or slug',
+        description: 'Inventories count the building\'s listings by bedrooms: available (active) and historical (ever seen).',
+        tags: ['building'],
+        params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'Building id or slug.' }) }),
+        response: {
+          200: Type.Object({ data: Type.Ref('Building'), meta: Type.Ref('SingleMeta') }),
+          ...problemResponses(400, 401, 404, 429, 502, 504),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const answer = await deps.mirror.building(id);
+      if (!answer) throw notFound(`No building with id or slug ${id}.`);
+      return { data: answer.building, meta: answer.freshness };
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { Type } from 'typebox';
+import { Nullable } from './common.js';
+
+const NInt = () => Nullable(Type.Integer());
+const NStr = () => Nullable(Type.String());
+const NBool = () => Nullable(Type.Boolean());
+
+const Inventory = Type.Object({
+  activeCount: Type.Integer(),
+  byBedroom: Type.Array(
+    Type.Object({
+      bedrooms: Type.String({ description: 'STUDIO, 1, 2, ... or UNKNOWN.' }),
+      availableCount: Type.Integer(),
+      minPrice: NInt(),
+      maxPrice: NInt(),
+      historicalCount: Type.Integer(),
+      historicalMinPrice: NInt(),
+      historicalMaxPrice: NInt(),
+    }),
+  ),
+});
+
+export const BuildingSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: NStr(),
+    slug: Type.String(),
+    type: NStr(),
+    status: NStr(),
+    yearBuilt: NInt(),
+    floorCount: NInt(),
+    unitCount: NInt(),
+    address: Type.Ref('Address'),
+    geoCenter: Nullable(Type.Ref('GeoPoint')),
+    area: Nullable(
+      Type.Object({
+        id: Type.Integer(),
+        name: Type.String(),
+        slug: Type.String(),
+        breadcrumbs: Type.Array(Type.Object({ name: Type.String(), url: Type.String() })),
+      }),
+    ),
+    amenities: Type.Object({
+      list: Type.Array(Type.String()),
+      doormanTypes: Type.Array(Type.String()),
+      parkingTypes: Type.Array(Type.String()),
+      storageTypes: Type.Array(Type.String()),
+    }),
+    policies: Type.Object({
+      list: Type.Array(Type.String()),
+      petPolicy: Nullable(Type.Object({ catsAllowed: NBool(), dogsAllowed: NBool() })),
+    }),
+    additionalDetails: Type.Object({
+      developer: NStr(),
+      architect: NStr(),
+      interiors: NStr(),
+      manager: NStr(),
+      owner: NStr(),
+      website: NStr(),
+    }),
+    nycData: Nullable(
+      Type.Object({
+        communityDistrict: NInt(),
+        councilDistrict: NInt(),
+        policePrecinct: NInt(),
+        buildingClass: NStr(),
+        buildingClassDescription: NStr(),
+        hasAbatements: NBool(),
+        hurricaneEvacuationZone: NStr(),
+      }),
+    ),
+    photos: Type.Array(Type.String()),
+    rentalInventory: Inventory,
+    saleInventory: Inventory,
+  },
+  { $id: 'Building' },
+);
+
+export const AreaSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    level: Type.Integer({ description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
+    parentId: Nullable(Type.Integer({ description: 'Parent area id; null for a borough.' })),
+    slug: Type.String(),
+  },
+  { $id: 'Area' },
+);

@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+import { Nullable } from './common.js';
+
+const NInt = () => Nullable(Type.Integer());
+const NNum = () => Nullable(Type.Number());
+const NStr = () => Nullable(Type.String());
+const NBool = () => Nullable(Type.Boolean());
+
+const summaryFields = {
+  id: Type.String({ description: "The upstream site's listing id." }),
+  address: Type.Ref('Address'),
+  price: Type.Integer({ description: 'US dollars: rent a month for rentals, asking price for sales.' }),
+  bedroomCount: NInt(),
+  fullBathroomCount: NInt(),
+  halfBathroomCount: NInt(),
+  buildingType: Nullable(Type.String({ description: 'Open set; known: RENTAL, CONDO, CO_OP, TOWNHOUSE, MULTI_FAMILY, HOUSE, MIXED_USE.' })),
+  areaName: NStr(),
+  status: Type.String({ description: 'Open set; known: ACTIVE, OFF_MARKET.' }),
+  geoPoint: Nullable(Type.Ref('GeoPoint')),
+  leadPhotoKey: NStr(),
+  sourceGroupLabel: NStr(),
+  urlPath: NStr(),
+  tier: Nullable(Type.String({ description: 'Listing tier (open set; observed BASIC). Not the subscription plan.' })),
+  daysOnMarket: Nullable(Type.Integer({ description: 'Whole days since the listing date, counted at request time (UTC).' })),
+};
+
+export const ListingSummary = Type.Object(summaryFields, { $id: 'ListingSummary' });
+
+export const ListingDetail = Type.Object(
+  {
+    ...summaryFields,
+    areaId: Nullable(Type.Integer({ description: 'Area id (extension: not in the interface spec).' })),
+    buildingId: Nullable(Type.String({ description: 'Building id for /v1/building/{id} (extension).' })),
+    listedAt: Nullable(Type.String({ format: 'date-time', description: 'When the listing went on the market, UTC (extension).' })),
+    transitScore: Nullable(Type.Integer({ description: '0-100 from subway stations nearby (extension).' })),
+    netEffective: Nullable(Type.Number({ description: 'Net effective rent, dollars a month (rentals).' })),
+    monthsFree: NNum(),
+    sqft: Nullable(Type.Number({ description: 'Floor area in square feet.' })),
+    pricePerSqft: Nullable(Type.Number({ description: 'Dollars per square foot.' })),
+    rooms: NNum(),
+    leaseTerm: Nullable(Type.Number({ description: 'Lease term in months.' })),
+    furnished: NBool(),
+    availableAt: Nullable(Type.String({ format: 'date' })),
+    saleType: Nullable(Type.String({ description: 'RESALE, SPONSOR_UNIT, FORECLOSURE (sales).' })),
+    noFee: NBool(),
+    petsAllowed: NBool(),
+    amenities: Type.Array(Type.Object({ name: Type.String(), available: Type.Boolean() })),
+    fees: Type.Array(
+      Type.Object({
+        typeLabel: NStr(),
+        requirement: NStr(),
+        refundability: NStr(),
+        calcType: NStr(),
+        amount: NNum(),
+        timing: NStr(),
+        occurrence: NStr(),
+      }),
+    ),
+    contacts: Type.Array(Type.Object({ name: NStr(), phone: NStr(), sourceGroup: NStr() })),
+    photos: Type.Array(Type.String()),
+    floorPlanKey: NStr(),
+    has3dTour: NBool(),
+    hasVideo: NBool(),
+    priceHistory: Type.Array(
+      Type.Object({
+        date: Type.String({ format: 'date' }),
+        price: Type.Number(),
+        event: Type.String({ description: 'LISTED, PRICE_INCREASE, PRICE_DECREASE, DELISTED (open set).' }),
+        pctChange: Nullable(Type.Number({ description: 'Percent change from the previous price.' })),
+      }),
+    ),
+  },
+  { $id: 'ListingDetail' },
+);

@@ -1,0 +1,100 @@
+import { Type, type TProperties, type TSchema } from 'typebox';
+import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES, SALE_TYPES } from '../../domain/listing.js';
+
+const MONEY_MAX = 10_000_000_000;
+const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MONEY_MAX, description });
+const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 100, description });
+const Flag = (description: string) => Type.Boolean({ description });
+/** Every property optional, no others allowed: a query string's schema. */
+function queryObject<T extends TProperties>(properties: T) {
+  const optional = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v as TSchema)]));
+  return Type.Object(optional as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> }, { additionalProperties: false });
+}
+
+const csv = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
+
+const common = {
+  areas: Type.String({
+    pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$',
+    maxLength: 400,
+    description: 'Comma-separated area ids from /v1/areas (at most 50). A listing matches when its area or any ancestor is listed.',
+  }),
+  minPrice: Money('Minimum price in US dollars (a month for rentals).'),
+  maxPrice: Money('Maximum price in US dollars (a month for rentals).'),
+  minBeds: Count('Minimum bedrooms (a studio has 0).'),
+  maxBeds: Count('Maximum bedrooms.'),
+  minBaths: Count('Minimum full bathrooms.'),
+  maxBaths: Count('Maximum full bathrooms.'),
+  minSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Minimum floor area, square feet (listings of unknown area are left out).' }),
+  maxSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Maximum floor area, square feet (listings of unknown area are left out).' }),
+  amenities: Type.String({
+    pattern: csv(KNOWN_AMENITIES),
+    maxLength: 400,
+    description: `Comma-separated amenities, all required: ${KNOWN_AMENITIES.join(', ')}.`,
+  }),
+  petsAllowed: Flag('true: pets known to be allowed; false: the others.'),
+  buildingType: Type.String({
+    pattern: csv(KNOWN_BUILDING_TYPES),
+    maxLength: 400,
+    description: `Comma-separated building types, any may match: ${KNOWN_BUILDING_TYPES.join(', ')}.`,
+  }),
+  prewar: Flag('true: built before 1940; false: built 1940 or later, or year unknown.'),
+  minDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minimum whole days on market (UTC).' }),
+  maxDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Maximum whole days on market (UTC).' }),
+  listedAfter: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly after this instant (ISO 8601). Listings with no known date are left out.' }),
+  listedBefore: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly before this instant (ISO 8601). Listings with no known date are left out.' }),
+  hasOpenHouse: Flag('true: an open house is scheduled in the future.'),
+  has3dTour: Flag('true: the listing has a 3D tour.'),
+  minTransitScore: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description:
+      'Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list).',
+  }),
+  sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC.' }),
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
+  perPage: Type.Integer({
+    minimum: 1,
+    maximum: 500,
+    description: 'Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect.',
+  }),
+};
+
+const SORT_DESCRIPTION =
+  'RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee, then newest. ' +
+  'Every sort puts unknown values last and ends with id ascending, so pages never overlap.';
+
+/** Query of GET /v1/search/sales (spec 4.1). */
+export const SalesQuery = queryObject(
+  {
+    ...common,
+    saleType: Type.Enum([...SALE_TYPES], { description: 'RESALE, SPONSOR_UNIT or FORECLOSURE.' }),
+    maxMonthlyCost: Type.Integer({
+      minimum: 0,
+      maximum: MONEY_MAX,
+      description:
+        'Maximum monthly cost in dollars: mortgage payment on the price (20% down, 30-year fixed, configurable rate, 6.5% by default) + maintenance + common charges + property tax (unknown charges count as 0).',
+    }),
+    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT'], { description: SORT_DESCRIPTION }),
+  },
+);
+
+/** Query of GET /v1/search/rentals: the common filters plus rental ones (DESIGN.md). */
+export const RentalsQuery = queryObject(
+  {
+    ...common,
+    noFee: Flag('true: no broker fee.'),
+    furnished: Flag('true: furnished.'),
+    availableBefore: Type.String({ format: 'date', description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.' }),
+    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT'], { description: SORT_DESCRIPTION }),
+  },
+);
+
+export const AreasQuery = queryObject(
+  {
+    level: Type.Enum([0, 1, 2], { description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
+    borough: Type.Enum([100, 200, 300, 400, 500], { description: 'Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island.' }),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
+    perPage: Type.Integer({ minimum: 1, maximum: 500, description: 'Page size 1-500; default 500 (every area on one page). Not capped by plan.' }),
+  },
+);

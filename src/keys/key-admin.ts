@@ -1,0 +1,62 @@
+import { parse } from 'csv-parse/sync';
+import { PLANS, type Config, type Plan } from '../config.js';
+import { isWellFormedKey, keyDigest, newApiKey } from '../domain/api-key.js';
+import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
+
+/** `YYYY-MM-DD` or an ISO instant -> ISO instant (UTC); a bare date expires at its start. */
+function instant(value: string | null): string | null {
+  if (!value) return null;
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(ms)) throw new Error(`not a date: ${value}`);
+  return new Date(ms).toISOString();
+}
+
+/** Issues a key of `plan`; returns the plain key, which is not stored and cannot be shown again. */
+export async function issueKey(keys: KeysRepository, config: Config, input: { plan: Plan; label: string | null; expires: string | null }): Promise<string> {
+  const key = newApiKey(config.apiKeyPrefix);
+  await keys.insert({
+    digest: keyDigest(key, config.apiKeyPepper),
+    hint: key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9),
+    plan: input.plan,
+    label: input.label,
+    expiresAt: instant(input.expires),
+    createdAt: new Date().toISOString(),
+  });
+  return key;
+}
+
+/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates. */
+export function listKeys(rows: ApiKeyRow[]): string {
+  const lines = rows.map((r) =>
+    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : 'active', r.last_used_at ?? '-'].join('\t'),
+  );
+  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used', ...lines].join('\n');
+}
+
+/**
+ * Imports keys exported by the subscription provider: a JSON array or a CSV with columns
+ * `key, plan, label, expires`. A key already stored gets its plan, label and expiry updated.
+ * @throws Error naming the row of a malformed key or unknown plan (nothing is imported then).
+ */
+export async function importKeys(keys: KeysRepository, config: Config, fileName: string, text: string): Promise<{ inserted: number; updated: number }> {
+  const rows = (fileName.endsWith('.json') ? JSON.parse(text) : parse(text, { columns: true, trim: true, skip_empty_lines: true })) as Record<string, string>[];
+  const checked = rows.map((row, i) => {
+    const plan = String(row.plan ?? '').toLowerCase();
+    if (!isWellFormedKey(String(row.key ?? ''), config.apiKeyPrefix)) throw new Error(`row ${i + 1}: key is not ${config.apiKeyPrefix}_<uuid v4>`);
+    if (!PLANS.includes(plan as Plan)) throw new Error(`row ${i + 1}: plan must be one of ${PLANS.join(', ')}`);
+    return { key: String(row.key), plan: plan as Plan, label: row.label ? String(row.label) : null, expiresAt: instant(row.expires ? String(row.expires) : null) };
+  });
+  let inserted = 0;
+  let updated = 0;
+  for (const row of checked) {
+    const digest = keyDigest(row.key, config.apiKeyPepper);
+    if (await keys.findByDigest(digest)) {
+      await keys.update(digest, row);
+      updated++;
+    } else {
+      await keys.insert({ digest, hint: row.key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9), ...row, createdAt: new Date().toISOString() });
+      inserted++;
+    }
+  }
+  return { inserted, updated };
+}

@@ -1,0 +1,138 @@
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { buildInventory } from './dataset/build-inventory.js';
+import type { Inventory } from './dataset/inventory.js';
+import { loadStations } from './dataset/subway-stations.js';
+import { RefreshCoordinator } from './freshness/coordinator.js';
+import { Mirror } from './freshness/mirror.js';
+import { AreasRepository } from './store/areas-repository.js';
+import { BuildingsRepository } from './store/buildings-repository.js';
+import { openStore, type Store } from './store/database.js';
+import { KeysRepository } from './store/keys-repository.js';
+import { ListingsRepository } from './store/listings-repository.js';
+import { ScopesRepository } from './store/scopes-repository.js';
+import { SyncScheduler } from './sync/scheduler.js';
+import { Syncer } from './sync/syncer.js';
+import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
+import { LocalMarket } from './upstream/local/market.js';
+import { startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
+
+/** Everything a running service holds; `close()` releases it all. */
+export interface Runtime {
+  config: Config;
+  store: Store;
+  upstream: LocalUpstream | null;
+  client: UpstreamClient;
+  syncer: Syncer;
+  coordinator: RefreshCoordinator;
+  scheduler: SyncScheduler;
+  mirror: Mirror;
+  keys: KeysRepository;
+  listings: ListingsRepository;
+  scopes: ScopesRepository;
+  app: FastifyInstance;
+  logger: Logger;
+  close: () => Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** The service's clock (UTC); tests move it. */
+  clock?: () => Date;
+  logger?: Logger;
+  /** Inventory for the local upstream (built from ../shared/data when not given). */
+  inventory?: Inventory;
+  /** Clock of the local upstream's market. */
+  marketClock?: () => Date;
+  /** Run the first full sync when the store has no listings (default true). */
+  initialSync?: boolean;
+  /** Start the periodic scheduler (default: when `config.syncIntervalSeconds > 0`). */
+  scheduler?: boolean;
+}
+
+/**
+ * Assembles the service from its configuration: opens the store (running migrations), starts the local
+ * upstream on loopback when no `UPSTREAM_URL` is set, syncs everything once when the store is empty,
+ * and builds the HTTP app. Does not listen; `main.ts serve` does.
+ * @throws Error when the store cannot be opened or the first sync cannot load any area.
+ */
+export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const clock = options.clock ?? (() => new Date());
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const store = await openStore(config.databaseUrl);
+  let upstream: LocalUpstream | null = null;
+  try {
+    if (!config.upstreamUrl) {
+      const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
+      upstream = await startLocalUpstream(new LocalMarket(inventory, options.marketClock ?? clock));
+      logger.info({ url: upstream.url, listings: inventory.listings.length }, 'local upstream started');
+    }
+    const client = new GraphqlUpstreamClient({
+      url: config.upstreamUrl ?? upstream!.url,
+      timeoutSeconds: config.upstreamTimeoutSeconds,
+      extendedFields: config.upstreamExtendedFields,
+    });
+    const listings = new ListingsRepository(store.db);
+    const areas = new AreasRepository(store.db);
+    const buildings = new BuildingsRepository(store.db);
+    const scopes = new ScopesRepository(store.db);
+    const keys = new KeysRepository(store.db);
+    const syncer = new Syncer({
+      client,
+      listings,
+      areas,
+      buildings,
+      scopes,
+      stations: loadStations(config.sharedDataDir),
+      clock,
+      pacingSeconds: config.upstreamPacingSeconds,
+      logger,
+    });
+    if ((options.initialSync ?? true) && (await listings.count()) === 0) {
+      const started = Date.now();
+      const failed = await syncer.syncAll();
+      logger.info({ ms: Date.now() - started, failed, rentals: await listings.count('rental'), sales: await listings.count('sale') }, 'initial sync done');
+    }
+    const coordinator = new RefreshCoordinator(logger);
+    const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
+    const mirror = new Mirror({ db: store.db, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
+    const app = await buildApp({
+      config,
+      mirror,
+      keys,
+      scopes,
+      circuitState: () => client.circuitState(),
+      nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
+      clock,
+      logger: options.logger ? false : undefined,
+    });
+    if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
+    return {
+      config,
+      store,
+      upstream,
+      client,
+      syncer,
+      coordinator,
+      scheduler,
+      mirror,
+      keys,
+      listings,
+      scopes,
+      app,
+      logger,
+      close: async () => {
+        scheduler.stop();
+        await app.close();
+        await coordinator.idle();
+        await upstream?.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await upstream?.close();
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+import { AreaTree, type Area } from '../domain/area.js';
+import type { Database } from './schema.js';
+
+/** Areas in the mirror (API numbering). */
+export class AreasRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Replaces the whole area list in one transaction. */
+  async replaceAll(areas: Area[]): Promise<void> {
+    const tree = new AreaTree(areas);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('areas').execute();
+      for (let i = 0; i < areas.length; i += 200) {
+        await trx
+          .insertInto('areas')
+          .values(
+            areas.slice(i, i + 200).map((a) => ({
+              id: a.id,
+              name: a.name,
+              level: a.level,
+              parent_id: a.parentId,
+              slug: a.slug,
+              borough_id: tree.boroughOf(a.id) ?? a.id,
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  /** Areas ordered by id, optionally only one level and/or one borough (API borough id). */
+  async list(filter: { level?: number; borough?: number } = {}): Promise<Area[]> {
+    let q = this.db.selectFrom('areas').selectAll().orderBy('id');
+    if (filter.level !== undefined) q = q.where('level', '=', filter.level);
+    if (filter.borough !== undefined) q = q.where('borough_id', '=', filter.borough);
+    const rows = await q.execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, level: r.level as Area['level'], parentId: r.parent_id, slug: r.slug }));
+  }
+
+  async tree(): Promise<AreaTree> {
+    return new AreaTree(await this.list());
+  }
+}

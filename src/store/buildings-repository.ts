@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { Building } from '../domain/building.js';
+import type { Database } from './schema.js';
+
+/** A stored building and when the upstream last confirmed it (UTC ISO 8601). */
+export interface StoredBuilding {
+  building: Building;
+  fetchedAt: string;
+}
+
+/** Buildings in the mirror, stored whole as the API shows them. */
+export class BuildingsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The building with this id or slug, or undefined. */
+  async find(idOrSlug: string): Promise<StoredBuilding | undefined> {
+    const row = await this.db
+      .selectFrom('buildings')
+      .select(['data', 'fetched_at'])
+      .where((eb) => eb.or([eb('id', '=', idOrSlug), eb('slug', '=', idOrSlug)]))
+      .executeTakeFirst();
+    return row ? { building: JSON.parse(row.data) as Building, fetchedAt: row.fetched_at } : undefined;
+  }
+
+  /** Inserts or replaces a building (by id); a slug held by another id moves to this one. */
+  async put(building: Building, fetchedAt: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('buildings').where('slug', '=', building.slug).where('id', '!=', building.id).execute();
+      await trx
+        .insertInto('buildings')
+        .values({ id: building.id, slug: building.slug, data: JSON.stringify(building), fetched_at: fetchedAt })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ slug: building.slug, data: JSON.stringify(building), fetched_at: fetchedAt }))
+        .execute();
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import pg from 'pg';
+import * as initial from './migrations/001-initial.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** An open mirror database: the Kysely handle, which dialect it speaks, and how to close it. */
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close: () => Promise<void>;
+}
+
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial };
+
+class InCodeMigrations implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+/**
+ * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
+ * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
+ * pending migrations before returning.
+ * @throws Error when the database cannot be opened or a migration fails.
+ */
+export async function openStore(url: string): Promise<Store> {
+  let store: Store;
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
+    pg.types.setTypeParser(20, (v) => Number(v));
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    store = { db, dialect: 'postgres', close: () => db.destroy() };
+  } else {
+    const file = url.replace(/^sqlite:/, '');
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    const sqlite = new SqliteDatabase(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    store = { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  const { error, results } = await new Migrator({ db: store.db, provider: new InCodeMigrations() }).migrateToLatest();
+  if (error) {
+    await store.close();
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${(error as Error).message ?? error}`);
+  }
+  return store;
+}

@@ -1,0 +1,132 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Tables of the mirror. Instants are ISO 8601 UTC strings (they sort as text), booleans are 0/1
+ * integers, money in US dollars, areas in square feet: the same on SQLite and PostgreSQL.
+ */
+export interface AreasTable {
+  id: number;
+  name: string;
+  level: number;
+  parent_id: number | null;
+  slug: string;
+  borough_id: number;
+}
+
+export interface ListingsTable {
+  id: string;
+  kind: string;
+  status: string;
+  area_id: number | null;
+  borough_id: number | null;
+  area_name: string | null;
+  street: string | null;
+  unit: string | null;
+  city: string | null;
+  state: string | null;
+  zip_code: string | null;
+  price: number;
+  bedroom_count: number | null;
+  full_bathroom_count: number | null;
+  half_bathroom_count: number | null;
+  building_type: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  lead_photo_key: string | null;
+  source_group_label: string | null;
+  url_path: string | null;
+  tier: string | null;
+  listed_at: string | null;
+  net_effective: number | null;
+  months_free: number | null;
+  sqft: number | null;
+  price_per_sqft: number | null;
+  rooms: number | null;
+  lease_term: number | null;
+  furnished: number | null;
+  available_at: string | null;
+  sale_type: string | null;
+  no_fee: number | null;
+  pets_allowed: number | null;
+  has_3d_tour: number | null;
+  has_video: number | null;
+  open_house_start: string | null;
+  open_house_end: string | null;
+  monthly_taxes: number | null;
+  monthly_maintenance: number | null;
+  monthly_common_charges: number | null;
+  /** Sum of the known monthly charges (maintenance + common charges + taxes), dollars a month. */
+  monthly_charges: number;
+  year_built: number | null;
+  building_id: string | null;
+  building_slug: string | null;
+  transit_score: number | null;
+  recommended_score: number;
+  /** JSON: `{fees, contacts, photos, floorPlanKey, upstreamPriceHistory}`. */
+  details: string;
+  first_seen_at: string;
+  last_seen_at: string;
+  detail_fetched_at: string | null;
+  delisted_at: string | null;
+}
+
+export interface ListingAmenitiesTable {
+  listing_id: string;
+  amenity: string;
+}
+
+export interface PriceHistoryTable {
+  listing_id: string;
+  recorded_at: string;
+  date: string;
+  price: number;
+  event: string;
+  pct_change: number | null;
+}
+
+export interface BuildingsTable {
+  id: string;
+  slug: string;
+  /** JSON of the API building (spec 2.6). */
+  data: string;
+  fetched_at: string;
+}
+
+export interface SyncScopesTable {
+  scope: string;
+  last_success_at: string | null;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  listing_count: number | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  digest: string;
+  prefix_hint: string;
+  plan: string;
+  label: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface QuotaUsageTable {
+  subject: string;
+  month: string;
+  used: number;
+}
+
+export interface Database {
+  areas: AreasTable;
+  listings: ListingsTable;
+  listing_amenities: ListingAmenitiesTable;
+  price_history: PriceHistoryTable;
+  buildings: BuildingsTable;
+  sync_scopes: SyncScopesTable;
+  api_keys: ApiKeysTable;
+  quota_usage: QuotaUsageTable;
+  kysely_migration?: { name: Generated<string> };
+}

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Database, SyncScopesTable } from './schema.js';
+
+/** Sync state of one scope (`sale:100`, `rental:200`, `areas`, ...); instants are UTC ISO 8601. */
+export type ScopeState = SyncScopesTable;
+
+/** Bookkeeping of crawls: last success, last attempt, last error of each scope. */
+export class ScopesRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async all(): Promise<ScopeState[]> {
+    return this.db.selectFrom('sync_scopes').selectAll().orderBy('scope').execute();
+  }
+
+  async get(scope: string): Promise<ScopeState | undefined> {
+    return this.db.selectFrom('sync_scopes').selectAll().where('scope', '=', scope).executeTakeFirst();
+  }
+
+  async recordAttempt(scope: string, at: string): Promise<void> {
+    await this.db
+      .insertInto('sync_scopes')
+      .values({ scope, last_attempt_at: at, last_success_at: null, last_error: null, last_error_at: null, listing_count: null })
+      .onConflict((oc) => oc.column('scope').doUpdateSet({ last_attempt_at: at }))
+      .execute();
+  }
+
+  async recordSuccess(scope: string, at: string, listingCount: number | null, trx: Kysely<Database> = this.db): Promise<void> {
+    await trx
+      .insertInto('sync_scopes')
+      .values({ scope, last_attempt_at: at, last_success_at: at, last_error: null, last_error_at: null, listing_count: listingCount })
+      .onConflict((oc) => oc.column('scope').doUpdateSet({ last_success_at: at, listing_count: listingCount }))
+      .execute();
+  }
+
+  async recordFailure(scope: string, at: string, message: string): Promise<void> {
+    await this.db
+      .insertInto('sync_scopes')
+      .values({ scope, last_attempt_at: at, last_success_at: null, last_error: message, last_error_at: at, listing_count: null })
+      .onConflict((oc) => oc.column('scope').doUpdateSet({ last_error: message, last_error_at: at }))
+      .execute();
+  }
+}

@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import type { RefreshCoordinator } from '../freshness/coordinator.js';
+import type { ScopesRepository } from '../store/scopes-repository.js';
+import { LISTING_SCOPES, scopeKey, type Syncer } from './syncer.js';
+
+/**
+ * Refreshes every listing scope every `intervalSeconds` (measured from its last success), through the
+ * refresh coordinator so a scheduled crawl and a request-triggered one never run together. Checks once
+ * a minute at most. `intervalSeconds = 0` never starts it.
+ */
+export class SyncScheduler {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: { syncer: Syncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
+    readonly intervalSeconds: number,
+  ) {}
+
+  start(): void {
+    if (this.intervalSeconds <= 0 || this.timer) return;
+    const everyMs = Math.min(60_000, this.intervalSeconds * 1000);
+    this.timer = setInterval(() => void this.tick().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'scheduler tick failed')), everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** When the scope is next due (UTC ISO 8601), or null when the scheduler is off. */
+  nextRefreshAt(lastSuccessAt: string | null): string | null {
+    if (this.intervalSeconds <= 0) return null;
+    const base = lastSuccessAt ? Date.parse(lastSuccessAt) : this.deps.clock().getTime();
+    return new Date(base + this.intervalSeconds * 1000).toISOString();
+  }
+
+  /** Starts a refresh of every scope that is due. */
+  async tick(): Promise<void> {
+    const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
+    const now = this.deps.clock().getTime();
+    for (const { kind, boroughId } of LISTING_SCOPES) {
+      const key = scopeKey(kind, boroughId);
+      const last = states.get(key)?.last_success_at;
+      if (last && now - Date.parse(last) < this.intervalSeconds * 1000) continue;
+      this.deps.coordinator.trigger(key, () => this.deps.syncer.syncScope(kind, boroughId));
+    }
+  }
+}
