@@ -48,7 +48,7 @@ function buildingIdFor(lot: PlutoLot | undefined, key: string): string {
  * Each residential row of `rolling-sales/manhattan-2022-2023.csv` (see {@link isResidentialSale}) as
  * one ACTIVE sale, and one building per normalised address and zip, joined to PLUTO where it can be.
  * Real: price (the recorded sale price stands in for the asking price), address, unit, zip, building
- * class, year built, gross square feet of one-unit rows, PLUTO facts. Derived: listing date (sale date
+ * class, year built (the sale row's; the building's from PLUTO first), gross square feet of one-unit rows, PLUTO facts. Derived: listing date (sale date
  * shifted so the newest falls on `asOf`), sale type (built 2020 or later: SPONSOR_UNIT, else RESALE),
  * position (PLUTO lot, else the neighbourhood's label point).
  */
@@ -77,7 +77,7 @@ export function buildSales(
     const lot = pluto.get(key);
     const buildingId = buildingIdFor(lot, key);
     const type = saleBuildingType(row.building_class_category, row.building_class_at_present);
-    const yearBuilt = Number(row.year_built) > 0 ? Math.round(Number(row.year_built)) : lot?.yearBuilt ?? null;
+    const yearBuilt = Number(row.year_built) > 0 ? Math.round(Number(row.year_built)) : null;
     const position = lot?.position ?? points.get(areaId) ?? null;
     const elevator = row.building_class_category.includes('ELEVATOR');
     let building = buildings.get(buildingId);
@@ -89,7 +89,7 @@ export function buildSales(
         slug,
         type: BUILDING_LABEL[type],
         status: 'COMPLETED',
-        yearBuilt,
+        yearBuilt: lot?.yearBuilt ?? yearBuilt,
         floorCount: lot?.floors ?? null,
         unitCount: lot?.residentialUnits ?? (Number(row.residential_units) > 0 ? Math.round(Number(row.residential_units)) : null),
         address: { street: titleCase(normalizeStreet(street)), unit: null, city: 'New York', state: 'NY', zipCode: row.zip_code || null },

@@ -92,8 +92,8 @@ export const RentalsQuery = queryObject(
 
 export const AreasQuery = queryObject(
   {
-    level: Type.Enum([0, 1, 2], { description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
-    borough: Type.Enum([100, 200, 300, 400, 500], { description: 'Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island.' }),
+    level: Type.Integer({ enum: [0, 1, 2], description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
+    borough: Type.Integer({ enum: [100, 200, 300, 400, 500], description: 'Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island.' }),
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
     perPage: Type.Integer({ minimum: 1, maximum: 500, description: 'Page size 1-500; default 500 (every area on one page). Not capped by plan.' }),
   },

@@ -1,0 +1,20 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { buildInventory } from '../../src/dataset/build-inventory.js';
+import { startRuntime } from '../../src/runtime.js';
+import { CACHE, INVENTORY_FILE, SHARED_DATA, TEMPLATE_DB } from './paths.js';
+
+/**
+ * Once per test run: builds the local upstream's inventory from the real data and syncs it into a
+ * template SQLite database through the real client and local upstream. Each test file copies both.
+ */
+export default async function setup(): Promise<void> {
+  rmSync(CACHE, { recursive: true, force: true });
+  mkdirSync(CACHE, { recursive: true });
+  const inventory = buildInventory(SHARED_DATA, new Date());
+  writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
+  const config = loadConfig({ DATABASE_URL: TEMPLATE_DB, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent' });
+  const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false });
+  await runtime.close();
+}

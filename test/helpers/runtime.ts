@@ -1,0 +1,43 @@
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig, type Plan } from '../../src/config.js';
+import type { Inventory } from '../../src/dataset/inventory.js';
+import { issueKey } from '../../src/keys/key-admin.js';
+import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
+import { INVENTORY_FILE, SHARED_DATA, TEMPLATE_DB } from './paths.js';
+
+/** The inventory global setup built (a fresh copy each call: tests may change it). */
+export function loadInventory(): Inventory {
+  const raw = JSON.parse(readFileSync(INVENTORY_FILE, 'utf8')) as Inventory & { asOf: string };
+  return { ...raw, asOf: new Date(raw.asOf) };
+}
+
+export interface TestRuntime extends Runtime {
+  inventory: Inventory;
+  /** Issues a key of `plan` in this runtime's store. */
+  key: (plan: Plan, options?: { expires?: string; label?: string }) => Promise<string>;
+}
+
+/**
+ * A real runtime over a copy of the synced template database (SQLite) and a real local upstream on
+ * loopback, with the scheduler off. `env` adds configuration; `fresh: true` starts from an empty
+ * database instead (the first sync then runs).
+ */
+export async function startTestRuntime(
+  env: Record<string, string> = {},
+  options: RuntimeOptions & { fresh?: boolean } = {},
+): Promise<TestRuntime> {
+  const dir = mkdtempSync(join(tmpdir(), 'nyc-listings-test-'));
+  const databaseUrl = env.DATABASE_URL ?? join(dir, 'mirror.db');
+  if (!options.fresh && !env.DATABASE_URL) copyFileSync(TEMPLATE_DB, databaseUrl);
+  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
+  const inventory = options.inventory ?? loadInventory();
+  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, ...options, inventory });
+  return {
+    ...runtime,
+    inventory,
+    key: (plan, o = {}) => issueKey(runtime.keys, config, { plan, label: o.label ?? null, expires: o.expires ?? null }),
+  };
+}

@@ -1,0 +1,195 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get, walk } from './helpers/http.js';
+import { SHARED_DATA } from './helpers/paths.js';
+import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { csvRows, rentalRows, saleRows, upstreamParents } from './helpers/source-rows.js';
+
+// Every expectation here is computed from the source rows in this file, not from the service's code.
+let rt: TestRuntime;
+let key: string;
+const rentals = rentalRows();
+const sales = saleRows();
+const DAY = 86_400_000;
+
+beforeAll(async () => {
+  rt = await startTestRuntime();
+  key = await rt.key('pro');
+});
+afterAll(async () => rt.close());
+
+async function all(path: string) {
+  const { items, total } = await walk(rt.app, path, key);
+  expect(items.length).toBe(total);
+  return items;
+}
+
+const ids = (rows: { rental_id?: string }[]) => rows.map((r) => r.rental_id).sort();
+const saleId = (r: { index: number }) => String(1_000_000 + r.index);
+
+describe('rental filters against the source rows', () => {
+  it('Queens rentals with a doorman and no fee, sorted by price ascending', async () => {
+    const expected = rentals
+      .filter((r) => r.borough === 'Queens' && r.has_doorman === '1' && r.no_fee === '1')
+      .sort((a, b) => Number(a.rent) - Number(b.rent) || (a.rental_id < b.rental_id ? -1 : 1));
+    expect(expected.length).toBeGreaterThan(10);
+    const items = await all('/v1/search/rentals?areas=300&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC&perPage=500');
+    expect(items.map((i) => i.id)).toEqual(expected.map((r) => r.rental_id));
+    expect(items.map((i) => i.price)).toEqual(expected.map((r) => Number(r.rent)));
+  });
+
+  it('borough ids are the API\'s: 200 is Brooklyn, 300 Queens, 100 Manhattan', async () => {
+    for (const [id, borough] of [[200, 'Brooklyn'], [300, 'Queens'], [100, 'Manhattan']] as const) {
+      const res = await get(rt.app, `/v1/search/rentals?areas=${id}&perPage=1`, key);
+      expect(res.body.meta.total).toBe(rentals.filter((r) => r.borough === borough).length);
+    }
+    expect((await get(rt.app, '/v1/search/rentals?areas=400', key)).body.meta.total).toBe(0);
+  });
+
+  it('areas= matches listings in any area below the one given (All Downtown)', async () => {
+    const regions = JSON.parse(readFileSync(join(SHARED_DATA, 'areas', 'regions.json'), 'utf8')) as { id: number; name: string }[];
+    const parents = upstreamParents();
+    const under = (id: number, ancestor: number) => {
+      for (let c: number | null | undefined = id; c; c = parents.get(c)) if (c === ancestor) return true;
+      return false;
+    };
+    const manhattanId = (name: string) => regions.find((a) => a.name.toLowerCase() === name.toLowerCase() && under(a.id, 100))?.id;
+    const expected = rentals.filter((r) => r.borough === 'Manhattan' && under(manhattanId(r.neighborhood) ?? 0, 102));
+    expect(expected.length).toBeGreaterThan(100);
+    const res = await get(rt.app, '/v1/search/rentals?areas=102&perPage=1', key);
+    expect(res.body.meta.total).toBe(expected.length);
+    const two = await get(rt.app, '/v1/search/rentals?areas=102,200&perPage=1', key);
+    expect(two.body.meta.total).toBe(expected.length + rentals.filter((r) => r.borough === 'Brooklyn').length);
+  });
+
+  it('beds, baths, price and size ranges', async () => {
+    const cases: [string, (r: Record<string, string>) => boolean][] = [
+      ['minBeds=2&maxBeds=3', (r) => Math.floor(Number(r.bedrooms)) >= 2 && Math.floor(Number(r.bedrooms)) <= 3],
+      ['minBaths=2', (r) => Number(r.bathrooms) >= 2],
+      ['maxBaths=0', (r) => Number(r.bathrooms) <= 0],
+      ['minPrice=3000&maxPrice=4500', (r) => Number(r.rent) >= 3000 && Number(r.rent) <= 4500],
+      ['minSqft=1000&maxSqft=1500', (r) => Number(r.size_sqft) >= 1000 && Number(r.size_sqft) <= 1500],
+      ['maxBeds=0&areas=200', (r) => Number(r.bedrooms) < 1 && r.borough === 'Brooklyn'],
+      ['amenities=GYM,ELEVATOR,WASHER_DRYER', (r) => r.has_gym === '1' && r.has_elevator === '1' && r.has_washer_dryer === '1'],
+      ['noFee=false', (r) => r.no_fee !== '1'],
+    ];
+    for (const [query, keep] of cases) {
+      const res = await get(rt.app, `/v1/search/rentals?${query}&perPage=1`, key);
+      expect(res.body.meta.total, query).toBe(rentals.filter(keep).length);
+    }
+  });
+
+  it('days on market count from the listing date (rental_id mod 60 days before the build day)', async () => {
+    const dom = (r: Record<string, string>) => Number(r.rental_id) % 60 + Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const res = await get(rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=1', key);
+    expect(res.body.meta.total).toBe(rentals.filter((r) => dom(r) >= 10 && dom(r) <= 20).length);
+    const page = await get(rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=50', key);
+    for (const item of page.body.data) expect(item.daysOnMarket).toBeGreaterThanOrEqual(10);
+  });
+
+  it('filters the data has no facts for answer nothing, not everything', async () => {
+    for (const query of ['petsAllowed=true', 'furnished=true', 'hasOpenHouse=true', 'has3dTour=true', 'availableBefore=2030-01-01']) {
+      const res = await get(rt.app, `/v1/search/rentals?${query}`, key);
+      expect(res.body.meta.total, query).toBe(0);
+    }
+    expect((await get(rt.app, '/v1/search/rentals?has3dTour=false&perPage=1', key)).body.meta.total).toBe(rentals.length);
+  });
+
+  it('prewar uses the building age of the 2016 sample (built before 1940)', async () => {
+    const res = await get(rt.app, '/v1/search/rentals?prewar=true&perPage=1', key);
+    expect(res.body.meta.total).toBe(rentals.filter((r) => 2016 - Number(r.building_age_yrs) < 1940).length);
+  });
+
+  it('minTransitScore counts subway stations near each listing', async () => {
+    const stations = csvRows('subway/stations.csv').map((s) => ({ lat: Number(s['GTFS Latitude']), lon: Number(s['GTFS Longitude']) }));
+    const points = new Map<string, { latitude: number; longitude: number }>();
+    for (const l of rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) points.set(l.node.id, l.node.geoPoint as never);
+    const rad = Math.PI / 180;
+    const meters = (a: { latitude: number; longitude: number }, b: { lat: number; lon: number }) => {
+      const h = Math.sin(((b.lat - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.longitude) * rad) / 2) ** 2;
+      return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
+    };
+    const score = (p: { latitude: number; longitude: number }) => {
+      const d = stations.map((s) => meters(p, s));
+      return Math.min(100, Math.round(100 * Math.max(0, 1 - Math.min(...d) / 1600) + 5 * Math.max(0, d.filter((x) => x <= 800).length - 1)));
+    };
+    const expected = rentals.filter((r) => points.has(r.rental_id) && score(points.get(r.rental_id)!) >= 90).length;
+    const res = await get(rt.app, '/v1/search/rentals?minTransitScore=90&perPage=1', key);
+    expect(res.body.meta.total).toBe(expected);
+    expect(expected).toBeGreaterThan(0);
+    expect(expected).toBeLessThan(rentals.length);
+  });
+});
+
+describe('sale filters against the source rows', () => {
+  it('every residential sale of $10,000 or more is listed', async () => {
+    expect((await get(rt.app, '/v1/search/sales?perPage=1', key)).body.meta.total).toBe(sales.length);
+    expect(sales.length).toBeGreaterThan(10_000);
+  });
+
+  it('condo and co-op building types (any may match)', async () => {
+    const type = (r: Record<string, string>) => {
+      const c = r.building_class_category.slice(0, 2);
+      if (r.building_class_at_present.startsWith('S')) return 'MIXED_USE';
+      if (['04', '12', '13', '15', '16'].includes(c)) return 'CONDO';
+      if (['09', '10', '17'].includes(c)) return 'CO_OP';
+      return c === '01' ? 'TOWNHOUSE' : 'MULTI_FAMILY';
+    };
+    const res = await get(rt.app, '/v1/search/sales?buildingType=CONDO,CO_OP&perPage=1', key);
+    expect(res.body.meta.total).toBe(sales.filter((r) => ['CONDO', 'CO_OP'].includes(type(r))).length);
+    const town = await get(rt.app, '/v1/search/sales?buildingType=TOWNHOUSE&sort=PRICE&sortDir=DESC&perPage=5', key);
+    const towns = sales.filter((r) => type(r) === 'TOWNHOUSE').sort((a, b) => Number(b.sale_price) - Number(a.sale_price) || (saleId(a) < saleId(b) ? -1 : 1));
+    expect(town.body.meta.total).toBe(towns.length);
+    expect(town.body.data.map((i: any) => i.id)).toEqual(towns.slice(0, 5).map(saleId));
+  });
+
+  it('prewar, sale type and price', async () => {
+    const year = (r: Record<string, string>) => (Number(r.year_built) > 0 ? Math.round(Number(r.year_built)) : null);
+    const cases: [string, (r: Record<string, string>) => boolean][] = [
+      ['prewar=true', (r) => year(r) !== null && year(r)! < 1940],
+      ['saleType=SPONSOR_UNIT', (r) => year(r) !== null && year(r)! >= 2020],
+      ['minPrice=1000000&maxPrice=2000000', (r) => Number(r.sale_price) >= 1_000_000 && Number(r.sale_price) <= 2_000_000],
+      ['minSqft=2000', (r) => Number(r.residential_units) === 1 && Number(r.gross_square_feet) >= 2000],
+      ['areas=140', (r) => r.neighborhood.startsWith('UPPER EAST SIDE')],
+    ];
+    for (const [query, keep] of cases) {
+      const res = await get(rt.app, `/v1/search/sales?${query}&perPage=1`, key);
+      expect(res.body.meta.total, query).toBe(sales.filter(keep).length);
+    }
+  });
+
+  it('listedAfter/listedBefore use the sale date shifted so the newest falls on the build day', async () => {
+    const newest = Math.max(...csvRows('rolling-sales/manhattan-2022-2023.csv').map((r) => Date.parse(`${r.sale_date}T00:00:00Z`)));
+    const shift = rt.inventory.asOf.getTime() - newest;
+    const listed = (r: Record<string, string>) => Date.parse(`${r.sale_date}T00:00:00Z`) + shift;
+    const after = new Date(rt.inventory.asOf.getTime() - 30 * DAY).toISOString();
+    const before = new Date(rt.inventory.asOf.getTime() - 10 * DAY).toISOString();
+    const res = await get(rt.app, `/v1/search/sales?listedAfter=${after}&listedBefore=${before}&perPage=1`, key);
+    expect(res.body.meta.total).toBe(sales.filter((r) => listed(r) > Date.parse(after) && listed(r) < Date.parse(before)).length);
+  });
+
+  it('maxMonthlyCost is the mortgage payment at 6.5%, 20% down, 30 years (no charges known)', async () => {
+    const r = 0.065 / 12;
+    const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
+    const res = await get(rt.app, '/v1/search/sales?maxMonthlyCost=5000&perPage=1', key);
+    expect(res.body.meta.total).toBe(sales.filter((s) => Number(s.sale_price) * factor <= 5000).length);
+  });
+
+  it('price per square foot sort puts known values first, descending, then unknown', async () => {
+    const res = await get(rt.app, '/v1/search/sales?sort=PRICE_PER_SQFT&perPage=200', key);
+    const withSqft = sales.filter((s) => Number(s.residential_units) === 1 && Number(s.gross_square_feet) > 0);
+    const best = withSqft.map((s) => Number(s.sale_price) / Number(s.gross_square_feet)).sort((a, b) => b - a)[0];
+    const first = await get(rt.app, `/v1/property/${res.body.data[0].id}`, key);
+    expect(first.body.data.pricePerSqft).toBeCloseTo(best, 1);
+    const prices = [];
+    for (const item of res.body.data.slice(0, 20)) prices.push((await get(rt.app, `/v1/property/${item.id}`, key)).body.data.pricePerSqft);
+    expect(prices).toEqual([...prices].sort((a, b) => b - a));
+  });
+
+  it('LISTED_AT sort ascending gives the oldest sale first', async () => {
+    const oldest = [...sales].sort((a, b) => a.sale_date.localeCompare(b.sale_date) || (saleId(a) < saleId(b) ? -1 : 1))[0];
+    const res = await get(rt.app, '/v1/search/sales?sort=LISTED_AT&sortDir=ASC&perPage=1', key);
+    expect(res.body.data[0].id).toBe(saleId(oldest));
+  });
+});
