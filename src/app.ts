@@ -6,15 +6,18 @@ import type { Config } from './config.js';
 import type { Mirror } from './freshness/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { registerRateLimits, type PlanLimiters } from './http/plugins/rate-limits.js';
 import { registerAreaRoutes } from './http/routes/areas.js';
 import { registerBuildingRoutes } from './http/routes/building.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerPropertyRoutes } from './http/routes/property.js';
 import { registerSearchRoutes } from './http/routes/search.js';
+import { registerUsageRoutes } from './http/routes/usage.js';
 import { AreaSchema, BuildingSchema } from './http/schemas/building.js';
 import { SHARED_SCHEMAS } from './http/schemas/common.js';
 import { ListingDetail, ListingSummary } from './http/schemas/listing.js';
 import type { KeysRepository } from './store/keys-repository.js';
+import type { QuotaRepository } from './store/quota-repository.js';
 import type { ScopesRepository } from './store/scopes-repository.js';
 
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
@@ -22,12 +25,16 @@ export interface AppDeps {
   config: Config;
   mirror: Mirror;
   keys: KeysRepository;
+  quotas: QuotaRepository;
+  limiters: PlanLimiters;
   scopes: ScopesRepository;
   circuitState: () => string;
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (lastSuccessAt: string | null) => string | null;
   clock: () => Date;
-  logger?: Logger | false;
+  /** Logger for the app's own messages; `false` silences request logging (tests). */
+  logger: Logger;
+  requestLogging?: boolean;
 }
 
 export const API_DESCRIPTION = `Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local
@@ -54,7 +61,7 @@ Unknown query parameters are rejected.
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let requestCounter = 0;
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization'] },
+    logger: deps.requestLogging === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] },
     trustProxy: deps.config.trustProxy,
     // Long path parameters reach validation and get a problem+json 400 instead of the router's 414.
     routerOptions: { maxParamLength: 2000 },
@@ -81,7 +88,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerErrorHandling(app);
   registerAuth(app, { keys: deps.keys, config: deps.config, clock: deps.clock });
+  registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
+  registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { mirror: deps.mirror });
   registerBuildingRoutes(app, { mirror: deps.mirror });
   registerAreaRoutes(app, { mirror: deps.mirror });

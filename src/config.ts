@@ -39,6 +39,8 @@ export interface Config {
   apiKeyPepper: string | null;
   plans: Record<Plan, PlanLimits>;
   redisUrl: string | null;
+  /** Prefix of every Redis key the service writes. */
+  redisKeyPrefix: string;
   trustProxy: boolean;
   logLevel: string;
 }
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       business: plan('business', 500, 120, 100000),
     },
     redisUrl: env.REDIS_URL || null,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'nyc-listings:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
     logLevel: env.LOG_LEVEL || 'info',
   };

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -7,11 +8,13 @@ import type { Inventory } from './dataset/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
 import { Mirror } from './freshness/mirror.js';
+import { PlanLimiters } from './http/plugins/rate-limits.js';
 import { AreasRepository } from './store/areas-repository.js';
 import { BuildingsRepository } from './store/buildings-repository.js';
 import { openStore, type Store } from './store/database.js';
 import { KeysRepository } from './store/keys-repository.js';
 import { ListingsRepository } from './store/listings-repository.js';
+import { QuotaRepository } from './store/quota-repository.js';
 import { ScopesRepository } from './store/scopes-repository.js';
 import { SyncScheduler } from './sync/scheduler.js';
 import { Syncer } from './sync/syncer.js';
@@ -32,6 +35,7 @@ export interface Runtime {
   keys: KeysRepository;
   listings: ListingsRepository;
   scopes: ScopesRepository;
+  redis: Redis | null;
   app: FastifyInstance;
   logger: Logger;
   close: () => Promise<void>;
@@ -62,6 +66,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const logger = options.logger ?? pino({ level: config.logLevel });
   const store = await openStore(config.databaseUrl);
   let upstream: LocalUpstream | null = null;
+  let redis: Redis | null = null;
   try {
     if (!config.upstreamUrl) {
       const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
@@ -97,15 +102,19 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const coordinator = new RefreshCoordinator(logger);
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
     const mirror = new Mirror({ db: store.db, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
+    redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
     const app = await buildApp({
       config,
       mirror,
       keys,
+      quotas: new QuotaRepository(store.db),
+      limiters: new PlanLimiters(config, redis, config.redisKeyPrefix),
       scopes,
       circuitState: () => client.circuitState(),
       nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
       clock,
-      logger: options.logger ? false : undefined,
+      logger,
+      requestLogging: !options.logger,
     });
     if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
     return {
@@ -120,19 +129,47 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       keys,
       listings,
       scopes,
+      redis,
       app,
       logger,
       close: async () => {
         scheduler.stop();
         await app.close();
+        redis?.disconnect();
         await coordinator.idle();
         await upstream?.close();
         await store.close();
       },
     };
   } catch (error) {
+    redis?.disconnect();
     await upstream?.close();
     await store.close();
     throw error;
   }
+}
+
+/**
+ * A Redis client that never makes a request wait: no offline queue (commands fail at once while
+ * disconnected), short connect and command timeouts, one retry, reconnection in the background.
+ * Connection errors are logged once per outage.
+ */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    connectTimeout: 500,
+    commandTimeout: 500,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(times * 250, 5000),
+  });
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (!down) logger.warn({ err: error.message }, 'redis unreachable: rate limits fall back to in-process counters');
+    down = true;
+  });
+  redis.on('ready', () => {
+    if (down) logger.info('redis reachable again: shared rate limits resume');
+    down = false;
+  });
+  return redis;
 }

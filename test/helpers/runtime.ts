@@ -23,16 +23,20 @@ export interface TestRuntime extends Runtime {
 /**
  * A real runtime over a copy of the synced template database (SQLite) and a real local upstream on
  * loopback, with the scheduler off. `env` adds configuration; `fresh: true` starts from an empty
- * database instead (the first sync then runs).
+ * database instead (the first sync then runs). Per-minute limits are raised out of the way unless
+ * `realLimits` is set (the rate-limit tests use the plans' real limits).
  */
 export async function startTestRuntime(
   env: Record<string, string> = {},
-  options: RuntimeOptions & { fresh?: boolean } = {},
+  options: RuntimeOptions & { fresh?: boolean; realLimits?: boolean } = {},
 ): Promise<TestRuntime> {
+  const roomy = options.realLimits
+    ? {}
+    : Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`RATE_LIMIT_${p}_PER_MINUTE`, '100000']));
   const dir = mkdtempSync(join(tmpdir(), 'nyc-listings-test-'));
   const databaseUrl = env.DATABASE_URL ?? join(dir, 'mirror.db');
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(TEMPLATE_DB, databaseUrl);
-  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
+  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', ...roomy, ...env, DATABASE_URL: databaseUrl });
   const inventory = options.inventory ?? loadInventory();
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, ...options, inventory });
   return {

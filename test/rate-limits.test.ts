@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expectProblem, get } from './helpers/http.js';
+import { TEMPLATE_DB } from './helpers/paths.js';
+import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+
+const started: TestRuntime[] = [];
+afterAll(async () => {
+  for (const rt of started) await rt.close();
+});
+async function runtime(env: Record<string, string> = {}) {
+  const rt = await startTestRuntime(env, { realLimits: true });
+  started.push(rt);
+  return rt;
+}
+const prefix = () => `test-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+
+describe('per-minute limits', () => {
+  it('anonymous: 10 answers, then 429 RATE_LIMIT_EXCEEDED with Retry-After; headers count down', async () => {
+    const rt = await runtime();
+    for (let i = 1; i <= 10; i++) {
+      const res = await get(rt.app, '/v1/search/rentals?perPage=1');
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-limit']).toBe('10');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(10 - i));
+      expect(res.headers['ratelimit-policy']).toBe('"per-minute";q=10;w=60');
+      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"per-minute";r=${10 - i};t=\\d+$`));
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+    }
+    const body = await expectProblem(rt.app, '/v1/search/rentals?perPage=1', 429, 'RATE_LIMIT_EXCEEDED');
+    const res = await get(rt.app, '/v1/search/sales');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(body.retryAfter).toBeGreaterThan(0);
+    // Another client is not affected, and neither is a key.
+    const other = await rt.app.inject({ url: '/v1/search/rentals', remoteAddress: '127.0.0.2' });
+    expect(other.statusCode).toBe(200);
+    expect((await get(rt.app, '/v1/search/rentals', await rt.key('starter'))).status).toBe(200);
+  });
+
+  it('each plan gets exactly its limit (starter 30, pro 60, business 120)', async () => {
+    const rt = await runtime();
+    for (const [plan, limit] of [['starter', 30], ['pro', 60], ['business', 120]] as const) {
+      const key = await rt.key(plan);
+      const statuses = [];
+      for (let i = 0; i < limit + 2; i++) statuses.push((await get(rt.app, '/v1/areas?level=0', key)).status);
+      expect(statuses.filter((s) => s === 200).length, plan).toBe(limit);
+      expect(statuses.slice(limit)).toEqual([429, 429]);
+    }
+  });
+});
+
+describe('monthly quota', () => {
+  it('429 QUOTA_EXCEEDED after the quota, and a restart does not reset the month', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quota-'));
+    const db = join(dir, 'mirror.db');
+    copyFileSync(TEMPLATE_DB, db);
+    const env = { DATABASE_URL: db, QUOTA_FREE_PER_MONTH: '5' };
+    const first = await startTestRuntime(env, { realLimits: true });
+    const key = await first.key('free');
+    for (let i = 0; i < 5; i++) expect((await get(first.app, '/v1/search/rentals?perPage=1', key)).status).toBe(200);
+    const body = await expectProblem(first.app, '/v1/search/rentals', 429, 'QUOTA_EXCEEDED', key);
+    expect(body.retryAfter).toBeGreaterThan(0);
+    await first.close();
+    const second = await startTestRuntime(env, { realLimits: true });
+    started.push(second);
+    await expectProblem(second.app, '/v1/search/rentals', 429, 'QUOTA_EXCEEDED', key);
+    expect((await get(second.app, '/v1/usage', key)).body.data.month).toMatchObject({ used: 5, remaining: 0 });
+  });
+});
+
+describe('limits shared through Redis', () => {
+  it('two instances sharing one Redis allow exactly the limit together', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shared-'));
+    const db = join(dir, 'mirror.db');
+    copyFileSync(TEMPLATE_DB, db);
+    const env = { DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix() };
+    const a = await runtime(env);
+    const b = await runtime(env);
+    await waitReady(a);
+    await waitReady(b);
+    const key = await a.key('starter');
+    const statuses = [];
+    for (let i = 0; i < 40; i++) statuses.push((await get(i % 2 ? b.app : a.app, '/v1/areas?level=0', key)).status);
+    expect(statuses.filter((s) => s === 200).length).toBe(30);
+    // Anonymous callers too: 10 in all across both instances.
+    const anon = [];
+    for (let i = 0; i < 14; i++) anon.push((await get(i % 2 ? b.app : a.app, '/v1/search/rentals?perPage=1')).status);
+    expect(anon.filter((s) => s === 200).length).toBe(10);
+  });
+
+  it('with Redis on a closed port, answers come at once and limits hold in-process', async () => {
+    const rt = await runtime({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}`, REDIS_KEY_PREFIX: prefix() });
+    const statuses = [];
+    for (let i = 0; i < 12; i++) {
+      const t = performance.now();
+      statuses.push((await get(rt.app, '/v1/search/rentals?perPage=1')).status);
+      expect(performance.now() - t).toBeLessThan(1000);
+    }
+    expect(statuses.filter((s) => s === 200).length).toBe(10);
+  });
+
+  it('Redis stopped mid-test: every answer still comes within 1 s', async () => {
+    const port = await closedPort();
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      const rt = await runtime({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix() });
+      await waitReady(rt);
+      const key = await rt.key('pro');
+      for (let i = 0; i < 5; i++) expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
+      expect(rt.redis!.status).toBe('ready');
+      await stop(redis);
+      for (let i = 0; i < 20; i++) {
+        const t = performance.now();
+        const res = await get(rt.app, '/v1/areas?level=0', key);
+        expect(res.status).toBe(200);
+        expect(performance.now() - t).toBeLessThan(1000);
+      }
+    } finally {
+      redis.kill('SIGKILL');
+    }
+  });
+});
+
+async function waitReady(rt: TestRuntime) {
+  for (let i = 0; i < 50 && rt.redis!.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+  expect(rt.redis!.status).toBe('ready');
+}
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
