@@ -25,8 +25,15 @@ export interface Config {
   /** Ask the upstream for the local upstream's extension fields (listing date, amenities, year built). */
   upstreamExtendedFields: boolean;
   upstreamTimeoutSeconds: number;
+  /** Upstream requests in flight at once. */
+  upstreamConcurrency: number;
   /** Pause between two upstream requests of one crawl, seconds (the real site wants 0.5 to 2). */
   upstreamPacingSeconds: number;
+  /** Local upstream: move the market (new listings, price changes, delistings) with the clock. */
+  marketClock: boolean;
+  marketSeed: number;
+  /** Local upstream: faults to inject, e.g. `latencyMs=200,errorRate=0.1` (see upstream/local/server.ts). */
+  localUpstreamFaults: string;
   /** Folder holding the real public data (`../shared/data` beside the checkout). */
   sharedDataDir: string;
   freshness: { searchSeconds: number; propertySeconds: number; buildingSeconds: number; areasSeconds: number };
@@ -91,6 +98,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamUrl,
     upstreamExtendedFields: bool(env, 'UPSTREAM_EXTENDED_FIELDS', upstreamUrl === null),
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS', 15),
+    upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', upstreamUrl === null ? 4 : 1, 1),
+    marketClock: bool(env, 'MARKET_CLOCK', true),
+    marketSeed: int(env, 'MARKET_SEED', 2016),
+    localUpstreamFaults: env.LOCAL_UPSTREAM_FAULTS ?? '',
     upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 0.5),
     sharedDataDir: resolve(env.SHARED_DATA_DIR || '../shared/data'),
     freshness: {

@@ -9,7 +9,8 @@ import { startRuntime } from './runtime.js';
 import { KeysRepository } from './store/keys-repository.js';
 import { openStore } from './store/database.js';
 import { LocalMarket } from './upstream/local/market.js';
-import { startLocalUpstream } from './upstream/local/server.js';
+import { MarketClock } from './upstream/local/market-clock.js';
+import { parseFaults, startLocalUpstream } from './upstream/local/server.js';
 
 const USAGE = `usage: nyc-listings <command>
   serve                       start the API (first sync on an empty database)
@@ -79,8 +80,14 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'upstream': {
       const { values } = parseArgs({ args: rest, options: { port: { type: 'string', default: '8090' } } });
-      const upstream = await startLocalUpstream(new LocalMarket(buildInventory(config.sharedDataDir)), { port: Number(values.port) });
-      logger.info({ url: upstream.url }, 'local upstream listening');
+      const market = new LocalMarket(buildInventory(config.sharedDataDir));
+      const clock = config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: new Date(), realTime: true }) : null;
+      const upstream = await startLocalUpstream(market, {
+        port: Number(values.port),
+        faults: parseFaults(config.localUpstreamFaults),
+        beforeRequest: clock ? () => clock.catchUp() : undefined,
+      });
+      logger.info({ url: upstream.url, admin: upstream.adminUrl }, 'local upstream listening');
       return -1;
     }
     case 'openapi': {

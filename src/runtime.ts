@@ -20,13 +20,16 @@ import { SyncScheduler } from './sync/scheduler.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import { LocalMarket } from './upstream/local/market.js';
-import { startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
+import { MarketClock } from './upstream/local/market-clock.js';
+import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
 
 /** Everything a running service holds; `close()` releases it all. */
 export interface Runtime {
   config: Config;
   store: Store;
   upstream: LocalUpstream | null;
+  /** The local upstream's market clock (null with a real upstream or MARKET_CLOCK=off). */
+  marketClock: MarketClock | null;
   client: UpstreamClient;
   syncer: Syncer;
   coordinator: RefreshCoordinator;
@@ -47,8 +50,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Inventory for the local upstream (built from ../shared/data when not given). */
   inventory?: Inventory;
-  /** Clock of the local upstream's market. */
-  marketClock?: () => Date;
+  /** A manual market clock (tests): starts at the service clock's time and moves only when advanced. */
+  manualMarketClock?: boolean;
   /** Run the first full sync when the store has no listings (default true). */
   initialSync?: boolean;
   /** Start the periodic scheduler (default: when `config.syncIntervalSeconds > 0`). */
@@ -68,15 +71,26 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   let upstream: LocalUpstream | null = null;
   let redis: Redis | null = null;
   try {
+    let marketClock: MarketClock | null = null;
     if (!config.upstreamUrl) {
       const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
-      upstream = await startLocalUpstream(new LocalMarket(inventory, options.marketClock ?? clock));
-      logger.info({ url: upstream.url, listings: inventory.listings.length }, 'local upstream started');
+      const market = new LocalMarket(inventory, clock);
+      if (options.manualMarketClock || config.marketClock) {
+        marketClock = new MarketClock(market, { seed: config.marketSeed, start: clock(), realTime: !options.manualMarketClock });
+      }
+      const clockRef = marketClock;
+      upstream = await startLocalUpstream(market, {
+        faults: parseFaults(config.localUpstreamFaults),
+        beforeRequest: clockRef ? () => clockRef.catchUp() : undefined,
+      });
+      logger.info({ url: upstream.url, admin: upstream.adminUrl, listings: inventory.listings.length, marketClock: !!marketClock }, 'local upstream started');
     }
     const client = new GraphqlUpstreamClient({
       url: config.upstreamUrl ?? upstream!.url,
       timeoutSeconds: config.upstreamTimeoutSeconds,
       extendedFields: config.upstreamExtendedFields,
+      concurrency: config.upstreamConcurrency,
+      pacingSeconds: config.upstreamPacingSeconds,
     });
     const listings = new ListingsRepository(store.db);
     const areas = new AreasRepository(store.db);
@@ -91,7 +105,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       scopes,
       stations: loadStations(config.sharedDataDir),
       clock,
-      pacingSeconds: config.upstreamPacingSeconds,
       logger,
     });
     if ((options.initialSync ?? true) && (await listings.count()) === 0) {
@@ -121,6 +134,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       config,
       store,
       upstream,
+      marketClock,
       client,
       syncer,
       coordinator,

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import type { Building } from '../domain/building.js';
@@ -26,7 +25,6 @@ export interface SyncerDeps {
   scopes: ScopesRepository;
   stations: readonly Station[];
   clock: () => Date;
-  pacingSeconds: number;
   logger: Logger;
 }
 
@@ -96,7 +94,6 @@ export class Syncer {
       const tree = await this.areaTree();
       const records = new Map<string, ListingRecord>();
       for (let page = 1; ; page++) {
-        if (page > 1 && this.deps.pacingSeconds > 0) await sleep(this.deps.pacingSeconds * 1000);
         const result = await this.deps.client.search(kind, {
           filters: { areas: [toUpstreamAreaId(boroughId)] },
           page,

@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BrokenCircuitError,
+  bulkhead,
   ConsecutiveBreaker,
   ExponentialBackoff,
   circuitBreaker,
@@ -32,6 +34,9 @@ export interface GraphqlClientOptions {
   extendedFields: boolean;
   /** Attempts for a transient failure (timeout, network, 5xx), including the first. */
   maxAttempts?: number;
+  /** Requests in flight at once, and the least seconds between the starts of two requests. */
+  concurrency?: number;
+  pacingSeconds?: number;
   /** Consecutive failures that open the breaker, and seconds before it lets one call through. */
   breakerThreshold?: number;
   breakerHalfOpenSeconds?: number;
@@ -40,11 +45,13 @@ export interface GraphqlClientOptions {
 /**
  * GraphQL client over undici for the upstream site (or the local upstream, which speaks the same
  * protocol): `POST {url}` with `{query, variables}`, a timeout per attempt, retries with jittered
- * exponential backoff for transient failures, and a circuit breaker over consecutive failures.
+ * exponential backoff for transient failures, a circuit breaker over consecutive failures, and pacing:
+ * at most `concurrency` requests at once, their starts at least `pacingSeconds` apart.
  */
 export class GraphqlUpstreamClient implements UpstreamClient {
   private readonly policy: IPolicy;
   private readonly breaker;
+  private nextStart = 0;
 
   constructor(private readonly options: GraphqlClientOptions) {
     const retryPolicy = retry(
@@ -55,7 +62,17 @@ export class GraphqlUpstreamClient implements UpstreamClient {
       handleWhen((e) => e instanceof UpstreamError && e.failure !== 'graphql'),
       { halfOpenAfter: (options.breakerHalfOpenSeconds ?? 30) * 1000, breaker: new ConsecutiveBreaker(options.breakerThreshold ?? 5) },
     );
-    this.policy = wrap(retryPolicy, this.breaker);
+    this.policy = wrap(retryPolicy, this.breaker, bulkhead(options.concurrency ?? 1, Number.MAX_SAFE_INTEGER));
+  }
+
+  /** Waits for this request's start slot: starts are spaced `pacingSeconds` apart. */
+  private async pace(): Promise<void> {
+    const gap = (this.options.pacingSeconds ?? 0) * 1000;
+    if (gap <= 0) return;
+    const now = Date.now();
+    const start = Math.max(now, this.nextStart);
+    this.nextStart = start + gap;
+    if (start > now) await sleep(start - now);
   }
 
   circuitState(): string {
@@ -72,6 +89,7 @@ export class GraphqlUpstreamClient implements UpstreamClient {
   }
 
   private async once<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    await this.pace();
     const timeoutMs = this.options.timeoutSeconds * 1000;
     let response;
     try {

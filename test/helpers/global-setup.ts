@@ -14,7 +14,7 @@ export default async function setup(): Promise<void> {
   mkdirSync(CACHE, { recursive: true });
   const inventory = buildInventory(SHARED_DATA, new Date());
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
-  const config = loadConfig({ DATABASE_URL: TEMPLATE_DB, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DATABASE_URL: TEMPLATE_DB, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off' });
   const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false });
   await runtime.close();
 }

@@ -36,7 +36,7 @@ export async function startTestRuntime(
   const dir = mkdtempSync(join(tmpdir(), 'nyc-listings-test-'));
   const databaseUrl = env.DATABASE_URL ?? join(dir, 'mirror.db');
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(TEMPLATE_DB, databaseUrl);
-  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', ...roomy, ...env, DATABASE_URL: databaseUrl });
+  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', ...roomy, ...env, DATABASE_URL: databaseUrl });
   const inventory = options.inventory ?? loadInventory();
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, ...options, inventory });
   return {

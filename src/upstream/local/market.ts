@@ -2,6 +2,8 @@ import type { Inventory, InventoryListing } from '../../dataset/inventory.js';
 import type { UpstreamArea, UpstreamBuilding, UpstreamInventory, UpstreamListingNode, UpstreamSearchInput } from '../types.js';
 
 const DAY_MS = 86_400_000;
+/** Status of a listing the market clock holds back to list later; never shown. */
+export const UPCOMING = 'UPCOMING';
 
 /** Filters of a local search, in upstream numbering (as the GraphQL input carries them). */
 export interface LocalSearchFilters extends Partial<UpstreamSearchInput['filters']> {
@@ -19,6 +21,8 @@ export class LocalMarket {
   private readonly buildingsBySlug = new Map<string, UpstreamBuilding>();
   private readonly children = new Map<number, number[]>();
   private clock: () => Date;
+  /** Price events the market made (market clock), per `kind:id`, oldest first. */
+  private readonly history = new Map<string, { date: string; price: number; event: string }[]>();
 
   constructor(inventory: Inventory, clock: () => Date = () => new Date()) {
     this.areas = inventory.areas;
@@ -37,13 +41,26 @@ export class LocalMarket {
     return this.clock();
   }
 
+  /** Replaces the market's clock (the market clock drives it). */
+  setClock(clock: () => Date): void {
+    this.clock = clock;
+  }
+
+  /** Records a price event of a listing, reported in its `priceHistory`. */
+  recordEvent(l: InventoryListing, event: string, at: Date): void {
+    const key = `${l.kind}:${l.node.id}`;
+    this.history.set(key, [...(this.history.get(key) ?? []), { date: at.toISOString().slice(0, 10), price: l.node.price, event }]);
+  }
+
   /** Every listing of one kind, active or not. */
   all(kind: 'sale' | 'rental'): InventoryListing[] {
     return [...this.listings.values()].filter((l) => l.kind === kind);
   }
 
+  /** A listing the site shows (active or off the market); not one that is yet to be listed. */
   listing(kind: 'sale' | 'rental', id: string): InventoryListing | undefined {
-    return this.listings.get(`${kind}:${id}`);
+    const l = this.listings.get(`${kind}:${id}`);
+    return l && l.node.status !== UPCOMING ? l : undefined;
   }
 
   /** Adds or replaces a listing (market clock). */
@@ -94,10 +111,11 @@ export class LocalMarket {
 
   /** The node as the GraphQL API answers it: sale nodes get `daysOnMarket` from the market clock. */
   present(l: InventoryListing): UpstreamListingNode {
+    const priceHistory = this.history.get(`${l.kind}:${l.node.id}`) ?? null;
     if (l.kind === 'sale' && l.node.listedAt) {
-      return { ...l.node, daysOnMarket: Math.max(0, Math.floor((this.now().getTime() - Date.parse(l.node.listedAt)) / DAY_MS)) };
+      return { ...l.node, priceHistory, daysOnMarket: Math.max(0, Math.floor((this.now().getTime() - Date.parse(l.node.listedAt)) / DAY_MS)) };
     }
-    return l.node;
+    return { ...l.node, priceHistory };
   }
 
   building(idOrSlug: string): UpstreamBuilding | undefined {
@@ -106,7 +124,7 @@ export class LocalMarket {
 
   /** The building with inventories computed from the market's listings in it. */
   presentBuilding(b: UpstreamBuilding): UpstreamBuilding {
-    const inside = [...this.listings.values()].filter((l) => l.buildingId === b.id);
+    const inside = [...this.listings.values()].filter((l) => l.buildingId === b.id && l.node.status !== UPCOMING);
     return { ...b, rentalInventory: inventoryOf(inside.filter((l) => l.kind === 'rental')), saleInventory: inventoryOf(inside.filter((l) => l.kind === 'sale')) };
   }
 }
