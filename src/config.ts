@@ -27,6 +27,11 @@ export interface Config {
   upstreamTimeoutSeconds: number;
   /** Upstream requests in flight at once. */
   upstreamConcurrency: number;
+  /** Attempts for a transient upstream failure, the first included. */
+  upstreamMaxAttempts: number;
+  /** Consecutive upstream failures that open the circuit breaker, and seconds until it tries again. */
+  upstreamBreakerThreshold: number;
+  upstreamBreakerHalfOpenSeconds: number;
   /** Pause between two upstream requests of one crawl, seconds (the real site wants 0.5 to 2). */
   upstreamPacingSeconds: number;
   /** Local upstream: move the market (new listings, price changes, delistings) with the clock. */
@@ -99,6 +104,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamExtendedFields: bool(env, 'UPSTREAM_EXTENDED_FIELDS', upstreamUrl === null),
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS', 15),
     upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', upstreamUrl === null ? 4 : 1, 1),
+    upstreamMaxAttempts: int(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1),
+    upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1),
+    upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS', 30),
     marketClock: bool(env, 'MARKET_CLOCK', true),
     marketSeed: int(env, 'MARKET_SEED', 2016),
     localUpstreamFaults: env.LOCAL_UPSTREAM_FAULTS ?? '',

@@ -91,6 +91,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       extendedFields: config.upstreamExtendedFields,
       concurrency: config.upstreamConcurrency,
       pacingSeconds: config.upstreamPacingSeconds,
+      maxAttempts: config.upstreamMaxAttempts,
+      breakerThreshold: config.upstreamBreakerThreshold,
+      breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
     });
     const listings = new ListingsRepository(store.db);
     const areas = new AreasRepository(store.db);

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get } from './helpers/http.js';
+import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+
+// A seeded market clock moves the local upstream's market; the mirror must end up equal to it.
+let rt: TestRuntime;
+let key: string;
+let now = Date.now();
+const DAY = 86_400_000;
+let initialPrice: Map<string, number>;
+
+beforeAll(async () => {
+  rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, fresh: true });
+  key = await rt.key('business');
+  initialPrice = new Map(rt.inventory.listings.map((l) => [l.node.id, l.node.price]));
+});
+afterAll(async () => rt.close());
+
+describe('a refresh over a moving market', () => {
+  it('the first sync mirrors exactly what the upstream lists (held-back listings are not yet listed)', async () => {
+    const upcoming = rt.marketClock!.upcoming;
+    expect(upcoming).toBeGreaterThan(500);
+    expect(await rt.listings.count()).toBe(rt.inventory.listings.length - upcoming);
+  });
+
+  it('after 3 simulated days a full refresh shows new listings, price changes and delistings', async () => {
+    now += 3 * DAY;
+    rt.marketClock!.advance(3 * DAY);
+    const failed = await rt.syncer.syncAll();
+    expect(failed).toEqual([]);
+    const events = rt.marketClock!.events;
+    const listed = events.filter((e) => e.event === 'LISTED');
+    const delisted = new Set(events.filter((e) => e.event === 'DELISTED').map((e) => e.id));
+    const repriced = new Set(events.filter((e) => e.event.startsWith('PRICE')).map((e) => e.id));
+    // Realistic daily rates: about 2 % of 19,000 listings a day for each kind of change.
+    expect(listed.length).toBeGreaterThan(500);
+    expect(delisted.size).toBeGreaterThan(500);
+    expect(repriced.size).toBeGreaterThan(500);
+
+    // Equal to what the local upstream reports: every listing's status and price.
+    const upstreamActive = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE');
+    expect(await rt.listings.count()).toBe(upstreamActive.length);
+    const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price']).execute();
+    const mirror = new Map(rows.map((r) => [r.id, r]));
+    for (const l of rt.inventory.listings) {
+      if (l.node.status === 'UPCOMING') {
+        expect(mirror.has(l.node.id)).toBe(false);
+        continue;
+      }
+      const row = mirror.get(l.node.id);
+      if (!row) {
+        // Listed and delisted again between the two syncs: the mirror never saw it on the market.
+        expect(l.node.status).toBe('OFF_MARKET');
+        expect(listed.some((e) => e.id === l.node.id)).toBe(true);
+        continue;
+      }
+      if (l.node.status === 'ACTIVE') expect(Number(row.price), l.node.id).toBe(l.node.price);
+      expect(row.status, l.node.id).toBe(l.node.status);
+    }
+
+    // Price history: one event per listing whose price moved between the two syncs, with its percentage.
+    const history = await rt.store.db.selectFrom('price_history').selectAll().where('event', 'in', ['PRICE_INCREASE', 'PRICE_DECREASE']).execute();
+    const expected = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE' && initialPrice.get(l.node.id) !== l.node.price && !listed.some((e) => e.id === l.node.id));
+    expect(history.length).toBe(expected.length);
+    for (const h of history) {
+      const before = initialPrice.get(h.listing_id)!;
+      const after = Number(h.price);
+      expect(h.event).toBe(after > before ? 'PRICE_INCREASE' : 'PRICE_DECREASE');
+      expect(h.pct_change).toBeCloseTo(((after - before) / before) * 100, 2);
+    }
+  });
+
+  it('a delisted listing leaves search results but still answers by id, with its status and history', async () => {
+    const gone = rt.marketClock!.events.find((e) => e.event === 'DELISTED' && e.kind === 'rental')!;
+    const res = await get(rt.app, `/v1/property/${gone.id}`, key);
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('OFF_MARKET');
+    expect(res.body.data.priceHistory.map((e: { event: string }) => e.event)).toEqual(['LISTED', 'DELISTED']);
+    const url = `/v1/search/rentals?minPrice=${res.body.data.price}&maxPrice=${res.body.data.price}&perPage=500`;
+    const search = await get(rt.app, url, key);
+    expect(search.body.data.map((i: { id: string }) => i.id)).not.toContain(gone.id);
+  });
+
+  it('a new listing appears with a LISTED event dated the day the market listed it', async () => {
+    const fresh = rt.marketClock!.events.find((e) => e.event === 'LISTED' && !rt.marketClock!.events.some((x) => x.id === e.id && x.event === 'DELISTED'))!;
+    const res = await get(rt.app, `/v1/property/${fresh.id}`, key);
+    expect(res.body.data.status).toBe('ACTIVE');
+    expect(res.body.data.listedAt).toBe(fresh.at);
+    expect(res.body.data.priceHistory[0]).toMatchObject({ event: 'LISTED', date: fresh.at.slice(0, 10) });
+  });
+});
