@@ -8,6 +8,7 @@ import type { Inventory } from './dataset/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
 import { Mirror } from './freshness/mirror.js';
+import { RedisRefreshLock } from './freshness/refresh-lock.js';
 import { PlanLimiters } from './http/plugins/rate-limits.js';
 import { AreasRepository } from './store/areas-repository.js';
 import { BuildingsRepository } from './store/buildings-repository.js';
@@ -115,10 +116,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       const failed = await syncer.syncAll();
       logger.info({ ms: Date.now() - started, failed, rentals: await listings.count('rental'), sales: await listings.count('sale') }, 'initial sync done');
     }
-    const coordinator = new RefreshCoordinator(logger);
+    redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
+    const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
+    const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
     const mirror = new Mirror({ db: store.db, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
-    redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
     const app = await buildApp({
       config,
       mirror,

@@ -146,3 +146,33 @@ function stop(child: ChildProcess): Promise<void> {
     child.kill('SIGKILL');
   });
 }
+
+describe('refreshes across instances', () => {
+  it('two instances sharing Redis start one refresh of a stale scope between them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-'));
+    const db = join(dir, 'mirror.db');
+    copyFileSync(TEMPLATE_DB, db);
+    let now = Date.now();
+    const env = { DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix(), RATE_LIMIT_BUSINESS_PER_MINUTE: '1000' };
+    const options = { realLimits: true, clock: () => new Date(now) };
+    const a = await startTestRuntime(env, options);
+    const b = await startTestRuntime(env, options);
+    started.push(a, b);
+    await waitReady(a);
+    await waitReady(b);
+    // The lock is taken when the refresh starts: hold both upstreams so the first refresh is still running.
+    a.upstream!.faults.latencyMs = 300;
+    b.upstream!.faults.latencyMs = 300;
+    const key = await a.key('business');
+    now += 2 * 3_600_000;
+    const before = a.upstream!.requestCount() + b.upstream!.requestCount();
+    const first = await get(a.app, '/v1/search/rentals?areas=300&perPage=1', key);
+    expect(first.body.meta).toMatchObject({ source: 'stale', refreshTriggered: true });
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await get(b.app, '/v1/search/rentals?areas=300&perPage=1', key);
+    expect(second.body.meta).toMatchObject({ source: 'refreshing', refreshTriggered: false });
+    await a.coordinator.idle();
+    await b.coordinator.idle();
+    expect(a.upstream!.requestCount() + b.upstream!.requestCount() - before).toBe(1);
+  });
+});

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
+import type { RefreshLock } from './refresh-lock.js';
 
 /**
  * Runs background refreshes with single flight per key: while a refresh of a key runs, asking for it
  * again joins the running one. At most `concurrency` run at once; at most `maxQueued` wait, and a
  * request beyond that is dropped (the data stays stale and a later request asks again). A failed
- * refresh is logged and keeps the stored data (stale-if-error).
+ * refresh is logged and keeps the stored data (stale-if-error). With a {@link RefreshLock}, a refresh
+ * another instance is already running is skipped here.
  */
 export class RefreshCoordinator {
   private readonly running = new Map<string, Promise<void>>();
@@ -15,21 +17,47 @@ export class RefreshCoordinator {
     private readonly logger: Logger,
     private readonly concurrency = 2,
     private readonly maxQueued = 100,
+    private readonly lock: RefreshLock | null = null,
   ) {}
+
+  /** Whether a refresh of `key` runs here or, with a shared lock, on any instance. */
+  async isRunningAnywhere(key: string): Promise<boolean> {
+    return this.running.has(key) || (this.lock !== null && (await this.lock.isHeld(key)));
+  }
+
+  private async runLocked(key: string, task: () => Promise<unknown>): Promise<void> {
+    if (!this.lock) {
+      await task();
+      return;
+    }
+    const release = await this.lock.acquire(key);
+    if (!release) {
+      this.logger.debug({ key }, 'refresh already running on another instance');
+      return;
+    }
+    try {
+      await task();
+    } finally {
+      await release();
+    }
+  }
 
   /** Whether a refresh of `key` is running or queued. */
   isRunning(key: string): boolean {
     return this.running.has(key);
   }
 
-  /** Starts (or joins) the refresh of `key`. Returns false when the queue was full and it was dropped. */
-  trigger(key: string, task: () => Promise<unknown>): boolean {
-    if (this.running.has(key)) return true;
-    if (this.queue.length >= this.maxQueued) return false;
+  /**
+   * Starts the refresh of `key`: `started` by this call, `joined` when one was already running or
+   * queued here, `dropped` when the queue was full.
+   */
+  trigger(key: string, task: () => Promise<unknown>): 'started' | 'joined' | 'dropped' {
+    if (this.running.has(key)) return 'joined';
+    if (this.queue.length >= this.maxQueued) return 'dropped';
     const promise = new Promise<void>((done) => this.queue.push({ key, task, done }));
     this.running.set(key, promise);
     this.pump();
-    return true;
+    return 'started';
   }
 
   /** Resolves when the refresh of `key` (if any) has ended. */
@@ -46,8 +74,7 @@ export class RefreshCoordinator {
     while (this.active < this.concurrency && this.queue.length) {
       const job = this.queue.shift()!;
       this.active++;
-      job
-        .task()
+      this.runLocked(job.key, job.task)
         .catch((error: Error) => this.logger.warn({ key: job.key, err: error.message }, 'background refresh failed; serving stored data'))
         .finally(() => {
           this.active--;

@@ -12,7 +12,7 @@ import type { ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
 import { searchListings, type ListingSearch } from '../store/search-query.js';
 import type { RefreshCoordinator } from './coordinator.js';
-import { judge, type Freshness } from './policy.js';
+import { isFresh, type Freshness } from './policy.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -57,11 +57,17 @@ export class Mirror {
     return this.deps.clock();
   }
 
-  /** Judges stored data refreshed at `refreshedAt` under `key`, starting `refresh` in the background if stale. */
-  private freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Freshness {
-    const verdict = judge(refreshedAt, threshold, this.now, this.deps.coordinator.isRunning(key));
-    const triggered = verdict.startRefresh && this.deps.coordinator.trigger(key, refresh);
-    return { dataAge: refreshedAt.toISOString(), source: verdict.source, freshnessThreshold: threshold, refreshTriggered: triggered };
+  /**
+   * Judges stored data refreshed at `refreshedAt` under `key`, starting `refresh` in the background if
+   * stale. Whether a refresh is running is asked (of every instance) only when the data is old.
+   */
+  private async freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Promise<Freshness> {
+    const base = { dataAge: refreshedAt.toISOString(), freshnessThreshold: threshold };
+    if (isFresh(refreshedAt, threshold, this.now)) return { ...base, source: 'cached', refreshTriggered: false };
+    if (await this.deps.coordinator.isRunningAnywhere(key)) return { ...base, source: 'refreshing', refreshTriggered: false };
+    // Several requests may get here at once: the coordinator decides which one started the refresh.
+    const outcome = this.deps.coordinator.trigger(key, refresh);
+    return { ...base, source: outcome === 'joined' ? 'refreshing' : 'stale', refreshTriggered: outcome === 'started' };
   }
 
   async areaTree(): Promise<AreaTree> {
@@ -76,11 +82,11 @@ export class Mirror {
     const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
     const threshold = this.deps.config.freshness.searchSeconds;
     const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
-    const perScope = covered.map((boroughId) => {
+    const perScope = await Promise.all(covered.map((boroughId) => {
       const key = `${search.kind}:${boroughId}`;
       const at = states.get(key)?.last_success_at;
       return this.freshness(key, at ? new Date(at) : NEVER, threshold, () => this.deps.refresher.syncScope(search.kind, boroughId));
-    });
+    }));
     const oldest = perScope.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
     const source = perScope.some((f) => f.source === 'stale')
       ? 'stale'
@@ -103,7 +109,7 @@ export class Mirror {
     return { listing: rowToDetail(row, amenities, KNOWN_AMENITIES, history, this.now), freshness };
   }
 
-  private judgeListing(row: ListingRow): Freshness {
+  private judgeListing(row: ListingRow): Promise<Freshness> {
     const threshold = this.deps.config.freshness.propertySeconds;
     const refreshedAt = [row.last_seen_at, row.detail_fetched_at].filter((v): v is string => !!v).sort().at(-1)!;
     return this.freshness(`listing:${row.id}`, new Date(refreshedAt), threshold, () =>
@@ -114,7 +120,7 @@ export class Mirror {
   /** One listing's detail by upstream id; fetched from upstream when not stored; null when upstream has none. */
   async listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.findById(id);
-    if (stored) return this.detail(stored, this.judgeListing(stored));
+    if (stored) return this.detail(stored, await this.judgeListing(stored));
     if (!(await this.deps.refresher.refreshListing(id))) return null;
     const fetched = await this.deps.listings.findById(id);
     if (!fetched) return null;
@@ -132,7 +138,7 @@ export class Mirror {
    */
   async listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.findByUrlPath(path);
-    if (stored) return this.detail(stored, this.judgeListing(stored));
+    if (stored) return this.detail(stored, await this.judgeListing(stored));
     const direct = /^\/(rental|sale)\/([A-Za-z0-9_-]+)$/.exec(path);
     if (!direct) return null;
     return this.listing(direct[2]);
@@ -143,7 +149,7 @@ export class Mirror {
     const threshold = this.deps.config.freshness.buildingSeconds;
     const stored = await this.deps.buildings.find(idOrSlug);
     if (stored) {
-      const freshness = this.freshness(`building:${stored.building.id}`, new Date(stored.fetchedAt), threshold, () =>
+      const freshness = await this.freshness(`building:${stored.building.id}`, new Date(stored.fetchedAt), threshold, () =>
         this.deps.refresher.refreshBuilding(stored.building.id),
       );
       return { building: stored.building, freshness };
@@ -157,7 +163,7 @@ export class Mirror {
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
     const state = await this.deps.scopes.get('areas');
     const at = state?.last_success_at ? new Date(state.last_success_at) : NEVER;
-    const freshness = this.freshness('areas', at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
+    const freshness = await this.freshness('areas', at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
     return { areas: await this.deps.areas.list(filter), freshness };
   }
 }

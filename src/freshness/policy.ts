@@ -10,13 +10,10 @@ export interface Freshness {
 }
 
 /**
- * The freshness rule of DESIGN.md for stored data refreshed at `refreshedAt`:
- * within the threshold: `cached`; older and no refresh running: `stale`, and this request starts one;
- * older with a refresh already running: `refreshing`.
+ * Whether data refreshed at `refreshedAt` is within `thresholdSeconds` of `now` (then it is `cached`).
+ * Older data is still answered: `stale` by the request that starts its refresh, `refreshing` while
+ * a refresh runs (DESIGN.md, "Freshness").
  */
-export function judge(refreshedAt: Date, thresholdSeconds: number, now: Date, refreshRunning: boolean): { source: Source; startRefresh: boolean } {
-  const ageSeconds = (now.getTime() - refreshedAt.getTime()) / 1000;
-  if (ageSeconds <= thresholdSeconds) return { source: 'cached', startRefresh: false };
-  if (refreshRunning) return { source: 'refreshing', startRefresh: false };
-  return { source: 'stale', startRefresh: true };
+export function isFresh(refreshedAt: Date, thresholdSeconds: number, now: Date): boolean {
+  return (now.getTime() - refreshedAt.getTime()) / 1000 <= thresholdSeconds;
 }

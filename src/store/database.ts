@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/001-initial.js';
 import type { Database } from './schema.js';
@@ -47,7 +47,11 @@ export async function openStore(url: string): Promise<Store> {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     store = { db, dialect: 'sqlite', close: () => db.destroy() };
   }
-  const { error, results } = await new Migrator({ db: store.db, provider: new InCodeMigrations() }).migrateToLatest();
+  // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
+  // several schemas on one server (one per instance or test) never see each other's tables.
+  const migrationTableSchema =
+    store.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0].s : undefined;
+  const { error, results } = await new Migrator({ db: store.db, provider: new InCodeMigrations(), migrationTableSchema }).migrateToLatest();
   if (error) {
     await store.close();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

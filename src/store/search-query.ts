@@ -107,7 +107,7 @@ function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Q
     q = q.where((eb) => eb.or([eb(sql<string>`coalesce(open_house_end, open_house_start)`, 'is', null), eb(sql<string>`coalesce(open_house_end, open_house_start)`, '<=', nowIso)]));
   }
   if (s.maxMonthlyCost !== undefined) {
-    q = q.where(sql<number>`price * ${ctx.mortgageFactor} + monthly_charges`, '<=', s.maxMonthlyCost);
+    q = q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', s.maxMonthlyCost);
   }
   if (s.minTransitScore !== undefined) q = q.where('transit_score', '>=', s.minTransitScore);
   if (s.availableBefore) q = q.where('available_at', '<=', s.availableBefore);

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get } from './helpers/http.js';
+import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+
+// The same service on the machine's real PostgreSQL (127.0.0.1:5432, database test), in a schema of
+// its own, must answer exactly as on the embedded SQLite.
+const SERVER = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `nyc_listings_test_${process.pid}_${Date.now()}`;
+let admin: pg.Client;
+let onPg: TestRuntime;
+let onSqlite: TestRuntime;
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: SERVER });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  const url = `${SERVER}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  onPg = await startTestRuntime({ DATABASE_URL: url });
+  onSqlite = await startTestRuntime();
+}, 180_000);
+
+afterAll(async () => {
+  await onPg?.close();
+  await onSqlite?.close();
+  await admin.query(`drop schema if exists ${schema} cascade`);
+  await admin.end();
+});
+
+const QUERIES = [
+  '/v1/search/rentals?areas=300&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC',
+  '/v1/search/rentals?areas=102,200&minBeds=1&maxBeds=2&minBaths=1&sort=LISTED_AT&sortDir=DESC&page=3',
+  '/v1/search/rentals?minSqft=800&maxSqft=1200&prewar=false&sort=PRICE_PER_SQFT',
+  '/v1/search/rentals?minDaysOnMarket=5&maxDaysOnMarket=30&minTransitScore=70&furnished=false',
+  '/v1/search/sales?maxMonthlyCost=6000&sort=PRICE_PER_SQFT&sortDir=ASC',
+  '/v1/search/sales?buildingType=CONDO,CO_OP&saleType=RESALE&areas=140&page=2',
+  '/v1/search/sales?listedAfter=2026-01-01T00:00:00Z&listedBefore=2026-06-01T00:00:00Z&hasOpenHouse=false&has3dTour=false',
+  '/v1/search/sales?prewar=true&minPrice=2000000&sort=RECOMMENDED',
+  '/v1/areas?level=1&borough=100',
+];
+
+describe('PostgreSQL answers as SQLite does', () => {
+  it('the first sync on an empty PostgreSQL database loads everything', async () => {
+    expect(onPg.store.dialect).toBe('postgres');
+    expect(await onPg.listings.count()).toBe(await onSqlite.listings.count());
+  });
+
+  it.each(QUERIES)('%s', async (url) => {
+    const keyPg = await onPg.key('pro');
+    const keySqlite = await onSqlite.key('pro');
+    const a = await get(onPg.app, url, keyPg);
+    const b = await get(onSqlite.app, url, keySqlite);
+    expect(a.status).toBe(200);
+    expect(a.body.meta.total).toBe(b.body.meta.total);
+    expect(a.body.data.map((i: { id: string | number }) => i.id)).toEqual(b.body.data.map((i: { id: string | number }) => i.id));
+    expect(a.body.data).toEqual(b.body.data);
+  });
+
+  it('listing detail, building, keys and quotas work on PostgreSQL', async () => {
+    const key = await onPg.key('starter');
+    const detail = await get(onPg.app, '/v1/property/1001001', key);
+    expect(detail.body.data).toMatchObject({ id: '1001001', price: 1180000 });
+    expect(detail.body.data.priceHistory[0]).toMatchObject({ event: 'LISTED', price: 1180000 });
+    expect((await get(onPg.app, `/v1/building/${detail.body.data.buildingId}`, key)).status).toBe(200);
+    expect((await get(onPg.app, '/v1/usage', key)).body.data.month.used).toBe(2);
+  });
+});
