@@ -49,6 +49,11 @@ data. A single listing or building not yet mirrored is fetched from upstream whi
 shows the size in effect. Without a key the two search endpoints answer as Free, limited per client IP; the other
 endpoints need \`Authorization: Bearer SERVICE_<uuid>\`.
 
+**Rate limits.** Per minute: Free 10, Starter 30, Pro 60, Business 120; per calendar month (UTC): 100 / 5,000 / 25,000 /
+100,000 (configurable). Counted per key, or per client IP without one. Every limited answer carries \`RateLimit-Policy\`,
+\`RateLimit\` (IETF draft structured fields), \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`
+(seconds until the minute window resets). GET /v1/usage shows a key's plan, limits and usage without counting.
+
 **Errors** are RFC 9457 application/problem+json with a stable \`code\` and, for bad parameters, \`errors[]\` naming each one.
 Unknown query parameters are rejected.
 

@@ -120,7 +120,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
-    const mirror = new Mirror({ db: store.db, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
+    const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
     const app = await buildApp({
       config,
       mirror,

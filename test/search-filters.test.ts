@@ -139,7 +139,7 @@ describe('sale filters against the source rows', () => {
     const res = await get(rt.app, '/v1/search/sales?buildingType=CONDO,CO_OP&perPage=1', key);
     expect(res.body.meta.total).toBe(sales.filter((r) => ['CONDO', 'CO_OP'].includes(type(r))).length);
     const town = await get(rt.app, '/v1/search/sales?buildingType=TOWNHOUSE&sort=PRICE&sortDir=DESC&perPage=5', key);
-    const towns = sales.filter((r) => type(r) === 'TOWNHOUSE').sort((a, b) => Number(b.sale_price) - Number(a.sale_price) || (saleId(a) < saleId(b) ? -1 : 1));
+    const towns = sales.filter((r) => type(r) === 'TOWNHOUSE').sort((a, b) => Number(b.sale_price) - Number(a.sale_price) || (saleId(a) < saleId(b) ? 1 : -1));
     expect(town.body.meta.total).toBe(towns.length);
     expect(town.body.data.map((i: any) => i.id)).toEqual(towns.slice(0, 5).map(saleId));
   });

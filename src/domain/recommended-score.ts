@@ -1,7 +1,7 @@
 /**
  * Score behind the `RECOMMENDED` sort, 0-100, from what makes a listing useful to a searcher:
  * `round(0.6 x transitScore) + 20 if the floor area is known + 10 if it has a lead photo + 10 if no fee`.
- * An unknown transit score counts as 0. Ties are broken by newest listing date, then id.
+ * An unknown transit score counts as 0. Ties are broken by listing date, then id, in the sort's direction.
  */
 export function recommendedScore(input: {
   transitScore: number | null;

@@ -25,6 +25,7 @@ export interface Refresher {
 
 export interface MirrorDeps {
   db: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
   listings: ListingsRepository;
   areas: AreasRepository;
   buildings: BuildingsRepository;
@@ -96,6 +97,7 @@ export class Mirror {
     const { rows, total } = await searchListings(this.deps.db, search, {
       now: this.now,
       mortgageFactor: mortgageFactor(this.deps.config.mortgage),
+      dialect: this.deps.dialect,
     });
     return {
       items: rows.map((r) => rowToSummary(r, this.now)),

@@ -5,6 +5,13 @@ import type { ListingsTable } from './schema.js';
 
 export type ListingRow = Selectable<ListingsTable>;
 
+/** The columns a listing summary needs (searches read only these). */
+export const SUMMARY_COLUMNS = [
+  'id', 'street', 'unit', 'city', 'state', 'zip_code', 'price', 'bedroom_count', 'full_bathroom_count', 'half_bathroom_count',
+  'building_type', 'area_name', 'status', 'latitude', 'longitude', 'lead_photo_key', 'source_group_label', 'url_path', 'tier', 'listed_at',
+] as const satisfies readonly (keyof ListingRow)[];
+export type SummaryRow = Pick<ListingRow, (typeof SUMMARY_COLUMNS)[number]>;
+
 const flag = (v: boolean | null): number | null => (v === null ? null : v ? 1 : 0);
 const bool = (v: number | null): boolean | null => (v === null ? null : v === 1);
 
@@ -79,7 +86,7 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string, 
 }
 
 /** A row -> the summary on the wire (spec 2.4); days on market are counted to `now`. */
-export function rowToSummary(row: ListingRow, now: Date): ListingSummary {
+export function rowToSummary(row: SummaryRow, now: Date): ListingSummary {
   return {
     id: row.id,
     address: { street: row.street, unit: row.unit, city: row.city, state: row.state, zipCode: row.zip_code },

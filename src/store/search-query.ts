@@ -1,6 +1,6 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
-import type { ListingRow } from './listing-rows.js';
+import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const DAY_MS = 86_400_000;
@@ -53,6 +53,8 @@ export interface ListingSearch {
 export interface SearchContext {
   now: Date;
   mortgageFactor: number;
+  /** PostgreSQL sorts nulls first in DESC order and must be told otherwise; SQLite already puts them last. */
+  dialect: 'sqlite' | 'postgres';
 }
 
 type Query = SelectQueryBuilder<Database, 'listings', object>;
@@ -76,15 +78,10 @@ function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Q
   if (s.maxBaths !== undefined) q = q.where('full_bathroom_count', '<=', s.maxBaths);
   if (s.minSqft !== undefined) q = q.where('sqft', '>=', s.minSqft);
   if (s.maxSqft !== undefined) q = q.where('sqft', '<=', s.maxSqft);
-  if (s.amenities?.length) {
-    const wanted = [...new Set(s.amenities)];
-    q = q.where('id', 'in', (eb) =>
-      eb
-        .selectFrom('listing_amenities')
-        .select('listing_id')
-        .where('amenity', 'in', wanted)
-        .groupBy('listing_id')
-        .having((h) => h.fn.countAll(), '=', wanted.length),
+  // One EXISTS per amenity: each is a primary-key probe of listing_amenities for a candidate row.
+  for (const amenity of new Set(s.amenities ?? [])) {
+    q = q.where(({ exists, selectFrom }) =>
+      exists(selectFrom('listing_amenities').select('listing_amenities.listing_id').whereRef('listing_amenities.listing_id', '=', 'listings.id').where('listing_amenities.amenity', '=', amenity)),
     );
   }
   q = flagFilter(q, 'pets_allowed', s.petsAllowed);
@@ -123,15 +120,22 @@ const SORT_COLUMN = {
 
 /**
  * Runs a search: the page of rows asked for and the total number of matches. Order: the sort field in
- * the asked direction with unknown values last, then (for RECOMMENDED) newest listing first, then id
- * ascending, so pages never overlap.
+ * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
+ * the same direction, so pages never overlap.
  */
-export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: ListingRow[] }> {
+export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: SummaryRow[] }> {
   const base = filtered(db, s, ctx);
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
-  let rowsQuery = base.selectAll().orderBy(SORT_COLUMN[s.sort], (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast());
-  if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', (ob) => ob.desc().nullsLast());
-  rowsQuery = rowsQuery.orderBy('id').limit(s.perPage).offset((s.page - 1) * s.perPage);
+  // Every term runs in the asked direction so that one index serves the whole ORDER BY (no sort step).
+  // NOT NULL columns need no NULLS clause; DESC already puts nulls last on both databases.
+  const order = (nullable: boolean) => (ob: OrderByItemBuilder) => {
+    if (dir === 'asc') return nullable ? ob.asc().nullsLast() : ob.asc();
+    return nullable && ctx.dialect === 'postgres' ? ob.desc().nullsLast() : ob.desc();
+  };
+  const column = SORT_COLUMN[s.sort];
+  let rowsQuery = base.select(SUMMARY_COLUMNS).orderBy(column, order(column === 'listed_at' || column === 'price_per_sqft'));
+  if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
+  rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage).offset((s.page - 1) * s.perPage);
   const [countRow, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     rowsQuery.execute(),

@@ -33,6 +33,8 @@ const unauthorized = (code: 'MISSING_API_KEY' | 'INVALID_API_KEY' | 'EXPIRED_API
  */
 export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; config: Config; clock: () => Date }): void {
   app.decorateRequest('principal', null as unknown as Principal);
+  // last_used_at is kept to the minute: one write per key a minute, not one per request.
+  const lastTouched = new Map<string, number>();
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!request.url.startsWith('/v1/') || request.url.startsWith('/v1/openapi.json') || request.url.startsWith('/v1/health')) return;
     const header = request.headers.authorization;
@@ -53,7 +55,10 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
     request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${row.id}` };
-    // Last use is bookkeeping: do not hold the answer for it.
-    void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
+    if (now.getTime() - (lastTouched.get(row.id) ?? 0) >= 60_000) {
+      lastTouched.set(row.id, now.getTime());
+      // Last use is bookkeeping: do not hold the answer for it.
+      void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
+    }
   });
 }

@@ -61,8 +61,8 @@ const common = {
 };
 
 const SORT_DESCRIPTION =
-  'RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee, then newest. ' +
-  'Every sort puts unknown values last and ends with id ascending, so pages never overlap.';
+  'RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. ' +
+  'Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap.';
 
 /** Query of GET /v1/search/sales (spec 4.1). */
 export const SalesQuery = queryObject(
