@@ -39,10 +39,11 @@ function prng(seed: number): () => number {
 }
 
 /**
- * A seeded, deterministic market clock for the local upstream. At start it holds back `holdBack` of
- * the real listings (seeded choice) to list later; then every market hour it lists some of them,
- * changes some prices (between -6 % and +3 %, rounded to whole dollars) and takes some listings off
- * the market, at the daily rates given. Manual mode (tests) moves time only by {@link advance};
+ * A seeded, deterministic market clock for the local upstream. At start it holds back `holdBack` (1 %)
+ * of the real listings (seeded choice) to list later; then every market hour it takes some listings
+ * off the market, changes some prices (between -6 % and +3 %, rounded to whole dollars) and lists
+ * some: held-back ones first, then units off the market for at least a day (relisted), at the daily
+ * rates given, so the market neither drains nor grows. Manual mode (tests) moves time only by {@link advance};
  * real-time mode follows the wall clock. Changes are applied lazily, when the market is next read.
  */
 export class MarketClock {
@@ -50,6 +51,8 @@ export class MarketClock {
   private stepsDone = 0;
   readonly events: MarketEvent[] = [];
   private readonly pool: InventoryListing[];
+  /** Listings taken off the market, oldest first, with when: candidates for relisting. */
+  private readonly offMarket: { listing: InventoryListing; since: number }[] = [];
 
   constructor(
     private readonly market: LocalMarket,
@@ -57,7 +60,7 @@ export class MarketClock {
   ) {
     const random = prng(options.seed);
     const all = [...market.all('rental'), ...market.all('sale')];
-    this.pool = all.filter(() => random() < (options.holdBack ?? 0.05));
+    this.pool = all.filter(() => random() < (options.holdBack ?? 0.01));
     for (const l of this.pool) l.node.status = UPCOMING;
     market.setClock(() => this.now());
   }
@@ -101,6 +104,7 @@ export class MarketClock {
       const l = pick();
       if (l.node.status !== 'ACTIVE') continue;
       l.node.status = 'OFF_MARKET';
+      this.offMarket.push({ listing: l, since: at.getTime() });
       record(l, 'DELISTED', null);
     }
     for (let n = count(rates.priceChangePerDay); n > 0; n--) {
@@ -114,7 +118,8 @@ export class MarketClock {
       record(l, l.node.price > previous ? 'PRICE_INCREASE' : 'PRICE_DECREASE', previous);
     }
     for (let n = count(rates.listPerDay); n > 0; n--) {
-      const l = this.pool.find((p) => p.node.status === UPCOMING);
+      let l = this.pool.find((p) => p.node.status === UPCOMING);
+      if (!l && this.offMarket.length && at.getTime() - this.offMarket[0].since >= 24 * HOUR_MS) l = this.offMarket.shift()!.listing;
       if (!l) break;
       l.node.status = 'ACTIVE';
       l.node.listedAt = at.toISOString();
