@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildInventory } from './dataset/build-inventory.js';
-import type { Inventory } from './dataset/inventory.js';
+import type { Inventory } from './upstream/local/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
 import { Mirror } from './freshness/mirror.js';

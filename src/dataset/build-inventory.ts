@@ -2,11 +2,16 @@ import { join } from 'node:path';
 import type { GeoPoint } from '../domain/listing.js';
 import { buildUpstreamAreas } from './areas.js';
 import { areaPoints } from './geo.js';
-import { utcDay, type Inventory } from './inventory.js';
+import type { Inventory } from '../upstream/local/inventory.js';
 import { loadPlutoIndex } from './pluto.js';
 import { readJson } from './read.js';
 import { buildRentals } from './rentals.js';
 import { buildSales } from './sales.js';
+
+/** Midnight UTC of the day holding `date`. */
+function utcDay(date: Date): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
+}
 
 interface LabelPoints {
   features: { properties: { name: string }; geometry: { coordinates: [number, number] } }[];

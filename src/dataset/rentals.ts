@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { AreaTree, buildAreas } from '../domain/area.js';
 import type { GeoPoint } from '../domain/listing.js';
 import type { UpstreamArea, UpstreamBuilding } from '../upstream/types.js';
-import type { InventoryListing } from './inventory.js';
+import type { InventoryListing } from '../upstream/local/inventory.js';
 import { readCsv } from './read.js';
 
 const DAY_MS = 86_400_000;
@@ -39,14 +40,10 @@ export function buildRentals(
   asOf: Date,
 ): { listings: InventoryListing[]; buildings: UpstreamBuilding[] } {
   const rows = readCsv(join(sharedDataDir, 'streeteasy-2016', 'rentals.csv'));
+  // Upstream numbering: the five borough ids are the same set as the API's, so AreaTree walks it as well.
+  const tree = new AreaTree(buildAreas(areas));
   const areaByBoroughAndName = new Map<string, UpstreamArea>();
-  const parent = new Map(areas.map((a) => [a.id, a.parentId]));
-  const boroughOf = (id: number): number | null => {
-    let current: number | null = id;
-    while (current !== null && !(current in { 100: 1, 200: 1, 300: 1, 400: 1, 500: 1 })) current = parent.get(current) ?? null;
-    return current;
-  };
-  for (const a of areas) areaByBoroughAndName.set(`${boroughOf(a.id)}|${a.name.toLowerCase()}`, a);
+  for (const a of areas) areaByBoroughAndName.set(`${tree.boroughOf(a.id)}|${a.name.toLowerCase()}`, a);
 
   const listings: InventoryListing[] = [];
   const buildingRows = new Map<string, Record<string, string>[]>();

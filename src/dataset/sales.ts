@@ -6,7 +6,7 @@ import type { UpstreamArea, UpstreamBuilding } from '../upstream/types.js';
 import { normalizeStreet, titleCase } from './address.js';
 import { buildingClassDescription } from './building-classes.js';
 import { DOF_NEIGHBORHOOD_AREA } from './dof-neighborhoods.js';
-import type { InventoryListing } from './inventory.js';
+import type { InventoryListing } from '../upstream/local/inventory.js';
 import type { PlutoLot } from './pluto.js';
 import { readCsv } from './read.js';
 

@@ -97,49 +97,27 @@ export interface ListingRecord {
   upstreamPriceHistory: PriceEvent[];
 }
 
-/** Listing summary on the wire (spec 2.4). */
-export interface ListingSummary {
-  id: string;
-  address: Address;
-  price: number;
-  bedroomCount: number | null;
-  fullBathroomCount: number | null;
-  halfBathroomCount: number | null;
-  buildingType: string | null;
-  areaName: string | null;
-  status: string;
-  geoPoint: GeoPoint | null;
-  leadPhotoKey: string | null;
-  sourceGroupLabel: string | null;
-  urlPath: string | null;
-  tier: string | null;
+/** Listing summary on the wire (spec 2.4): the record's own fields plus days on market. */
+export interface ListingSummary
+  extends Pick<
+    ListingRecord,
+    | 'id' | 'address' | 'price' | 'bedroomCount' | 'fullBathroomCount' | 'halfBathroomCount' | 'buildingType' | 'areaName'
+    | 'status' | 'geoPoint' | 'leadPhotoKey' | 'sourceGroupLabel' | 'urlPath' | 'tier'
+  > {
   daysOnMarket: number | null;
 }
 
 /** Listing detail on the wire (spec 2.5), plus `areaId`, `buildingId`, `listedAt`, `transitScore`. */
-export interface ListingDetail extends ListingSummary {
-  areaId: number | null;
-  buildingId: string | null;
-  listedAt: string | null;
+export interface ListingDetail
+  extends ListingSummary,
+    Pick<
+      ListingRecord,
+      | 'areaId' | 'buildingId' | 'listedAt' | 'netEffective' | 'monthsFree' | 'sqft' | 'rooms' | 'leaseTerm' | 'furnished'
+      | 'availableAt' | 'saleType' | 'noFee' | 'petsAllowed' | 'fees' | 'contacts' | 'photos' | 'floorPlanKey' | 'has3dTour' | 'hasVideo'
+    > {
   transitScore: number | null;
-  netEffective: number | null;
-  monthsFree: number | null;
-  sqft: number | null;
   pricePerSqft: number | null;
-  rooms: number | null;
-  leaseTerm: number | null;
-  furnished: boolean | null;
-  availableAt: string | null;
-  saleType: string | null;
-  noFee: boolean | null;
-  petsAllowed: boolean | null;
   amenities: { name: string; available: boolean }[];
-  fees: Fee[];
-  contacts: Contact[];
-  photos: string[];
-  floorPlanKey: string | null;
-  has3dTour: boolean | null;
-  hasVideo: boolean | null;
   priceHistory: PriceEvent[];
 }
 

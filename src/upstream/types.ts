@@ -1,3 +1,5 @@
+import type { Inventory } from '../domain/building.js';
+
 /**
  * Shapes of the upstream site's GraphQL API as public clients see them (../shared/data/README.md),
  * in the upstream's own area numbering. Fields marked "extension" are answered by the local upstream
@@ -135,15 +137,5 @@ export interface UpstreamBuilding {
   saleInventory?: UpstreamInventory | null;
 }
 
-export interface UpstreamInventory {
-  activeCount: number;
-  byBedroom: {
-    bedrooms: string;
-    availableCount: number;
-    minPrice: number | null;
-    maxPrice: number | null;
-    historicalCount: number;
-    historicalMinPrice: number | null;
-    historicalMaxPrice: number | null;
-  }[];
-}
+/** Building inventory: the same shape upstream and on the wire (spec 2.6). */
+export type UpstreamInventory = Inventory;

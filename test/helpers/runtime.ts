@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig, type Plan } from '../../src/config.js';
-import type { Inventory } from '../../src/dataset/inventory.js';
+import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { issueKey } from '../../src/keys/key-admin.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { INVENTORY_FILE, SHARED_DATA, TEMPLATE_DB } from './paths.js';

@@ -1,4 +1,4 @@
-import type { InventoryListing } from '../../dataset/inventory.js';
+import type { InventoryListing } from './inventory.js';
 import { UPCOMING, type LocalMarket } from './market.js';
 
 const HOUR_MS = 3_600_000;

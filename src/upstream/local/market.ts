@@ -1,4 +1,5 @@
-import type { Inventory, InventoryListing } from '../../dataset/inventory.js';
+import type { Inventory, InventoryListing } from './inventory.js';
+import { AreaTree, buildAreas } from '../../domain/area.js';
 import type { UpstreamArea, UpstreamBuilding, UpstreamInventory, UpstreamListingNode, UpstreamSearchInput } from '../types.js';
 
 const DAY_MS = 86_400_000;
@@ -19,7 +20,8 @@ export class LocalMarket {
   private readonly listings = new Map<string, InventoryListing>();
   private readonly buildingsById = new Map<string, UpstreamBuilding>();
   private readonly buildingsBySlug = new Map<string, UpstreamBuilding>();
-  private readonly children = new Map<number, number[]>();
+  /** The area tree in upstream numbering (the five borough ids are the same set in both numberings). */
+  private readonly tree: AreaTree;
   private clock: () => Date;
   /** Price events the market made (market clock), per `kind:id`, oldest first. */
   private readonly history = new Map<string, { date: string; price: number; event: string }[]>();
@@ -32,9 +34,7 @@ export class LocalMarket {
       this.buildingsById.set(b.id, b);
       this.buildingsBySlug.set(b.slug, b);
     }
-    for (const a of inventory.areas) {
-      if (a.parentId !== null) this.children.set(a.parentId, [...(this.children.get(a.parentId) ?? []), a.id]);
-    }
+    this.tree = new AreaTree(buildAreas(inventory.areas));
   }
 
   now(): Date {
@@ -68,21 +68,9 @@ export class LocalMarket {
     this.listings.set(`${listing.kind}:${listing.node.id}`, listing);
   }
 
-  private areaSet(ids: number[]): Set<number> {
-    const out = new Set<number>();
-    const stack = [...ids];
-    while (stack.length) {
-      const id = stack.pop()!;
-      if (out.has(id)) continue;
-      out.add(id);
-      stack.push(...(this.children.get(id) ?? []));
-    }
-    return out;
-  }
-
   /** Active listings of `kind` matching the upstream filters, sorted as asked (ties by id). */
   search(kind: 'sale' | 'rental', filters: LocalSearchFilters, sorting?: UpstreamSearchInput['sorting']): InventoryListing[] {
-    const areas = filters.areas?.length ? this.areaSet(filters.areas) : null;
+    const areas = filters.areas?.length ? new Set(filters.areas.flatMap((id) => this.tree.withDescendants(id))) : null;
     const within = (v: number | null | undefined, b?: { lowerBound?: number | null; upperBound?: number | null } | null) =>
       !b || (v !== null && v !== undefined && (b.lowerBound == null || v >= b.lowerBound) && (b.upperBound == null || v <= b.upperBound));
     const box = filters.boundingBox;

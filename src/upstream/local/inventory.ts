@@ -1,4 +1,4 @@
-import type { UpstreamArea, UpstreamBuilding, UpstreamListingNode } from '../upstream/types.js';
+import type { UpstreamArea, UpstreamBuilding, UpstreamListingNode } from '../types.js';
 
 /** One listing of the local upstream: the node it answers (search, extension and detail fields). */
 export interface InventoryListing {
@@ -19,9 +19,4 @@ export interface Inventory {
   areas: UpstreamArea[];
   listings: InventoryListing[];
   buildings: UpstreamBuilding[];
-}
-
-/** Midnight UTC of the day holding `date`. */
-export function utcDay(date: Date): Date {
-  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
 }
