@@ -62,8 +62,9 @@ export interface RuntimeOptions {
 /**
  * Assembles the service from its configuration: opens the store (running migrations), starts the local
  * upstream on loopback when no `UPSTREAM_URL` is set, syncs everything once when the store is empty,
- * and builds the HTTP app. Does not listen; `main.ts serve` does.
- * @throws Error when the store cannot be opened or the first sync cannot load any area.
+ * and builds the HTTP app. Does not listen; `main.ts serve` does. Scopes the first sync could not load
+ * are logged and left to later refreshes (requests then see them as stale and trigger one).
+ * @throws Error when the store cannot be opened or migrated, or the local upstream cannot start.
  */
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? (() => new Date());
