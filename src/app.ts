@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Mirror } from './freshness/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
@@ -32,9 +32,17 @@ export interface AppDeps {
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (lastSuccessAt: string | null) => string | null;
   clock: () => Date;
-  /** Logger for the app's own messages; `false` silences request logging (tests). */
+  /** Logger for requests and the app's own messages (create it with {@link createLogger}). */
   logger: Logger;
-  requestLogging?: boolean;
+}
+
+/**
+ * The service's pino logger, writing JSON lines to `destination` (stdout by default). Keys never reach
+ * the logs: `Authorization` is redacted wherever a request's headers are logged.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = { level, redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization'], censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export const API_DESCRIPTION = `Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local
@@ -66,7 +74,8 @@ Unknown query parameters are rejected.
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let requestCounter = 0;
   const app = Fastify({
-    logger: deps.requestLogging === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] },
+    // Typed as Fastify's base logger so plugins and routes see the usual FastifyInstance.
+    loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: deps.config.trustProxy,
     // Long path parameters reach validation and get a problem+json 400 instead of the router's 414.
     routerOptions: { maxParamLength: 2000 },

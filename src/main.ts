@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { createLogger } from './app.js';
 import { loadConfig, PLANS, type Plan } from './config.js';
 import { buildInventory } from './dataset/build-inventory.js';
 import { issueKey, importKeys, listKeys } from './keys/key-admin.js';
@@ -25,7 +26,7 @@ const USAGE = `usage: nyc-listings <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel }, pino.destination(2));
+  const logger = createLogger(config.logLevel, pino.destination(2));
   switch (command) {
     case 'serve': {
       const runtime = await startRuntime(config, { logger });

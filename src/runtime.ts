@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
-import { buildApp } from './app.js';
+import type { Logger } from 'pino';
+import { buildApp, createLogger } from './app.js';
 import type { Config } from './config.js';
 import { buildInventory } from './dataset/build-inventory.js';
 import type { Inventory } from './upstream/local/inventory.js';
@@ -68,7 +68,7 @@ export interface RuntimeOptions {
  */
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? (() => new Date());
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config.databaseUrl);
   let upstream: LocalUpstream | null = null;
   let redis: Redis | null = null;
@@ -133,7 +133,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
       clock,
       logger,
-      requestLogging: !options.logger,
     });
     if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
     return {

@@ -77,7 +77,7 @@ describe('contract: every endpoint, envelope and meta', () => {
     expect(Object.keys(sale.meta).sort()).toEqual(['dataAge', 'freshnessThreshold', 'refreshTriggered', 'source']);
     const byUrl = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent(sale.data.urlPath)}`, 200);
     expect(byUrl.data.id).toBe('1001001');
-    const withHost = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent('https://streeteasy.com/rental/1545')}`, 200);
+    const withHost = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent('https://upstream.example/rental/1545')}`, 200);
     expect(withHost.data).toMatchObject({ id: '1545', price: 2550, bedroomCount: 0, noFee: true });
     expect(withHost.data.amenities).toContainEqual({ name: 'DOORMAN', available: false });
     expect(withHost.data.amenities).toContainEqual({ name: 'GYM', available: true });

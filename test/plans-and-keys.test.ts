@@ -128,3 +128,24 @@ describe('usage', () => {
     expect(second.body.data.month.used).toBe(3);
   });
 });
+
+describe('logs', () => {
+  it('never contain a key, even with every request logged', async () => {
+    const { Writable } = await import('node:stream');
+    const { createLogger } = await import('../src/app.js');
+    let text = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+    const logged = await startTestRuntime({}, { logger: createLogger('trace', sink) });
+    try {
+      const key = await logged.key('pro');
+      await get(logged.app, '/v1/property/1545', key);
+      await get(logged.app, '/v1/search/sales?bogus=1', key);
+      logged.app.log.info({ headers: { authorization: `Bearer ${key}` } }, 'a careless log line');
+      expect(text).toContain('"url":"/v1/property/1545"');
+      expect(text).toContain('[redacted]');
+      expect(text).not.toContain(key.split('_')[1]);
+    } finally {
+      await logged.close();
+    }
+  });
+});

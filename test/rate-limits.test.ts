@@ -54,6 +54,25 @@ describe('per-minute limits', () => {
   });
 });
 
+describe('client IP of anonymous callers', () => {
+  const burst = async (rt: TestRuntime, forwardedFor: string) => {
+    const statuses = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await rt.app.inject({ url: '/v1/search/rentals?perPage=1', headers: { 'x-forwarded-for': forwardedFor } })).statusCode);
+    }
+    return statuses.filter((s) => s === 200).length;
+  };
+
+  it('X-Forwarded-For is honoured only with TRUST_PROXY', async () => {
+    const trusting = await runtime({ TRUST_PROXY: 'true' });
+    expect(await burst(trusting, '203.0.113.7')).toBe(10);
+    expect(await burst(trusting, '203.0.113.8')).toBe(10);
+    const plain = await runtime();
+    expect(await burst(plain, '203.0.113.7')).toBe(10);
+    expect(await burst(plain, '203.0.113.8')).toBe(0);
+  });
+});
+
 describe('monthly quota', () => {
   it('429 QUOTA_EXCEEDED after the quota, and a restart does not reset the month', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quota-'));
