@@ -1,22 +1,15 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from './helpers/http.js';
-import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { useTestRuntime } from './helpers/runtime.js';
 
-let rt: TestRuntime;
-let key: string;
-
-beforeAll(async () => {
-  rt = await startTestRuntime();
-  key = await rt.key('pro');
-});
-afterAll(async () => rt.close());
+const t = useTestRuntime('pro');
 
 /** A fingerprint of everything stored: row counts and the newest write of each table. */
 async function fingerprint() {
   const q = await sql<{ n: number; seen: string; prices: number; scopes: string }>`
     select (select count(*) from listings) as n, (select max(last_seen_at) from listings) as seen,
-           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(rt.store.db);
+           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(t.rt.store.db);
   return q.rows[0];
 }
 
@@ -61,17 +54,17 @@ const BAD: [string, string][] = [
 describe('bad input: 400 problem+json naming the parameter, and nothing changes', () => {
   it.each(BAD)('%s', async (url, name) => {
     const before = await fingerprint();
-    const body = await expectProblem(rt.app, url, 400, 'INVALID_PARAMS', key);
+    const body = await expectProblem(t.rt.app, url, 400, 'INVALID_PARAMS', t.key);
     expect(body.errors.map((e: { name: string }) => e.name)).toContain(name);
     expect(await fingerprint()).toEqual(before);
   });
 
   it('reports every bad parameter at once', async () => {
-    const body = await expectProblem(rt.app, '/v1/search/sales?minPrice=x&perPage=0&color=red', 400, 'INVALID_PARAMS', key);
+    const body = await expectProblem(t.rt.app, '/v1/search/sales?minPrice=x&perPage=0&color=red', 400, 'INVALID_PARAMS', t.key);
     expect(body.errors.map((e: { name: string }) => e.name).sort()).toEqual(['color', 'minPrice', 'perPage']);
   });
 
   it('a valid search still answers after all of them', async () => {
-    expect((await get(rt.app, '/v1/search/sales?perPage=1', key)).status).toBe(200);
+    expect((await get(t.rt.app, '/v1/search/sales?perPage=1', t.key)).status).toBe(200);
   });
 });

@@ -92,4 +92,20 @@ describe('a refresh over a moving market', () => {
     expect(res.body.data.listedAt).toBe(fresh.at);
     expect(res.body.data.priceHistory[0]).toMatchObject({ event: 'LISTED', date: fresh.at.slice(0, 10) });
   });
+
+  it('a crawl that would take more than half of a scope off the market does not sweep', async () => {
+    const activeQueens = async () =>
+      (await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'rental').where('borough_id', '=', 300).where('status', '=', 'ACTIVE').orderBy('id').execute()).map((r) => r.id);
+    const ids = await activeQueens();
+    const upstream = new Map(rt.inventory.listings.filter((l) => l.kind === 'rental').map((l) => [l.node.id, l]));
+    // 10 % gone upstream: an ordinary crawl, swept.
+    const few = ids.slice(0, Math.floor(ids.length * 0.1));
+    for (const id of few) upstream.get(id)!.node.status = 'OFF_MARKET';
+    expect((await rt.syncer.syncScope('rental', 300)).delisted).toBe(few.length);
+    // 60 % of the rest gone at once looks like a truncated answer: stored, not swept.
+    const rest = await activeQueens();
+    for (const id of rest.slice(0, Math.ceil(rest.length * 0.6))) upstream.get(id)!.node.status = 'OFF_MARKET';
+    expect((await rt.syncer.syncScope('rental', 300)).delisted).toBe(0);
+    expect(await activeQueens()).toEqual(rest);
+  });
 });

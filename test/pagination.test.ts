@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { get, walk } from './helpers/http.js';
-import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { useTestRuntime } from './helpers/runtime.js';
 import { rentalRows } from './helpers/source-rows.js';
 
-let rt: TestRuntime;
-let key: string;
-beforeAll(async () => {
-  rt = await startTestRuntime();
-  key = await rt.key('pro');
-});
-afterAll(async () => rt.close());
+const t = useTestRuntime('pro');
 
 describe('pagination', () => {
   it('walking every page of Brooklyn rentals by price returns each listing exactly once, in order', async () => {
     const expected = rentalRows().filter((r) => r.borough === 'Brooklyn');
-    const { items, total, pages } = await walk(rt.app, '/v1/search/rentals?areas=200&sort=PRICE&sortDir=ASC&perPage=100', key);
+    const { items, total, pages } = await walk(t.rt.app, '/v1/search/rentals?areas=200&sort=PRICE&sortDir=ASC&perPage=100', t.key);
     expect(total).toBe(expected.length);
     expect(pages).toBe(Math.ceil(expected.length / 100));
     expect(new Set(items.map((i) => i.id)).size).toBe(items.length);
@@ -24,13 +18,13 @@ describe('pagination', () => {
   });
 
   it('the default RECOMMENDED order never repeats a listing across pages', async () => {
-    const { items, total } = await walk(rt.app, '/v1/search/sales?areas=117&perPage=37', key);
+    const { items, total } = await walk(t.rt.app, '/v1/search/sales?areas=117&perPage=37', t.key);
     expect(items.length).toBe(total);
     expect(new Set(items.map((i) => i.id)).size).toBe(total);
   });
 
   it('links echo the filters with page and the perPage in effect; prev and next are null at the ends', async () => {
-    const first = await get(rt.app, '/v1/search/rentals?maxPrice=2500&areas=300&perPage=20', key);
+    const first = await get(t.rt.app, '/v1/search/rentals?maxPrice=2500&areas=300&perPage=20', t.key);
     const last = Math.ceil(first.body.meta.total / 20);
     expect(first.body.meta.links).toEqual({
       self: '/v1/search/rentals?maxPrice=2500&areas=300&page=1&perPage=20',
@@ -39,21 +33,21 @@ describe('pagination', () => {
       prev: null,
       next: '/v1/search/rentals?maxPrice=2500&areas=300&page=2&perPage=20',
     });
-    const end = await get(rt.app, first.body.meta.links.last, key);
+    const end = await get(t.rt.app, first.body.meta.links.last, t.key);
     expect(end.body.meta.links.next).toBeNull();
     expect(end.body.meta.links.prev).toBe(`/v1/search/rentals?maxPrice=2500&areas=300&page=${last - 1}&perPage=20`);
     expect(end.body.data.length).toBe(first.body.meta.total - (last - 1) * 20);
   });
 
   it('a page past the end is empty, with prev pointing at the last page', async () => {
-    const res = await get(rt.app, '/v1/search/rentals?areas=300&page=999&perPage=50', key);
+    const res = await get(t.rt.app, '/v1/search/rentals?areas=300&page=999&perPage=50', t.key);
     expect(res.body.data).toEqual([]);
     expect(res.body.meta.links.next).toBeNull();
     expect(res.body.meta.links.prev).toBe(res.body.meta.links.last);
   });
 
   it('nothing matching: total 0, last is page 1', async () => {
-    const res = await get(rt.app, '/v1/search/rentals?minPrice=99999999', key);
+    const res = await get(t.rt.app, '/v1/search/rentals?minPrice=99999999', t.key);
     expect(res.body.meta).toMatchObject({ total: 0, page: 1 });
     expect(res.body.meta.links.last).toBe('/v1/search/rentals?minPrice=99999999&page=1&perPage=50');
   });

@@ -1,26 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { get, walk } from './helpers/http.js';
 import { SHARED_DATA } from './helpers/paths.js';
-import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { useTestRuntime } from './helpers/runtime.js';
 import { csvRows, rentalRows, saleRows, upstreamParents } from './helpers/source-rows.js';
 
+const t = useTestRuntime('pro');
+
 // Every expectation here is computed from the source rows in this file, not from the service's code.
-let rt: TestRuntime;
-let key: string;
 const rentals = rentalRows();
 const sales = saleRows();
 const DAY = 86_400_000;
 
-beforeAll(async () => {
-  rt = await startTestRuntime();
-  key = await rt.key('pro');
-});
-afterAll(async () => rt.close());
-
 async function all(path: string) {
-  const { items, total } = await walk(rt.app, path, key);
+  const { items, total } = await walk(t.rt.app, path, t.key);
   expect(items.length).toBe(total);
   return items;
 }
@@ -41,10 +35,10 @@ describe('rental filters against the source rows', () => {
 
   it('borough ids are the API\'s: 200 is Brooklyn, 300 Queens, 100 Manhattan', async () => {
     for (const [id, borough] of [[200, 'Brooklyn'], [300, 'Queens'], [100, 'Manhattan']] as const) {
-      const res = await get(rt.app, `/v1/search/rentals?areas=${id}&perPage=1`, key);
+      const res = await get(t.rt.app, `/v1/search/rentals?areas=${id}&perPage=1`, t.key);
       expect(res.body.meta.total).toBe(rentals.filter((r) => r.borough === borough).length);
     }
-    expect((await get(rt.app, '/v1/search/rentals?areas=400', key)).body.meta.total).toBe(0);
+    expect((await get(t.rt.app, '/v1/search/rentals?areas=400', t.key)).body.meta.total).toBe(0);
   });
 
   it('areas= matches listings in any area below the one given (All Downtown)', async () => {
@@ -57,9 +51,9 @@ describe('rental filters against the source rows', () => {
     const manhattanId = (name: string) => regions.find((a) => a.name.toLowerCase() === name.toLowerCase() && under(a.id, 100))?.id;
     const expected = rentals.filter((r) => r.borough === 'Manhattan' && under(manhattanId(r.neighborhood) ?? 0, 102));
     expect(expected.length).toBeGreaterThan(100);
-    const res = await get(rt.app, '/v1/search/rentals?areas=102&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/rentals?areas=102&perPage=1', t.key);
     expect(res.body.meta.total).toBe(expected.length);
-    const two = await get(rt.app, '/v1/search/rentals?areas=102,200&perPage=1', key);
+    const two = await get(t.rt.app, '/v1/search/rentals?areas=102,200&perPage=1', t.key);
     expect(two.body.meta.total).toBe(expected.length + rentals.filter((r) => r.borough === 'Brooklyn').length);
   });
 
@@ -75,36 +69,36 @@ describe('rental filters against the source rows', () => {
       ['noFee=false', (r) => r.no_fee !== '1'],
     ];
     for (const [query, keep] of cases) {
-      const res = await get(rt.app, `/v1/search/rentals?${query}&perPage=1`, key);
+      const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=1`, t.key);
       expect(res.body.meta.total, query).toBe(rentals.filter(keep).length);
     }
   });
 
   it('days on market count from the listing date (rental_id mod 60 days before the build day)', async () => {
-    const dom = (r: Record<string, string>) => Number(r.rental_id) % 60 + Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
-    const res = await get(rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=1', key);
+    const dom = (r: Record<string, string>) => Number(r.rental_id) % 60 + Math.floor((Date.now() - t.rt.inventory.asOf.getTime()) / DAY);
+    const res = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=1', t.key);
     expect(res.body.meta.total).toBe(rentals.filter((r) => dom(r) >= 10 && dom(r) <= 20).length);
-    const page = await get(rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=50', key);
+    const page = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=50', t.key);
     for (const item of page.body.data) expect(item.daysOnMarket).toBeGreaterThanOrEqual(10);
   });
 
   it('filters the data has no facts for answer nothing, not everything', async () => {
     for (const query of ['petsAllowed=true', 'furnished=true', 'hasOpenHouse=true', 'has3dTour=true', 'availableBefore=2030-01-01']) {
-      const res = await get(rt.app, `/v1/search/rentals?${query}`, key);
+      const res = await get(t.rt.app, `/v1/search/rentals?${query}`, t.key);
       expect(res.body.meta.total, query).toBe(0);
     }
-    expect((await get(rt.app, '/v1/search/rentals?has3dTour=false&perPage=1', key)).body.meta.total).toBe(rentals.length);
+    expect((await get(t.rt.app, '/v1/search/rentals?has3dTour=false&perPage=1', t.key)).body.meta.total).toBe(rentals.length);
   });
 
   it('prewar uses the building age of the 2016 sample (built before 1940)', async () => {
-    const res = await get(rt.app, '/v1/search/rentals?prewar=true&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/rentals?prewar=true&perPage=1', t.key);
     expect(res.body.meta.total).toBe(rentals.filter((r) => 2016 - Number(r.building_age_yrs) < 1940).length);
   });
 
   it('minTransitScore counts subway stations near each listing', async () => {
     const stations = csvRows('subway/stations.csv').map((s) => ({ lat: Number(s['GTFS Latitude']), lon: Number(s['GTFS Longitude']) }));
     const points = new Map<string, { latitude: number; longitude: number }>();
-    for (const l of rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) points.set(l.node.id, l.node.geoPoint as never);
+    for (const l of t.rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) points.set(l.node.id, l.node.geoPoint as never);
     const rad = Math.PI / 180;
     const meters = (a: { latitude: number; longitude: number }, b: { lat: number; lon: number }) => {
       const h = Math.sin(((b.lat - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.longitude) * rad) / 2) ** 2;
@@ -115,7 +109,7 @@ describe('rental filters against the source rows', () => {
       return Math.min(100, Math.round(100 * Math.max(0, 1 - Math.min(...d) / 1600) + 5 * Math.max(0, d.filter((x) => x <= 800).length - 1)));
     };
     const expected = rentals.filter((r) => points.has(r.rental_id) && score(points.get(r.rental_id)!) >= 90).length;
-    const res = await get(rt.app, '/v1/search/rentals?minTransitScore=90&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/rentals?minTransitScore=90&perPage=1', t.key);
     expect(res.body.meta.total).toBe(expected);
     expect(expected).toBeGreaterThan(0);
     expect(expected).toBeLessThan(rentals.length);
@@ -124,7 +118,7 @@ describe('rental filters against the source rows', () => {
 
 describe('sale filters against the source rows', () => {
   it('every residential sale of $10,000 or more is listed', async () => {
-    expect((await get(rt.app, '/v1/search/sales?perPage=1', key)).body.meta.total).toBe(sales.length);
+    expect((await get(t.rt.app, '/v1/search/sales?perPage=1', t.key)).body.meta.total).toBe(sales.length);
     expect(sales.length).toBeGreaterThan(10_000);
   });
 
@@ -136,9 +130,9 @@ describe('sale filters against the source rows', () => {
       if (['09', '10', '17'].includes(c)) return 'CO_OP';
       return c === '01' ? 'TOWNHOUSE' : 'MULTI_FAMILY';
     };
-    const res = await get(rt.app, '/v1/search/sales?buildingType=CONDO,CO_OP&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/sales?buildingType=CONDO,CO_OP&perPage=1', t.key);
     expect(res.body.meta.total).toBe(sales.filter((r) => ['CONDO', 'CO_OP'].includes(type(r))).length);
-    const town = await get(rt.app, '/v1/search/sales?buildingType=TOWNHOUSE&sort=PRICE&sortDir=DESC&perPage=5', key);
+    const town = await get(t.rt.app, '/v1/search/sales?buildingType=TOWNHOUSE&sort=PRICE&sortDir=DESC&perPage=5', t.key);
     const towns = sales.filter((r) => type(r) === 'TOWNHOUSE').sort((a, b) => Number(b.sale_price) - Number(a.sale_price) || (saleId(a) < saleId(b) ? 1 : -1));
     expect(town.body.meta.total).toBe(towns.length);
     expect(town.body.data.map((i: any) => i.id)).toEqual(towns.slice(0, 5).map(saleId));
@@ -154,42 +148,42 @@ describe('sale filters against the source rows', () => {
       ['areas=140', (r) => r.neighborhood.startsWith('UPPER EAST SIDE')],
     ];
     for (const [query, keep] of cases) {
-      const res = await get(rt.app, `/v1/search/sales?${query}&perPage=1`, key);
+      const res = await get(t.rt.app, `/v1/search/sales?${query}&perPage=1`, t.key);
       expect(res.body.meta.total, query).toBe(sales.filter(keep).length);
     }
   });
 
   it('listedAfter/listedBefore use the sale date shifted so the newest falls on the build day', async () => {
     const newest = Math.max(...csvRows('rolling-sales/manhattan-2022-2023.csv').map((r) => Date.parse(`${r.sale_date}T00:00:00Z`)));
-    const shift = rt.inventory.asOf.getTime() - newest;
+    const shift = t.rt.inventory.asOf.getTime() - newest;
     const listed = (r: Record<string, string>) => Date.parse(`${r.sale_date}T00:00:00Z`) + shift;
-    const after = new Date(rt.inventory.asOf.getTime() - 30 * DAY).toISOString();
-    const before = new Date(rt.inventory.asOf.getTime() - 10 * DAY).toISOString();
-    const res = await get(rt.app, `/v1/search/sales?listedAfter=${after}&listedBefore=${before}&perPage=1`, key);
+    const after = new Date(t.rt.inventory.asOf.getTime() - 30 * DAY).toISOString();
+    const before = new Date(t.rt.inventory.asOf.getTime() - 10 * DAY).toISOString();
+    const res = await get(t.rt.app, `/v1/search/sales?listedAfter=${after}&listedBefore=${before}&perPage=1`, t.key);
     expect(res.body.meta.total).toBe(sales.filter((r) => listed(r) > Date.parse(after) && listed(r) < Date.parse(before)).length);
   });
 
   it('maxMonthlyCost is the mortgage payment at 6.5%, 20% down, 30 years (no charges known)', async () => {
     const r = 0.065 / 12;
     const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
-    const res = await get(rt.app, '/v1/search/sales?maxMonthlyCost=5000&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/sales?maxMonthlyCost=5000&perPage=1', t.key);
     expect(res.body.meta.total).toBe(sales.filter((s) => Number(s.sale_price) * factor <= 5000).length);
   });
 
   it('price per square foot sort puts known values first, descending, then unknown', async () => {
-    const res = await get(rt.app, '/v1/search/sales?sort=PRICE_PER_SQFT&perPage=200', key);
+    const res = await get(t.rt.app, '/v1/search/sales?sort=PRICE_PER_SQFT&perPage=200', t.key);
     const withSqft = sales.filter((s) => Number(s.residential_units) === 1 && Number(s.gross_square_feet) > 0);
     const best = withSqft.map((s) => Number(s.sale_price) / Number(s.gross_square_feet)).sort((a, b) => b - a)[0];
-    const first = await get(rt.app, `/v1/property/${res.body.data[0].id}`, key);
+    const first = await get(t.rt.app, `/v1/property/${res.body.data[0].id}`, t.key);
     expect(first.body.data.pricePerSqft).toBeCloseTo(best, 1);
     const prices = [];
-    for (const item of res.body.data.slice(0, 20)) prices.push((await get(rt.app, `/v1/property/${item.id}`, key)).body.data.pricePerSqft);
+    for (const item of res.body.data.slice(0, 20)) prices.push((await get(t.rt.app, `/v1/property/${item.id}`, t.key)).body.data.pricePerSqft);
     expect(prices).toEqual([...prices].sort((a, b) => b - a));
   });
 
   it('LISTED_AT sort ascending gives the oldest sale first', async () => {
     const oldest = [...sales].sort((a, b) => a.sale_date.localeCompare(b.sale_date) || (saleId(a) < saleId(b) ? -1 : 1))[0];
-    const res = await get(rt.app, '/v1/search/sales?sort=LISTED_AT&sortDir=ASC&perPage=1', key);
+    const res = await get(t.rt.app, '/v1/search/sales?sort=LISTED_AT&sortDir=ASC&perPage=1', t.key);
     expect(res.body.data[0].id).toBe(saleId(oldest));
   });
 });

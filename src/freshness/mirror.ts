@@ -8,7 +8,7 @@ import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import { rowToDetail, rowToSummary, type ListingRow } from '../store/listing-rows.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
-import type { ScopesRepository } from '../store/scopes-repository.js';
+import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
 import { searchListings, type ListingSearch } from '../store/search-query.js';
 import type { RefreshCoordinator } from './coordinator.js';
@@ -71,6 +71,11 @@ export class Mirror {
     return { ...base, source: outcome === 'joined' ? 'refreshing' : 'stale', refreshTriggered: outcome === 'started' };
   }
 
+  /** Freshness of a resource fetched from upstream by this very request. */
+  private fetchedNow(threshold: number): Freshness {
+    return { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: true };
+  }
+
   async areaTree(): Promise<AreaTree> {
     return this.deps.refresher.areaTree();
   }
@@ -84,7 +89,7 @@ export class Mirror {
     const threshold = this.deps.config.freshness.searchSeconds;
     const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
     const perScope = await Promise.all(covered.map((boroughId) => {
-      const key = `${search.kind}:${boroughId}`;
+      const key = scopeKey(search.kind, boroughId);
       const at = states.get(key)?.last_success_at;
       return this.freshness(key, at ? new Date(at) : NEVER, threshold, () => this.deps.refresher.syncScope(search.kind, boroughId));
     }));
@@ -126,12 +131,7 @@ export class Mirror {
     if (!(await this.deps.refresher.refreshListing(id))) return null;
     const fetched = await this.deps.listings.findById(id);
     if (!fetched) return null;
-    return this.detail(fetched, {
-      dataAge: this.now.toISOString(),
-      source: 'cached',
-      freshnessThreshold: this.deps.config.freshness.propertySeconds,
-      refreshTriggered: true,
-    });
+    return this.detail(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
   }
 
   /**
@@ -158,14 +158,14 @@ export class Mirror {
     }
     const fetched = await this.deps.refresher.refreshBuilding(idOrSlug);
     if (!fetched) return null;
-    return { building: fetched, freshness: { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: true } };
+    return { building: fetched, freshness: this.fetchedNow(threshold) };
   }
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
-    const state = await this.deps.scopes.get('areas');
+    const state = await this.deps.scopes.get(AREAS_SCOPE);
     const at = state?.last_success_at ? new Date(state.last_success_at) : NEVER;
-    const freshness = await this.freshness('areas', at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
+    const freshness = await this.freshness(AREAS_SCOPE, at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
     return { areas: await this.deps.areas.list(filter), freshness };
   }
 }

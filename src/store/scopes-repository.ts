@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database, SyncScopesTable } from './schema.js';
 
+/** Scope key of a listing kind in one borough (API borough id): `sale:100`, `rental:200`, ... */
+export function scopeKey(kind: 'sale' | 'rental', boroughId: number): string {
+  return `${kind}:${boroughId}`;
+}
+/** Scope key of the area list. */
+export const AREAS_SCOPE = 'areas';
+
 /** Sync state of one scope (`sale:100`, `rental:200`, `areas`, ...); instants are UTC ISO 8601. */
 export type ScopeState = SyncScopesTable;
 
@@ -24,8 +31,8 @@ export class ScopesRepository {
       .execute();
   }
 
-  async recordSuccess(scope: string, at: string, listingCount: number | null, trx: Kysely<Database> = this.db): Promise<void> {
-    await trx
+  async recordSuccess(scope: string, at: string, listingCount: number | null): Promise<void> {
+    await this.db
       .insertInto('sync_scopes')
       .values({ scope, last_attempt_at: at, last_success_at: at, last_error: null, last_error_at: null, listing_count: listingCount })
       .onConflict((oc) => oc.column('scope').doUpdateSet({ last_success_at: at, listing_count: listingCount }))

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
-import type { ScopesRepository } from '../store/scopes-repository.js';
-import { LISTING_SCOPES, scopeKey, type Syncer } from './syncer.js';
+import { scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
+import { LISTING_SCOPES, type Syncer } from './syncer.js';
 
 /**
  * Refreshes every listing scope every `intervalSeconds` (measured from its last success), through the

@@ -7,7 +7,7 @@ import { transitScore, type Station } from '../domain/transit-score.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { ApplyResult, ListingsRepository } from '../store/listings-repository.js';
-import type { ScopesRepository } from '../store/scopes-repository.js';
+import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import { toUpstreamAreaId } from '../upstream/borough-ids.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { mapAreas, mapBuilding, mapListingNode, uniqueNodes } from '../upstream/mappers.js';
@@ -28,11 +28,6 @@ export interface SyncerDeps {
   logger: Logger;
 }
 
-/** Scope key of a listing kind in one borough (API borough id): `sale:100`, `rental:200`, ... */
-export function scopeKey(kind: ListingKind, boroughId: number): string {
-  return `${kind}:${boroughId}`;
-}
-export const AREAS_SCOPE = 'areas';
 /** Every listing scope: both kinds in each of the five boroughs. */
 export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sale', 'rental'] as const).flatMap((kind) =>
   BOROUGH_IDS.map((boroughId) => ({ kind, boroughId })),

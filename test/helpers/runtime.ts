@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { loadConfig, type Plan } from '../../src/config.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { issueKey } from '../../src/keys/key-admin.js';
@@ -44,4 +45,18 @@ export async function startTestRuntime(
     inventory,
     key: (plan, o = {}) => issueKey(runtime.keys, config, { plan, label: o.label ?? null, expires: o.expires ?? null }),
   };
+}
+
+/**
+ * For a test file: starts a runtime (see {@link startTestRuntime}) and a key of `plan` before its
+ * tests and closes the runtime after them. Read `t.rt` and `t.key` inside tests.
+ */
+export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> = {}): { rt: TestRuntime; key: string } {
+  const t = {} as { rt: TestRuntime; key: string };
+  beforeAll(async () => {
+    t.rt = await startTestRuntime(env);
+    t.key = await t.rt.key(plan);
+  });
+  afterAll(async () => t.rt?.close());
+  return t;
 }

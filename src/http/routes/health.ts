@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ScopesRepository } from '../../store/scopes-repository.js';
+import { AREAS_SCOPE, type ScopesRepository } from '../../store/scopes-repository.js';
+import { Nullable } from '../schemas/common.js';
 
 /** GET /v1/health: liveness, upstream circuit state, and each sync scope's last success and error. */
 export function registerHealthRoutes(app: FastifyInstance, deps: { scopes: ScopesRepository; circuitState: () => string; nextRefreshAt: (lastSuccessAt: string | null) => string | null }): void {
@@ -18,12 +19,12 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { scopes: Scope
             scopes: Type.Array(
               Type.Object({
                 scope: Type.String(),
-                lastSuccessAt: Type.Union([Type.String(), Type.Null()]),
-                lastAttemptAt: Type.Union([Type.String(), Type.Null()]),
-                lastError: Type.Union([Type.String(), Type.Null()]),
-                lastErrorAt: Type.Union([Type.String(), Type.Null()]),
-                listingCount: Type.Union([Type.Integer(), Type.Null()]),
-                nextRefreshAt: Type.Union([Type.String(), Type.Null()]),
+                lastSuccessAt: Nullable(Type.String()),
+                lastAttemptAt: Nullable(Type.String()),
+                lastError: Nullable(Type.String()),
+                lastErrorAt: Nullable(Type.String()),
+                listingCount: Nullable(Type.Integer()),
+                nextRefreshAt: Nullable(Type.String()),
               }),
             ),
           }),
@@ -42,7 +43,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { scopes: Scope
           lastError: s.last_error,
           lastErrorAt: s.last_error_at,
           listingCount: s.listing_count,
-          nextRefreshAt: s.scope === 'areas' ? null : deps.nextRefreshAt(s.last_success_at),
+          nextRefreshAt: s.scope === AREAS_SCOPE ? null : deps.nextRefreshAt(s.last_success_at),
         })),
       };
     },

@@ -59,8 +59,7 @@ export class MarketClock {
     private readonly options: { seed: number; start: Date; realTime: boolean; rates?: MarketRates; holdBack?: number },
   ) {
     const random = prng(options.seed);
-    const all = [...market.all('rental'), ...market.all('sale')];
-    this.pool = all.filter(() => random() < (options.holdBack ?? 0.01));
+    this.pool = market.all().filter(() => random() < (options.holdBack ?? 0.01));
     for (const l of this.pool) l.node.status = UPCOMING;
     market.setClock(() => this.now());
   }
@@ -89,7 +88,7 @@ export class MarketClock {
     const rates = this.options.rates ?? DEFAULT_RATES;
     const random = prng(this.options.seed * 7919 + index);
     const at = new Date(this.options.start.getTime() + index * HOUR_MS);
-    const active = [...this.market.all('rental'), ...this.market.all('sale')].filter((l) => l.node.status === 'ACTIVE');
+    const active = this.market.all().filter((l) => l.node.status === 'ACTIVE');
     const count = (perDay: number) => {
       const expected = (active.length * perDay) / 24;
       return Math.floor(expected) + (random() < expected % 1 ? 1 : 0);

@@ -52,20 +52,16 @@ export class LocalMarket {
     this.history.set(key, [...(this.history.get(key) ?? []), { date: at.toISOString().slice(0, 10), price: l.node.price, event }]);
   }
 
-  /** Every listing of one kind, active or not. */
-  all(kind: 'sale' | 'rental'): InventoryListing[] {
-    return [...this.listings.values()].filter((l) => l.kind === kind);
+  /** Every listing (of one kind when given), whatever its status. */
+  all(kind?: 'sale' | 'rental'): InventoryListing[] {
+    const every = [...this.listings.values()];
+    return kind ? every.filter((l) => l.kind === kind) : every;
   }
 
   /** A listing the site shows (active or off the market); not one that is yet to be listed. */
   listing(kind: 'sale' | 'rental', id: string): InventoryListing | undefined {
     const l = this.listings.get(`${kind}:${id}`);
     return l && l.node.status !== UPCOMING ? l : undefined;
-  }
-
-  /** Adds or replaces a listing (market clock). */
-  put(listing: InventoryListing): void {
-    this.listings.set(`${listing.kind}:${listing.node.id}`, listing);
   }
 
   /** Active listings of `kind` matching the upstream filters, sorted as asked (ties by id). */

@@ -6,7 +6,7 @@ interface SearchArgs {
 }
 
 /** Raised for a search input the real site would refuse (perPage above 500, page below 1). */
-export class BadInputError extends Error {}
+class BadInputError extends Error {}
 
 /**
  * Root resolvers of the local upstream. Searches answer the site's shape: `totalCount`, `pageInfo`,
