@@ -1,24 +1,40 @@
+import compress from '@fastify/compress';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { readFileSync } from 'node:fs';
+import zlib from 'node:zlib';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Mirror } from './freshness/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { registerRateLimits, type PlanLimiters } from './http/plugins/rate-limits.js';
 import { registerAreaRoutes } from './http/routes/areas.js';
 import { registerBuildingRoutes } from './http/routes/building.js';
+import { registerCaching } from './http/plugins/caching.js';
 import { registerHealthRoutes } from './http/routes/health.js';
+import { registerIndexRoutes } from './http/routes/index.js';
+import { registerMarketRoutes } from './http/routes/market.js';
+import { registerChangesRoutes } from './http/routes/changes.js';
 import { registerPropertyRoutes } from './http/routes/property.js';
 import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
 import { AreaSchema, BuildingSchema } from './http/schemas/building.js';
 import { SHARED_SCHEMAS } from './http/schemas/common.js';
 import { ListingDetail, ListingSummary } from './http/schemas/listing.js';
+import { RouteIndex } from './http/route-index.js';
+import { parameterValidatorCompiler } from './http/validation.js';
 import type { KeysRepository } from './store/keys-repository.js';
+import type { ChangesRepository } from './store/changes-repository.js';
+import type { ListingsRepository } from './store/listings-repository.js';
 import type { QuotaRepository } from './store/quota-repository.js';
-import type { ScopesRepository } from './store/scopes-repository.js';
+import type { CrawlReport, ScopesRepository } from './store/scopes-repository.js';
+import type { UpstreamClient } from './upstream/client.js';
+
+/** The service's version, from package.json. */
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
 export interface AppDeps {
@@ -28,7 +44,13 @@ export interface AppDeps {
   quotas: QuotaRepository;
   limiters: PlanLimiters;
   scopes: ScopesRepository;
-  circuitState: () => string;
+  listings: ListingsRepository;
+  /** The change log the sync writes (GET /v1/changes). */
+  changes: ChangesRepository;
+  /** The upstream client, for its breaker state and queue in /v1/health. */
+  upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
+  /** Crawl reports and the hydration backlog, for /v1/health. */
+  crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number> };
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (lastSuccessAt: string | null) => string | null;
   clock: () => Date;
@@ -49,9 +71,10 @@ export const API_DESCRIPTION = `Read-only JSON API for New York City sale and re
 mirror of an upstream listings site.
 
 **Freshness.** Every answer carries meta.dataAge (UTC), meta.source and meta.freshnessThreshold (seconds). Stored data
-within the threshold is \`cached\`; older data is still answered, as \`stale\` when this request started a background
-refresh (meta.refreshTriggered true) or \`refreshing\` when one is already running. A failed refresh keeps the stored
-data. A single listing or building not yet mirrored is fetched from upstream while you wait (502/504 if it fails).
+within the threshold is \`cached\`; older data is still answered, as \`stale\` when no refresh is running (meta.refreshTriggered
+true when this request started one; none starts while the upstream's circuit breaker is open) or \`refreshing\` when one is
+already running. A failed refresh keeps the stored data. A single listing or building not yet mirrored is fetched from
+upstream while you wait, ahead of background refreshes (502/504 if it fails, 503 if too many lookups already wait).
 
 **Plans.** Free, Starter, Pro, Business cap perPage at 10 / 50 / 500 / 500; a larger perPage is clamped and meta.perPage
 shows the size in effect. Without a key the two search endpoints answer as Free, limited per client IP; the other
@@ -62,10 +85,71 @@ endpoints need \`Authorization: Bearer SERVICE_<uuid>\`.
 \`RateLimit\` (IETF draft structured fields), \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`
 (seconds until the minute window resets). GET /v1/usage shows a key's plan, limits and usage without counting.
 
-**Errors** are RFC 9457 application/problem+json with a stable \`code\` and, for bad parameters, \`errors[]\` naming each one.
-Unknown query parameters are rejected.
+**Errors** are RFC 9457 application/problem+json with a stable \`code\` and, for bad parameters, \`errors[]\` naming each one:
+INVALID_PARAMS and BAD_REQUEST 400, MISSING_API_KEY / INVALID_API_KEY / EXPIRED_API_KEY 401, NOT_FOUND 404 (an unknown path
+points to /docs), METHOD_NOT_ALLOWED 405 (with \`Allow\`: every operation is GET or HEAD), PAYLOAD_TOO_LARGE 413, URI_TOO_LONG 414,
+RATE_LIMIT_EXCEEDED / QUOTA_EXCEEDED 429, HEADERS_TOO_LARGE 431, INTERNAL_ERROR 500, UPSTREAM_ERROR 502, UPSTREAM_BUSY 503 (too
+many lookups waiting for the upstream; \`Retry-After\`), UPSTREAM_TIMEOUT 504. Unknown query parameters are rejected. Integers are
+plain decimal digits (no exponent, hex, \`Infinity\`, spaces or byte-order mark), booleans \`true\` or \`false\`, instants RFC 3339
+with \`Z\` or a \`±hh:mm\` offset (normalised to UTC); a control character in any parameter is refused.
+
+**Health.** GET /v1/health answers 200 \`ok\`, 200 \`degraded\` (the upstream circuit is open or a scope's latest sync failed:
+answers may be stale) or 503 \`unavailable\` (no data to serve).
 
 **Units.** Prices in US dollars (rent a month; asking price for sales), areas in square feet, distances in metres.`;
+
+/** Real answers of the default data set, one a route (`npm run openapi:examples` captures them). */
+const EXAMPLES_FILE = new URL('../docs/openapi-examples.json', import.meta.url);
+
+/**
+ * The app's OpenAPI document with, for each operation, a real answer of the default data set as the
+ * example of its 200 JSON answer (when `docs/openapi-examples.json` has one).
+ */
+export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
+  const document = app.swagger() as { paths: Record<string, { get?: { responses?: Record<string, { content?: Record<string, Record<string, unknown>> }> } }> };
+  let examples: Record<string, unknown> = {};
+  try {
+    examples = JSON.parse(readFileSync(EXAMPLES_FILE, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // no examples captured: the document stands without them
+  }
+  for (const [route, example] of Object.entries(examples)) {
+    const media = document.paths[route]?.get?.responses?.['200']?.content?.['application/json'];
+    if (media) media.examples = { realAnswer: example };
+  }
+  for (const [path, item] of Object.entries(document.paths)) {
+    const limited = path.startsWith('/v1/') && path !== '/v1/health' && path !== '/v1/usage';
+    for (const [status, response] of Object.entries(item.get?.responses ?? {})) {
+      const headers: Record<string, unknown> = { 'X-Request-Id': HEADERS['X-Request-Id'] };
+      if (limited) for (const name of RATE_LIMIT_HEADERS) headers[name] = HEADERS[name];
+      if (status === '200' && path.startsWith('/v1/')) for (const name of ['ETag', 'Last-Modified', 'Cache-Control', 'Vary']) headers[name] = HEADERS[name];
+      if (status === '200' && /\/v1\/(search|areas$|changes)/.test(path)) headers.Link = HEADERS.Link;
+      if (status === '429' || status === '503') headers['Retry-After'] = HEADERS['Retry-After'];
+      if (status === '401') headers['WWW-Authenticate'] = HEADERS['WWW-Authenticate'];
+      (response as Record<string, unknown>).headers = headers;
+    }
+  }
+  return document;
+}
+
+const header = (description: string, type: 'string' | 'integer' = 'string') => ({ description, schema: { type } });
+/** The response headers the service sends, as the OpenAPI document describes them. */
+const HEADERS: Record<string, unknown> = {
+  'X-Request-Id': header('The request\'s id (the caller\'s own when it sent a plain one); errors are logged with it.'),
+  'RateLimit-Policy': header('IETF draft structured field: `"per-minute";q=<limit>;w=60`.'),
+  RateLimit: header('IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`.'),
+  'X-RateLimit-Limit': header('Requests a minute the plan allows.', 'integer'),
+  'X-RateLimit-Remaining': header('Requests left in this minute.', 'integer'),
+  'X-RateLimit-Reset': header('Seconds until the minute window resets.', 'integer'),
+  ETag: header('Strong entity tag of the answer: send it back in If-None-Match for a 304 (which counts toward no limit).'),
+  'Last-Modified': header('meta.dataAge as an HTTP date.'),
+  'Cache-Control': header('`private, max-age=<seconds left in the freshness window>`.'),
+  Vary: header('`Authorization, Accept-Encoding`.'),
+  Link: header('RFC 8288 pagination links: first, prev, next, last (as meta.links).'),
+  'Retry-After': header('Seconds to wait before retrying.', 'integer'),
+  'WWW-Authenticate': header('`Bearer`, or `Bearer error="invalid_token"` for a bad key.'),
+};
+const RATE_LIMIT_HEADERS = ['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
 /**
  * Builds the Fastify app: strict query validation (unknown parameters rejected, all errors reported),
@@ -77,14 +161,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Typed as Fastify's base logger so plugins and routes see the usual FastifyInstance.
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: deps.config.trustProxy,
-    // Long path parameters reach validation and get a problem+json 400 instead of the router's 414.
-    routerOptions: { maxParamLength: 2000 },
+    // Path parameters up to this length reach validation (a 400 naming the parameter); longer ones are 414.
+    routerOptions: { maxParamLength: 500 },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : `req-${Date.now().toString(36)}-${(++requestCounter).toString(36)}`;
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: true, useDefaults: false } },
   });
+  app.setValidatorCompiler(parameterValidatorCompiler());
+  const routes = new RouteIndex();
+  routes.watch(app);
+  // A preflight carries no credentials (Fetch standard): routes answering OPTIONS only are public.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => m === 'OPTIONS')) route.config = { ...route.config, access: 'public' };
+  });
+  await app.register(cors, {
+    origin: deps.config.corsOrigins === '*' ? '*' : deps.config.corsOrigins,
+    credentials: false,
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Accept', 'Accept-Encoding', 'If-None-Match', 'X-Request-Id'],
+    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id', 'ETag', 'Link', 'Last-Modified', 'X-Total-Count'],
+    maxAge: 600,
+  });
+  // Brotli at a moderate quality: most of its gain at a fraction of the default's cost.
+  await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
+  await registerCaching(app, { clock: deps.clock });
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
@@ -93,23 +197,49 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'nyc-listings', version: '1.0.0', description: API_DESCRIPTION },
+      info: {
+        title: 'nyc-listings',
+        version: SERVICE_VERSION,
+        description: API_DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+        contact: { name: 'nyc-listings maintainers', url: 'https://nyc-listings.dev' },
+      },
+      servers: [{ url: '/', description: 'This service (paths are relative to where it is served).' }],
+      tags: [
+        { name: 'search', description: 'Active sale and rental listings, every filter and sort.' },
+        { name: 'property', description: 'One listing, by upstream id or URL.' },
+        { name: 'building', description: 'One building, by id or slug.' },
+        { name: 'areas', description: 'Boroughs, sub-boroughs and neighbourhoods.' },
+        { name: 'market', description: 'Market figures now and day by day.' },
+        { name: 'changes', description: 'What changed in the market, as a feed.' },
+        { name: 'meta', description: 'Index, health and usage.' },
+      ],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'SERVICE_<uuid v4> API key.' } } },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The docs page and its assets are public: every route registered in this scope is marked so.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: 'public' };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+  });
 
-  registerErrorHandling(app);
+  registerErrorHandling(app, routes);
   registerAuth(app, { keys: deps.keys, config: deps.config, clock: deps.clock });
   registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
-  registerPropertyRoutes(app, { mirror: deps.mirror });
+  registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });
   registerBuildingRoutes(app, { mirror: deps.mirror });
   registerAreaRoutes(app, { mirror: deps.mirror });
-  registerHealthRoutes(app, { scopes: deps.scopes, circuitState: deps.circuitState, nextRefreshAt: deps.nextRefreshAt });
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
+  registerChangesRoutes(app, { changes: deps.changes, mirror: deps.mirror, config: deps.config, clock: deps.clock });
+  registerIndexRoutes(app, { version: SERVICE_VERSION });
+  registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, crawls: deps.crawls, nextRefreshAt: deps.nextRefreshAt });
+  let document: unknown;
+  app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));
   await app.ready();
   return app;
 }

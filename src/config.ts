@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { SITE_HEADERS } from './upstream/site-headers.js';
 
 /** Subscription plans, lowest first. */
 export const PLANS = ['free', 'starter', 'pro', 'business'] as const;
@@ -22,11 +23,23 @@ export interface Config {
   databaseUrl: string;
   /** GraphQL endpoint of the upstream site; null starts the local upstream in-process on loopback. */
   upstreamUrl: string | null;
-  /** Ask the upstream for the local upstream's extension fields (listing date, amenities, year built). */
-  upstreamExtendedFields: boolean;
+  /** Headers sent to the upstream (the site's public clients' set, with `UPSTREAM_HEADERS` JSON merged in). */
+  upstreamHeaders: Record<string, string>;
+  /** Seconds to wait out a 403 bot block before asking again. */
+  upstreamBlockBackoffSeconds: number;
+  /** Results one upstream search reaches (the site's cap): larger scopes are crawled in parts. */
+  upstreamResultCap: number;
+  /** Local upstream only: the port of its admin server (faults, stats, market clock); 0 picks a free one. */
+  localUpstreamAdminPort: number;
+  /** Local upstream only: the result cap it plays (0: none). */
+  localUpstreamResultCap: number;
+  /** Listings hydrated per detail request, at most per refresh cycle, and how long a property lookup waits for it (seconds). */
+  hydration: { batch: number; budget: number; waitSeconds: number };
   upstreamTimeoutSeconds: number;
   /** Upstream requests in flight at once. */
   upstreamConcurrency: number;
+  /** Upstream calls that may wait for their turn; a lookup a caller waits for beyond this is a 503. */
+  upstreamMaxQueued: number;
   /** Attempts for a transient upstream failure, the first included. */
   upstreamMaxAttempts: number;
   /** Consecutive upstream failures that open the circuit breaker, and seconds until it tries again. */
@@ -50,10 +63,16 @@ export interface Config {
   /** Optional server-side secret mixed into stored key digests (HMAC-SHA-256). */
   apiKeyPepper: string | null;
   plans: Record<Plan, PlanLimits>;
+  /** Days the change feed keeps its events. */
+  changesRetentionDays: number;
+  /** The lowest plan that may read market history and comparables. */
+  featurePlans: { marketHistory: Plan; comparables: Plan };
   redisUrl: string | null;
   /** Prefix of every Redis key the service writes. */
   redisKeyPrefix: string;
   trustProxy: boolean;
+  /** Origins a browser app may call from: `*` (any, the default) or a list; credentials are never allowed. */
+  corsOrigins: '*' | string[];
   logLevel: string;
 }
 
@@ -84,6 +103,29 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+function planName(env: NodeJS.ProcessEnv, name: string, fallback: Plan): Plan {
+  const raw = env[name];
+  if (!raw) return fallback;
+  if (!PLANS.includes(raw as Plan)) throw new ConfigError(`${name} must be one of ${PLANS.join(', ')}, got "${raw}"`);
+  return raw as Plan;
+}
+
+/** `UPSTREAM_HEADERS`: a JSON object of header names to values. */
+function headers(env: NodeJS.ProcessEnv): Record<string, string> {
+  const raw = env.UPSTREAM_HEADERS;
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('UPSTREAM_HEADERS must be a JSON object of header names to values');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    throw new ConfigError('UPSTREAM_HEADERS must be a JSON object of header names to string values');
+  }
+  return Object.fromEntries(Object.entries(parsed as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
 /**
  * Reads the configuration from `env` (the only place that reads `process.env`).
  * @throws ConfigError on a malformed value.
@@ -101,16 +143,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, 'PORT', 8080),
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
     upstreamUrl,
-    upstreamExtendedFields: bool(env, 'UPSTREAM_EXTENDED_FIELDS', upstreamUrl === null),
+    upstreamHeaders: { ...SITE_HEADERS, ...headers(env) },
+    upstreamBlockBackoffSeconds: num(env, 'UPSTREAM_BLOCK_BACKOFF_SECONDS', 1800),
+    upstreamResultCap: int(env, 'UPSTREAM_RESULT_CAP', 1000, 1),
+    localUpstreamResultCap: int(env, 'LOCAL_UPSTREAM_RESULT_CAP', 1000),
+    localUpstreamAdminPort: int(env, 'LOCAL_UPSTREAM_ADMIN_PORT', 0),
+    hydration: {
+      batch: int(env, 'HYDRATION_BATCH', upstreamUrl === null ? 100 : 20, 1),
+      budget: int(env, 'HYDRATION_BUDGET', 2000, 1),
+      waitSeconds: num(env, 'HYDRATION_WAIT_SECONDS', 3),
+    },
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS', 15),
+    // Real-site pacing follows its public clients: one request in flight, at least a second apart (plus jitter).
     upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', upstreamUrl === null ? 4 : 1, 1),
     upstreamMaxAttempts: int(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1),
+    upstreamMaxQueued: int(env, 'UPSTREAM_MAX_QUEUED', 50, 1),
     upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1),
     upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS', 30),
     marketClock: bool(env, 'MARKET_CLOCK', true),
     marketSeed: int(env, 'MARKET_SEED', 2016),
     localUpstreamFaults: env.LOCAL_UPSTREAM_FAULTS ?? '',
-    upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 0.5),
+    upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 1),
     sharedDataDir: resolve(env.SHARED_DATA_DIR || '../shared/data'),
     freshness: {
       searchSeconds,
@@ -132,9 +185,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pro: plan('pro', 500, 60, 25000),
       business: plan('business', 500, 120, 100000),
     },
+    changesRetentionDays: int(env, 'CHANGES_RETENTION_DAYS', 90, 1),
+    featurePlans: { marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY', 'pro'), comparables: planName(env, 'MIN_PLAN_COMPARABLES', 'pro') },
     redisUrl: env.REDIS_URL || null,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'nyc-listings:',
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    corsOrigins: !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     logLevel: env.LOG_LEVEL || 'info',
   };
 }

@@ -1,37 +1,98 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import cliProgress from 'cli-progress';
 import pino from 'pino';
-import { createLogger } from './app.js';
+import pretty from 'pino-pretty';
+import { createLogger, openApiDocument, SERVICE_VERSION } from './app.js';
 import { loadConfig, PLANS, type Plan } from './config.js';
 import { buildInventory } from './dataset/build-inventory.js';
 import { issueKey, importKeys, listKeys } from './keys/key-admin.js';
 import { startRuntime } from './runtime.js';
+import type { SyncProgress } from './sync/syncer.js';
 import { KeysRepository } from './store/keys-repository.js';
 import { openStore } from './store/database.js';
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
 import { parseFaults, startLocalUpstream } from './upstream/local/server.js';
 
-const USAGE = `usage: nyc-listings <command>
-  serve                       start the API (first sync on an empty database)
-  sync [--watch]              sync every scope once (or keep syncing every SYNC_INTERVAL_SECONDS)
+const USAGE = `usage: nyc-listings <command> [options]
+  serve [--port N] [--host H] start the API (first sync on an empty database)
+  sync [--watch]              sync every scope once and hydrate the details (or keep syncing every SYNC_INTERVAL_SECONDS)
   keys issue --plan P [--label L] [--expires YYYY-MM-DD]   print a new key (alone, on stdout)
   keys list                   list keys (never the keys themselves)
   keys revoke <id>            revoke a key
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)
   upstream [--port N]         run the local upstream alone
-  openapi                     print the OpenAPI document`;
+  openapi                     print the OpenAPI document
+  help, --help                this text
+  --version                   the version
+
+Configuration comes from the environment (see README.md).`;
+
+/** A mistake in how the command line was used: named on stderr with the usage, exit code 2. */
+class UsageError extends Error {}
+
+/** Parses a command's flags strictly: an unknown flag or a missing value is a {@link UsageError} naming it. */
+function flags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** A port number 1-65535, or a {@link UsageError}. */
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]{1,5}$/.test(value) || n < 1 || n > 65535) throw new UsageError(`--port must be a whole number from 1 to 65535, got "${value}"`);
+  return n;
+}
+
+/** Human-readable logs on a terminal (pino-pretty), JSON lines otherwise; on stderr. */
+function cliLogger(level: string) {
+  return process.stderr.isTTY ? createLogger(level, pretty({ destination: 2, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' })) : createLogger(level, pino.destination(2));
+}
+
+/** A progress bar on a terminal for a sync (cli-progress); nothing otherwise (the JSON logs say it). */
+function syncProgress(): SyncProgress | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  const bar = new cliProgress.SingleBar({ format: '{step} [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
+  let current = '';
+  return (step, done, total) => {
+    if (step !== current) {
+      if (current) bar.stop();
+      current = step;
+      bar.start(total, done, { step: step.padEnd(9) });
+    } else bar.update(done);
+    if (done >= total) {
+      bar.stop();
+      current = '';
+    }
+  };
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${SERVICE_VERSION}\n`);
+    return 0;
+  }
+  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command "${command}"`);
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, pino.destination(2));
+  const logger = cliLogger(config.logLevel);
   switch (command) {
     case 'serve': {
+      const { values } = flags(rest, { port: { type: 'string' }, host: { type: 'string' } });
+      const listen = { port: values.port === undefined ? config.port : port(values.port), host: values.host ?? config.host };
       const runtime = await startRuntime(config, { logger });
-      const address = await runtime.app.listen({ port: config.port, host: config.host });
-      logger.info({ address, docs: `${address}/docs` }, 'nyc-listings listening');
+      const address = await runtime.app.listen(listen);
+      const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
+      logger.info({ address, docs: `${address}/docs`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs): ${rentals} rentals, ${sales} sales`);
       const stop = async () => {
         logger.info('shutting down');
         await runtime.close();
@@ -42,9 +103,9 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'sync': {
-      const { values } = parseArgs({ args: rest, options: { watch: { type: 'boolean', default: false } } });
+      const { values } = flags(rest, { watch: { type: 'boolean', default: false } });
       const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false });
-      const failed = await runtime.syncer.syncAll();
+      const failed = await runtime.syncer.syncAll({ progress: syncProgress() });
       logger.info({ failed, rentals: await runtime.listings.count('rental'), sales: await runtime.listings.count('sale') }, 'sync done');
       if (!values.watch) {
         await runtime.close();
@@ -59,8 +120,8 @@ async function main(argv: string[]): Promise<number> {
       try {
         const [sub, ...args] = rest;
         if (sub === 'issue') {
-          const { values } = parseArgs({ args, options: { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' } } });
-          if (!values.plan || !PLANS.includes(values.plan as Plan)) throw new Error(`--plan must be one of ${PLANS.join(', ')}`);
+          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' } });
+          if (!values.plan || !PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
           process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null })}\n`);
         } else if (sub === 'list') {
           process.stdout.write(`${listKeys(await keys.list())}\n`);
@@ -71,8 +132,7 @@ async function main(argv: string[]): Promise<number> {
           const result = await importKeys(keys, config, args[0], readFileSync(args[0], 'utf8'));
           process.stderr.write(`imported ${result.inserted} new, ${result.updated} updated\n`);
         } else {
-          process.stderr.write(`${USAGE}\n`);
-          return 2;
+          throw new UsageError(sub ? `unknown keys command "${sub}" (issue, list, revoke <id>, import <file>)` : 'keys needs a command: issue, list, revoke <id>, import <file>');
         }
         return 0;
       } finally {
@@ -80,11 +140,11 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'upstream': {
-      const { values } = parseArgs({ args: rest, options: { port: { type: 'string', default: '8090' } } });
+      const { values } = flags(rest, { port: { type: 'string', default: '8090' } });
       const market = new LocalMarket(buildInventory(config.sharedDataDir));
       const clock = config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: new Date(), realTime: true }) : null;
       const upstream = await startLocalUpstream(market, {
-        port: Number(values.port),
+        port: port(values.port!),
         faults: parseFaults(config.localUpstreamFaults),
         beforeRequest: clock ? () => clock.catchUp() : undefined,
       });
@@ -93,21 +153,25 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'openapi': {
       const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false });
-      process.stdout.write(`${JSON.stringify(runtime.app.swagger(), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(openApiDocument(runtime.app), null, 2)}\n`);
       await runtime.close();
       return 0;
     }
-    default:
-      process.stderr.write(`${USAGE}\n`);
-      return command ? 2 : 0;
   }
+  return 0;
 }
+
+const COMMANDS = ['serve', 'sync', 'keys', 'upstream', 'openapi'];
 
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (error: Error) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`nyc-listings: ${error.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`nyc-listings: ${error.message}\n`);
     process.exit(1);
   },

@@ -15,9 +15,11 @@ import { BuildingsRepository } from './store/buildings-repository.js';
 import { openStore, type Store } from './store/database.js';
 import { KeysRepository } from './store/keys-repository.js';
 import { ListingsRepository } from './store/listings-repository.js';
+import { ChangesRepository } from './store/changes-repository.js';
+import { MarketRepository } from './store/market-repository.js';
 import { QuotaRepository } from './store/quota-repository.js';
 import { ScopesRepository } from './store/scopes-repository.js';
-import { SyncScheduler } from './sync/scheduler.js';
+import { HYDRATION_KEY, SyncScheduler } from './sync/scheduler.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import { LocalMarket } from './upstream/local/market.js';
@@ -83,6 +85,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       const clockRef = marketClock;
       upstream = await startLocalUpstream(market, {
         faults: parseFaults(config.localUpstreamFaults),
+        behaviour: { resultCap: config.localUpstreamResultCap },
+        adminPort: config.localUpstreamAdminPort,
+        advanceMarket: clockRef ? (hours) => clockRef.advance(hours * 3_600_000) : undefined,
         beforeRequest: clockRef ? () => clockRef.catchUp() : undefined,
       });
       logger.info({ url: upstream.url, admin: upstream.adminUrl, listings: inventory.listings.length, marketClock: !!marketClock }, 'local upstream started');
@@ -90,17 +95,22 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const client = new GraphqlUpstreamClient({
       url: config.upstreamUrl ?? upstream!.url,
       timeoutSeconds: config.upstreamTimeoutSeconds,
-      extendedFields: config.upstreamExtendedFields,
+      headers: config.upstreamHeaders,
+      blockBackoffSeconds: config.upstreamBlockBackoffSeconds,
       concurrency: config.upstreamConcurrency,
       pacingSeconds: config.upstreamPacingSeconds,
       maxAttempts: config.upstreamMaxAttempts,
       breakerThreshold: config.upstreamBreakerThreshold,
       breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
+      maxQueued: config.upstreamMaxQueued,
+      logger,
     });
     const listings = new ListingsRepository(store.db);
     const areas = new AreasRepository(store.db);
     const buildings = new BuildingsRepository(store.db);
     const scopes = new ScopesRepository(store.db);
+    const market = new MarketRepository(store.db);
+    const changes = new ChangesRepository(store.db);
     const keys = new KeysRepository(store.db);
     const syncer = new Syncer({
       client,
@@ -108,20 +118,34 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       areas,
       buildings,
       scopes,
+      market,
+      changes,
+      changesRetentionDays: config.changesRetentionDays,
       stations: loadStations(config.sharedDataDir),
       clock,
       logger,
+      resultCap: config.upstreamResultCap,
+      hydrationBatch: config.hydration.batch,
+      hydrationBudget: config.hydration.budget,
     });
     if ((options.initialSync ?? true) && (await listings.count()) === 0) {
       const started = Date.now();
-      const failed = await syncer.syncAll();
-      logger.info({ ms: Date.now() - started, failed, rentals: await listings.count('rental'), sales: await listings.count('sale') }, 'initial sync done');
+      // Searches answer once the crawl is in; listing details are hydrated in the background after it.
+      const failed = await syncer.syncAll({ hydrate: false });
+      logger.info({ ms: Date.now() - started, failed, rentals: await listings.count('rental'), sales: await listings.count('sale'), hydrationBacklog: await syncer.backlog() }, 'initial sync done');
     }
     redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
-    const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
-    const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, refresher: syncer, coordinator, config, clock });
+    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) {
+      coordinator.trigger(HYDRATION_KEY, async () => {
+        const started = Date.now();
+        const hydrated = await syncer.hydrateBacklog(Infinity);
+        logger.info({ ms: Date.now() - started, hydrated }, 'hydration of the backlog done');
+      });
+    }
+    const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
+    const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
     const app = await buildApp({
       config,
       mirror,
@@ -129,7 +153,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       quotas: new QuotaRepository(store.db),
       limiters: new PlanLimiters(config, redis, config.redisKeyPrefix),
       scopes,
-      circuitState: () => client.circuitState(),
+      listings,
+      changes,
+      upstream: client,
+      crawls: syncer,
       nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
       clock,
       logger,

@@ -13,16 +13,26 @@ describe('configuration', () => {
     expect(config.port).toBe(8080);
     expect(config.databaseUrl).toMatch(/data\/nyc-listings\.db$/);
     expect(config.upstreamUrl).toBeNull();
-    expect(config.upstreamExtendedFields).toBe(true);
+    expect(config.upstreamResultCap).toBe(1000);
+    expect(config.upstreamHeaders['apollographql-client-name']).toBe('srp-frontend-service');
     expect(config.freshness.searchSeconds).toBe(3600);
     expect(config.syncIntervalSeconds).toBe(3240);
     expect(config.apiKeyPrefix).toBe('SERVICE');
   });
 
-  it('a real upstream URL turns the extension fields off and paces crawls', () => {
+  it('a real upstream URL paces crawls as the site\'s public clients do: one request at a time, a second apart', () => {
     const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9999/' });
-    expect(config.upstreamExtendedFields).toBe(false);
-    expect(config.upstreamPacingSeconds).toBe(0.5);
+    expect(config.upstreamConcurrency).toBe(1);
+    expect(config.upstreamPacingSeconds).toBe(1);
+    expect(config.upstreamBlockBackoffSeconds).toBe(1800);
+  });
+
+  it('UPSTREAM_HEADERS adds to and replaces the site headers; anything but a JSON object of strings is refused', () => {
+    const config = loadConfig({ UPSTREAM_HEADERS: '{"User-Agent":"test-agent","x-extra":"1"}' });
+    expect(config.upstreamHeaders).toMatchObject({ 'user-agent': 'test-agent', 'x-extra': '1', os: 'web' });
+    expect(() => loadConfig({ UPSTREAM_HEADERS: '[1]' })).toThrow(ConfigError);
+    expect(() => loadConfig({ UPSTREAM_HEADERS: '{"a":1}' })).toThrow(ConfigError);
+    expect(() => loadConfig({ UPSTREAM_HEADERS: 'nope' })).toThrow(ConfigError);
   });
 
   it('rejects malformed values', () => {

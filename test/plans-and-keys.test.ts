@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importKeys } from '../src/keys/key-admin.js';
 import { expectProblem, get } from './helpers/http.js';
-import { ROOT, SHARED_DATA } from './helpers/paths.js';
+import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 
 const run = promisify(execFile);
@@ -74,6 +74,31 @@ describe('who may call what', () => {
 });
 
 describe('keys at rest and on the command line', () => {
+  it('with API_KEY_PEPPER the stored digest is HMAC-SHA-256 of the key; another pepper does not accept it', async () => {
+    const { createHash, createHmac } = await import('node:crypto');
+    const db = join(mkdtempSync(join(tmpdir(), 'pepper-')), 'mirror.db');
+    copyFileSync(TEMPLATE_DB, db);
+    const peppered = await startTestRuntime({ DATABASE_URL: db, API_KEY_PEPPER: 'pepper-one' });
+    let key: string;
+    try {
+      key = await peppered.key('pro');
+      const row = (await peppered.keys.list()).at(-1)!;
+      expect(row.digest).toBe(createHmac('sha256', 'pepper-one').update(key).digest('hex'));
+      expect(row.digest).not.toBe(createHash('sha256').update(key).digest('hex'));
+      expect((await get(peppered.app, '/v1/areas?level=0', key)).status).toBe(200);
+    } finally {
+      await peppered.close();
+    }
+    for (const env of [{ API_KEY_PEPPER: 'pepper-two' }, {}] as Record<string, string>[]) {
+      const other = await startTestRuntime({ DATABASE_URL: db, ...env });
+      try {
+        await expectProblem(other.app, '/v1/areas?level=0', 401, 'INVALID_API_KEY', key);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   it('the keys table holds digests only, never a plain key', async () => {
     const plain = [await rt.key('pro'), await rt.key('business')];
     const rows = await rt.store.db.selectFrom('api_keys').selectAll().execute();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { get, walk } from './helpers/http.js';
 import { SHARED_DATA } from './helpers/paths.js';
 import { useTestRuntime } from './helpers/runtime.js';
-import { csvRows, rentalRows, saleRows, upstreamParents } from './helpers/source-rows.js';
+import { csvRows, rentalRows, saleRows, upstreamParents, type SaleRow } from './helpers/source-rows.js';
 
 const t = useTestRuntime('pro');
 
@@ -95,10 +95,9 @@ describe('rental filters against the source rows', () => {
     expect(res.body.meta.total).toBe(rentals.filter((r) => 2016 - Number(r.building_age_yrs) < 1940).length);
   });
 
-  it('minTransitScore counts subway stations near each listing', async () => {
+  /** Transit score of each rental at its served position, computed here from the MTA station list. */
+  function rentalTransitScores(): Map<string, number> {
     const stations = csvRows('subway/stations.csv').map((s) => ({ lat: Number(s['GTFS Latitude']), lon: Number(s['GTFS Longitude']) }));
-    const points = new Map<string, { latitude: number; longitude: number }>();
-    for (const l of t.rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) points.set(l.node.id, l.node.geoPoint as never);
     const rad = Math.PI / 180;
     const meters = (a: { latitude: number; longitude: number }, b: { lat: number; lon: number }) => {
       const h = Math.sin(((b.lat - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.longitude) * rad) / 2) ** 2;
@@ -108,11 +107,40 @@ describe('rental filters against the source rows', () => {
       const d = stations.map((s) => meters(p, s));
       return Math.min(100, Math.round(100 * Math.max(0, 1 - Math.min(...d) / 1600) + 5 * Math.max(0, d.filter((x) => x <= 800).length - 1)));
     };
-    const expected = rentals.filter((r) => points.has(r.rental_id) && score(points.get(r.rental_id)!) >= 90).length;
+    const scores = new Map<string, number>();
+    for (const l of t.rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) scores.set(l.node.id, score(l.node.geoPoint as never));
+    return scores;
+  }
+
+  it('minTransitScore counts subway stations near each listing', async () => {
+    const scores = rentalTransitScores();
+    const expected = rentals.filter((r) => scores.has(r.rental_id) && scores.get(r.rental_id)! >= 90).length;
     const res = await get(t.rt.app, '/v1/search/rentals?minTransitScore=90&perPage=1', t.key);
     expect(res.body.meta.total).toBe(expected);
     expect(expected).toBeGreaterThan(0);
     expect(expected).toBeLessThan(rentals.length);
+  });
+
+  it('RECOMMENDED orders by the documented score, then listing date, then id, in both directions', async () => {
+    // score = round(0.6 x transit score) + 20 if the size is known + 10 with a lead photo (none in the 2016 sample) + 10 if no fee;
+    // the listing date is the build day less (rental_id mod 60) days, so a smaller remainder is more recent.
+    const scores = rentalTransitScores();
+    const rows = rentals
+      .filter((r) => r.borough === 'Queens')
+      .map((r) => ({
+        id: r.rental_id,
+        score: Math.round(0.6 * (scores.get(r.rental_id) ?? 0)) + (Number(r.size_sqft) > 0 ? 20 : 0) + (r.no_fee === '1' ? 10 : 0),
+        age: Number(r.rental_id) % 60,
+      }));
+    const descending = [...rows].sort((a, b) => b.score - a.score || a.age - b.age || (a.id < b.id ? 1 : -1));
+    expect(descending.length).toBeLessThanOrEqual(500);
+    expect(new Set(descending.map((r) => r.score)).size).toBeGreaterThan(3);
+    for (const [dir, expected] of [['DESC', descending], ['ASC', [...descending].reverse()]] as const) {
+      const res = await get(t.rt.app, `/v1/search/rentals?areas=300&sort=RECOMMENDED&sortDir=${dir}&perPage=500`, t.key);
+      expect(res.body.data.map((i: { id: string }) => i.id), dir).toEqual(expected.map((r) => r.id));
+    }
+    const byDefault = await get(t.rt.app, '/v1/search/rentals?areas=300&perPage=30', t.key);
+    expect(byDefault.body.data.map((i: { id: string }) => i.id)).toEqual(descending.slice(0, 30).map((r) => r.id));
   });
 });
 
@@ -138,19 +166,32 @@ describe('sale filters against the source rows', () => {
     expect(town.body.data.map((i: any) => i.id)).toEqual(towns.slice(0, 5).map(saleId));
   });
 
-  it('prewar, sale type and price', async () => {
-    const year = (r: Record<string, string>) => (Number(r.year_built) > 0 ? Math.round(Number(r.year_built)) : null);
-    const cases: [string, (r: Record<string, string>) => boolean][] = [
-      ['prewar=true', (r) => year(r) !== null && year(r)! < 1940],
-      ['saleType=SPONSOR_UNIT', (r) => year(r) !== null && year(r)! >= 2020],
+  it('prewar (the building\'s year, from its detail), price, size and area', async () => {
+    // Year built reaches the mirror only through the building detail: the local upstream's building
+    // year is PLUTO's for a joined lot, else the sale row's.
+    const buildingYear = new Map(t.rt.inventory.buildings.map((b) => [b.id, b.yearBuilt]));
+    const byId = new Map(t.rt.inventory.listings.map((l) => [l.node.id, l]));
+    const parents = upstreamParents();
+    const under = (id: number, ancestor: number) => {
+      for (let c: number | null | undefined = id; c; c = parents.get(c)) if (c === ancestor) return true;
+      return false;
+    };
+    const cases: [string, (r: SaleRow) => boolean][] = [
+      ['prewar=true', (r) => (buildingYear.get(byId.get(saleId(r))!.buildingId!) ?? 9999) < 1940],
       ['minPrice=1000000&maxPrice=2000000', (r) => Number(r.sale_price) >= 1_000_000 && Number(r.sale_price) <= 2_000_000],
       ['minSqft=2000', (r) => Number(r.residential_units) === 1 && Number(r.gross_square_feet) >= 2000],
-      ['areas=140', (r) => r.neighborhood.startsWith('UPPER EAST SIDE')],
+      ['areas=140', (r) => under(byId.get(saleId(r))!.areaId, 140)],
     ];
     for (const [query, keep] of cases) {
       const res = await get(t.rt.app, `/v1/search/sales?${query}&perPage=1`, t.key);
-      expect(res.body.meta.total, query).toBe(sales.filter(keep).length);
+      const expected = sales.filter(keep).length;
+      expect(expected, query).toBeGreaterThan(0);
+      expect(res.body.meta.total, query).toBe(expected);
     }
+  });
+
+  it('saleType is not known from the upstream site: the filter matches nothing rather than everything', async () => {
+    expect((await get(t.rt.app, '/v1/search/sales?saleType=RESALE&perPage=1', t.key)).body.meta.total).toBe(0);
   });
 
   it('listedAfter/listedBefore use the sale date shifted so the newest falls on the build day', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from './helpers/http.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { waitFor } from './helpers/wait.js';
 
 // Faults injected into the real local upstream; the market moves between refreshes so that a
 // refresh that wrongly applied anything would show.
@@ -13,7 +14,7 @@ let nonOk = 0;
 
 beforeAll(async () => {
   rt = await startTestRuntime(
-    { UPSTREAM_TIMEOUT_SECONDS: '0.5', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.2', UPSTREAM_MAX_ATTEMPTS: '2' },
+    { UPSTREAM_TIMEOUT_SECONDS: '2', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_MAX_ATTEMPTS: '2', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.5' },
     { clock: () => new Date(now), manualMarketClock: true },
   );
   key = await rt.key('business');
@@ -25,6 +26,14 @@ async function snapshot() {
   const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
   const events = await rt.store.db.selectFrom('price_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return { rows: JSON.stringify(rows), events: Number(events.n), count: rows.length };
+}
+
+/** Waits until the upstream may be asked again: the breaker half-open or closed, no bot block being waited out. */
+async function breakerReady() {
+  await waitFor(async () => {
+    const { upstream } = (await get(rt.app, '/v1/health')).body;
+    return upstream.circuit !== 'open' && upstream.blockedUntil === null;
+  }, 'the upstream circuit to half-open and any bot block to be waited out');
 }
 
 /** Moves both clocks on, so every scope is stale and the market has changed. */
@@ -45,14 +54,15 @@ async function searchBurst(url: string, times = 10) {
 
 const SCENARIOS: [string, Record<string, number>, RegExp][] = [
   ['upstream down (503)', { errorRate: 1 }, /HTTP 503|circuit/],
-  ['403 bot block', { blockRate: 1 }, /403|circuit/],
+  ['403 bot block', { blockRate: 1 }, /403|bot block|circuit/],
   ['malformed body', { malformedRate: 1 }, /not JSON|circuit/],
   ['hanging connection', { hangRate: 1 }, /timed out|circuit/],
-  ['slow past the timeout', { latencyMs: 1500 }, /timed out|circuit/],
+  ['slow past the timeout', { latencyMs: 4000 }, /timed out|circuit/],
 ];
 
 describe('upstream faults: reads keep answering from the store, nothing stored is lost or changed', () => {
   it.each(SCENARIOS)('%s', async (_name, faults, expectedError) => {
+    await breakerReady();
     moveOn();
     const before = await snapshot();
     Object.assign(rt.upstream!.faults, faults);
@@ -67,27 +77,30 @@ describe('upstream faults: reads keep answering from the store, nothing stored i
   });
 
   it('the breaker opens while upstream fails and shows in /v1/health', async () => {
-    moveOn();
+    await breakerReady();
     rt.upstream!.faults.errorRate = 1;
-    for (let i = 0; i < 3; i++) {
+    // Keep failing refreshes coming until health has shown the breaker open (it half-opens again soon).
+    let seen: any = null;
+    for (let i = 0; i < 50 && !seen; i++) {
+      moveOn();
       await searchBurst('/v1/search/rentals?perPage=1', 1);
       await rt.coordinator.idle();
-      moveOn();
+      const health = await get(rt.app, '/v1/health');
+      if (health.body.upstream.circuit === 'open') seen = health.body;
     }
-    const health = await get(rt.app, '/v1/health');
-    expect(health.body).toMatchObject({ status: 'degraded', upstream: { circuit: 'open' } });
+    expect(seen).toMatchObject({ status: 'degraded', upstream: { circuit: 'open' } });
     rt.upstream!.faults.errorRate = 0;
   });
 
   it('an upstream dying halfway through a crawl changes nothing; the next healthy refresh catches up', async () => {
     moveOn();
     const before = await snapshot();
+    await breakerReady();
     rt.upstream!.faults.failAfter = rt.upstream!.requestCount() + 5; // Manhattan sales take 30 pages
-    await new Promise((r) => setTimeout(r, 300)); // let the breaker half-open
     await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow();
     expect(await snapshot()).toEqual(before);
     rt.upstream!.faults.failAfter = 0;
-    await new Promise((r) => setTimeout(r, 300));
+    await breakerReady();
 
     const failed = await rt.syncer.syncAll();
     expect(failed).toEqual([]);

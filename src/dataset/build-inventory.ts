@@ -1,10 +1,7 @@
-import { join } from 'node:path';
-import type { GeoPoint } from '../domain/listing.js';
-import { buildUpstreamAreas } from './areas.js';
-import { areaPoints } from './geo.js';
 import type { Inventory } from '../upstream/local/inventory.js';
+import { loadSiteAreas, SiteAreaIndex } from './areas.js';
+import { BoroughLand } from './placement.js';
 import { loadPlutoIndex } from './pluto.js';
-import { readJson } from './read.js';
 import { buildRentals } from './rentals.js';
 import { buildSales } from './sales.js';
 
@@ -13,27 +10,18 @@ function utcDay(date: Date): Date {
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()));
 }
 
-interface LabelPoints {
-  features: { properties: { name: string }; geometry: { coordinates: [number, number] } }[];
-}
-
 /**
  * Builds the local upstream's inventory from the real data under `sharedDataDir`, dated so the newest
- * record falls on the UTC day of `now`.
+ * record falls on the UTC day of `now`: the site's own area list, and listings placed inside the real
+ * outlines of their areas and on their borough's land (docs/data.md).
  * @throws Error when a data file is missing or malformed.
  */
 export function buildInventory(sharedDataDir: string, now: Date = new Date()): Inventory {
   const asOf = utcDay(now);
-  const areas = buildUpstreamAreas(sharedDataDir);
-  const labels = readJson<LabelPoints>(join(sharedDataDir, 'neighborhood-points', 'nyc-neighborhoods.geojson'));
-  const points = areaPoints(
-    areas,
-    labels.features.map((f) => ({
-      name: f.properties.name,
-      point: { latitude: f.geometry.coordinates[1], longitude: f.geometry.coordinates[0] } satisfies GeoPoint,
-    })),
-  );
-  const rentals = buildRentals(sharedDataDir, areas, points, asOf);
-  const sales = buildSales(sharedDataDir, areas, points, loadPlutoIndex(sharedDataDir), asOf);
-  return { asOf, areas, listings: [...rentals.listings, ...sales.listings], buildings: [...rentals.buildings, ...sales.buildings] };
+  const siteAreas = loadSiteAreas(sharedDataDir);
+  const areas = new SiteAreaIndex(siteAreas);
+  const land = new BoroughLand(sharedDataDir);
+  const rentals = buildRentals(sharedDataDir, areas, land, asOf);
+  const sales = buildSales(sharedDataDir, areas, land, loadPlutoIndex(sharedDataDir), asOf);
+  return { asOf, areas: siteAreas, listings: [...rentals.listings, ...sales.listings], buildings: [...rentals.buildings, ...sales.buildings] };
 }

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { AreaTree, buildAreas } from '../domain/area.js';
-import type { GeoPoint } from '../domain/listing.js';
-import type { UpstreamArea, UpstreamBuilding } from '../upstream/types.js';
-import type { InventoryListing } from '../upstream/local/inventory.js';
+import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
+import { UPSTREAM_BOROUGH_BY_NAME, type SiteAreaIndex } from './areas.js';
+import type { BoroughLand } from './placement.js';
 import { readCsv } from './read.js';
 
 const DAY_MS = 86_400_000;
@@ -18,9 +17,8 @@ export const RENTAL_AMENITY_COLUMNS: Readonly<Record<string, string>> = {
   has_dishwasher: 'DISHWASHER',
   has_patio: 'PATIO',
 };
-/** Amenities that belong to the building rather than the unit. */
-const BUILDING_AMENITIES = new Set(['DOORMAN', 'ELEVATOR', 'GYM', 'ROOF_DECK']);
-const UPSTREAM_BOROUGH_BY_NAME: Record<string, number> = { Manhattan: 100, Bronx: 200, Brooklyn: 300, Queens: 400, 'Staten Island': 500 };
+/** Sample neighbourhood names the site's area list spells otherwise. */
+const NEIGHBORHOOD_ALIASES: Readonly<Record<string, string>> = { 'rockaway all': 'the rockaways' };
 
 /** Rule for the sample's missing dates: listed `rental_id mod 60` days before the build day. */
 export function rentalListedAt(rentalId: number, asOf: Date): string {
@@ -30,49 +28,54 @@ export function rentalListedAt(rentalId: number, asOf: Date): string {
 /**
  * Every row of `streeteasy-2016/rentals.csv` as one ACTIVE rental of the local upstream, and one
  * building per `building_id`. Real: id, rent, bedrooms (fractions rounded down), bathrooms (all
- * full), size, no-fee and the seven amenity flags, neighbourhood, building id and age. Derived: position
- * (the neighbourhood's label point), listing date ({@link rentalListedAt}), year built (2016 minus age).
+ * full), size, no-fee and the seven amenity flags, neighbourhood, building id and age. The area is the
+ * site's area of that name in that borough (names repeat across boroughs), else the borough. Derived:
+ * position ({@link BoroughLand.place}: inside the area's real outline and the borough's land, one
+ * point per building and area), listing date ({@link rentalListedAt}), year built (2016 minus age).
  */
 export function buildRentals(
   sharedDataDir: string,
-  areas: UpstreamArea[],
-  points: Map<number, GeoPoint>,
+  areas: SiteAreaIndex,
+  land: BoroughLand,
   asOf: Date,
-): { listings: InventoryListing[]; buildings: UpstreamBuilding[] } {
+): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
   const rows = readCsv(join(sharedDataDir, 'streeteasy-2016', 'rentals.csv'));
-  // Upstream numbering: the five borough ids are the same set as the API's, so AreaTree walks it as well.
-  const tree = new AreaTree(buildAreas(areas));
-  const areaByBoroughAndName = new Map<string, UpstreamArea>();
-  for (const a of areas) areaByBoroughAndName.set(`${tree.boroughOf(a.id)}|${a.name.toLowerCase()}`, a);
-
   const listings: InventoryListing[] = [];
-  const buildingRows = new Map<string, Record<string, string>[]>();
-  const firstListing = new Map<string, InventoryListing>();
+  const buildings = new Map<string, LocalBuilding>();
+  const positions = new Map<string, { latitude: number; longitude: number }>();
   for (const row of rows) {
     const borough = UPSTREAM_BOROUGH_BY_NAME[row.borough];
-    const area = areaByBoroughAndName.get(`${borough}|${row.neighborhood.toLowerCase()}`);
-    const areaId = area?.id ?? borough;
+    const name = row.neighborhood.toLowerCase();
+    const area = areas.find(borough, NEIGHBORHOOD_ALIASES[name] ?? name);
+    const areaId = area?.numericId ?? borough;
     const id = Number(row.rental_id);
     const amenities = Object.entries(RENTAL_AMENITY_COLUMNS)
       .filter(([column]) => row[column] === '1')
-      .map(([, name]) => name);
+      .map(([, amenity]) => amenity);
     const sqft = Number(row.size_sqft);
-    const point = points.get(areaId) ?? null;
     const age = Number(row.building_age_yrs);
+    const yearBuilt = Number.isFinite(age) ? DATA_YEAR - age : null;
+    // Units of one building share a point; the sample files a few buildings under two neighbourhoods,
+    // and each listing stays inside its own neighbourhood's outline.
+    const placeKey = `rental-building:${row.building_id}:${areaId}`;
+    let point = positions.get(placeKey);
+    if (!point) {
+      point = land.place(placeKey, borough, areas.outline(areaId));
+      positions.set(placeKey, point);
+    }
     listings.push({
       kind: 'rental',
       areaId,
       buildingId: row.building_id,
       node: {
         id: row.rental_id,
-        areaId,
         areaName: area?.name ?? row.borough,
         bedroomCount: Math.floor(Number(row.bedrooms)),
         fullBathroomCount: Math.floor(Number(row.bathrooms)),
         halfBathroomCount: Number(row.bathrooms) % 1 > 0 ? 1 : 0,
         buildingType: 'RENTAL',
         geoPoint: point,
-        leadMedia: null,
+        leadPhotoKey: null,
         price: Number(row.rent),
         netEffectivePrice: null,
         monthsFree: null,
@@ -90,46 +93,24 @@ export function buildRentals(
         tier: null,
         hasTour3d: null,
         hasVideos: null,
-        upcomingOpenHouse: null,
         listedAt: rentalListedAt(id, asOf),
         amenities,
         petsAllowed: null,
-        yearBuilt: Number.isFinite(age) ? DATA_YEAR - age : null,
-        buildingId: row.building_id,
+        yearBuilt,
       },
     });
-    if (!buildingRows.has(row.building_id)) {
-      buildingRows.set(row.building_id, []);
-      firstListing.set(row.building_id, listings[listings.length - 1]);
-    }
-    buildingRows.get(row.building_id)!.push(row);
-  }
-
-  const buildings: UpstreamBuilding[] = [];
-  for (const [buildingId, group] of buildingRows) {
-    const first = group[0];
-    const listing = firstListing.get(buildingId)!;
-    const list = [...new Set(group.flatMap((r) => Object.entries(RENTAL_AMENITY_COLUMNS).filter(([c]) => r[c] === '1').map(([, n]) => n)))]
-      .filter((n) => BUILDING_AMENITIES.has(n))
-      .sort();
-    buildings.push({
-      id: buildingId,
+    if (buildings.has(row.building_id)) continue;
+    buildings.set(row.building_id, {
+      id: row.building_id,
       name: null,
-      slug: `rental-building-${buildingId}`,
       type: 'Rental building',
       status: 'COMPLETED',
-      yearBuilt: listing.node.yearBuilt,
-      floorCount: null,
+      yearBuilt,
       unitCount: null,
-      address: { street: null, unit: null, city: first.borough === 'Manhattan' ? 'New York' : first.borough, state: 'NY', zipCode: null },
-      geoCenter: listing.node.geoPoint ?? null,
-      area: { id: listing.areaId, name: listing.node.areaName ?? '' },
-      amenities: { list, doormanTypes: list.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
+      address: { street: null, city: row.borough === 'Manhattan' ? 'New York' : row.borough, state: 'NY', zipCode: null },
+      areaId,
       policies: { list: [], petPolicy: null },
-      additionalDetails: null,
-      nycData: null,
-      photos: [],
     });
   }
-  return { listings, buildings };
+  return { listings, buildings: [...buildings.values()] };
 }

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { slugify } from '../domain/area.js';
-import type { GeoPoint } from '../domain/listing.js';
-import type { UpstreamArea, UpstreamBuilding } from '../upstream/types.js';
+import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
 import { normalizeStreet, titleCase } from './address.js';
-import { buildingClassDescription } from './building-classes.js';
+import type { SiteAreaIndex } from './areas.js';
 import { DOF_NEIGHBORHOOD_AREA } from './dof-neighborhoods.js';
-import type { InventoryListing } from '../upstream/local/inventory.js';
+import type { BoroughLand } from './placement.js';
 import type { PlutoLot } from './pluto.js';
 import { readCsv } from './read.js';
+
+const MANHATTAN = 100;
 
 /** Sales ids are 1,000,000 + the row's index in the file, clear of the rental sample's ids. */
 const SALE_ID_BASE = 1_000_000;
@@ -48,29 +49,29 @@ function buildingIdFor(lot: PlutoLot | undefined, key: string): string {
  * Each residential row of `rolling-sales/manhattan-2022-2023.csv` (see {@link isResidentialSale}) as
  * one ACTIVE sale, and one building per normalised address and zip, joined to PLUTO where it can be.
  * Real: price (the recorded sale price stands in for the asking price), address, unit, zip, building
- * class, year built (the sale row's; the building's from PLUTO first), gross square feet of one-unit rows, PLUTO facts. Derived: listing date (sale date
- * shifted so the newest falls on `asOf`), sale type (built 2020 or later: SPONSOR_UNIT, else RESALE),
- * position (PLUTO lot, else the neighbourhood's label point).
+ * class, year built (the sale row's; the building's from PLUTO first), gross square feet of one-unit
+ * rows. Position: the PLUTO lot's when it lies on Manhattan's land, else {@link BoroughLand.place}
+ * inside the DOF neighbourhood's area (one point per building). Area: the deepest of the site's areas
+ * whose real outline holds that position, else the DOF neighbourhood's. Derived: listing date (sale
+ * date shifted so the newest falls on `asOf`).
  */
 export function buildSales(
   sharedDataDir: string,
-  areas: UpstreamArea[],
-  points: Map<number, GeoPoint>,
+  areas: SiteAreaIndex,
+  land: BoroughLand,
   pluto: Map<string, PlutoLot>,
   asOf: Date,
-): { listings: InventoryListing[]; buildings: UpstreamBuilding[] } {
+): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
   const rows = readCsv(join(sharedDataDir, 'rolling-sales', 'manhattan-2022-2023.csv'));
-  const manhattanByName = new Map(areas.map((a) => [a.name.toLowerCase(), a]));
-  const areaName = new Map(areas.map((a) => [a.id, a.name]));
   const newest = Math.max(...rows.map((r) => Date.parse(`${r.sale_date}T00:00:00Z`)));
   const shift = asOf.getTime() - newest;
 
   const listings: InventoryListing[] = [];
-  const buildings = new Map<string, UpstreamBuilding>();
+  const buildings = new Map<string, { building: LocalBuilding; slug: string; position: { latitude: number; longitude: number } }>();
   const usedUrls = new Set<string>();
   rows.forEach((row, index) => {
     if (!isResidentialSale(row)) return;
-    const areaId = DOF_NEIGHBORHOOD_AREA[row.neighborhood] ?? manhattanByName.get(row.neighborhood.toLowerCase())?.id ?? 100;
+    const dofArea = DOF_NEIGHBORHOOD_AREA[row.neighborhood] ?? areas.find(MANHATTAN, row.neighborhood)?.numericId ?? MANHATTAN;
     const street = row.address.split(',')[0].trim();
     const unit = (row.apartment_number || row.address.split(',')[1] || '').trim() || null;
     const key = `${normalizeStreet(street)}|${row.zip_code}`;
@@ -78,60 +79,48 @@ export function buildSales(
     const buildingId = buildingIdFor(lot, key);
     const type = saleBuildingType(row.building_class_category, row.building_class_at_present);
     const yearBuilt = Number(row.year_built) > 0 ? Math.round(Number(row.year_built)) : null;
-    const position = lot?.position ?? points.get(areaId) ?? null;
     const elevator = row.building_class_category.includes('ELEVATOR');
-    let building = buildings.get(buildingId);
-    if (!building) {
-      const slug = `${slugify(normalizeStreet(street))}-manhattan`;
-      building = {
-        id: buildingId,
-        name: titleCase(normalizeStreet(street)),
-        slug,
-        type: BUILDING_LABEL[type],
-        status: 'COMPLETED',
-        yearBuilt: lot?.yearBuilt ?? yearBuilt,
-        floorCount: lot?.floors ?? null,
-        unitCount: lot?.residentialUnits ?? (Number(row.residential_units) > 0 ? Math.round(Number(row.residential_units)) : null),
-        address: { street: titleCase(normalizeStreet(street)), unit: null, city: 'New York', state: 'NY', zipCode: row.zip_code || null },
-        geoCenter: position,
-        area: { id: areaId, name: areaName.get(areaId) ?? 'Manhattan' },
-        amenities: { list: elevator ? ['ELEVATOR'] : [], doormanTypes: [], parkingTypes: [], storageTypes: [] },
-        policies: { list: [], petPolicy: null },
-        additionalDetails: null,
-        nycData: lot
-          ? {
-              communityDistrict: lot.communityDistrict,
-              councilDistrict: lot.councilDistrict,
-              policePrecinct: lot.policePrecinct,
-              buildingClass: lot.buildingClass,
-              buildingClassDescription: buildingClassDescription(lot.buildingClass),
-              hasAbatements: null,
-              hurricaneEvacuationZone: null,
-            }
-          : null,
-        photos: [],
+    let entry = buildings.get(buildingId);
+    if (!entry) {
+      const position =
+        lot?.position && land.contains(MANHATTAN, lot.position) ? lot.position : land.place(`sale-building:${buildingId}`, MANHATTAN, areas.outline(dofArea));
+      const areaId = areas.deepestContaining(MANHATTAN, position)?.numericId ?? dofArea;
+      entry = {
+        slug: `${slugify(normalizeStreet(street))}-manhattan`,
+        position,
+        building: {
+          id: buildingId,
+          name: titleCase(normalizeStreet(street)),
+          type: BUILDING_LABEL[type],
+          status: 'COMPLETED',
+          yearBuilt: lot?.yearBuilt ?? yearBuilt,
+          unitCount: lot?.residentialUnits ?? (Number(row.residential_units) > 0 ? Math.round(Number(row.residential_units)) : null),
+          address: { street: titleCase(normalizeStreet(street)), city: 'New York', state: 'NY', zipCode: row.zip_code || null },
+          areaId,
+          policies: { list: [], petPolicy: null },
+        },
       };
-      buildings.set(buildingId, building);
+      buildings.set(buildingId, entry);
     }
+    const { building, slug, position } = entry;
     const id = String(SALE_ID_BASE + index);
-    const candidateUrl = unit ? `/building/${building.slug}/${slugify(unit)}` : null;
-    const urlPath = candidateUrl && !usedUrls.has(candidateUrl) ? candidateUrl : `/sale/${id}`;
+    const candidateUrl = unit ? `/building/${slug}/${slugify(unit)}` : null;
+    const urlPath = candidateUrl && !usedUrls.has(candidateUrl) ? candidateUrl : `/building/${slug}/sale/${id}`;
     usedUrls.add(urlPath);
     const sqft = Number(row.residential_units) === 1 && Number(row.gross_square_feet) > 0 ? Number(row.gross_square_feet) : 0;
     listings.push({
       kind: 'sale',
-      areaId,
+      areaId: building.areaId,
       buildingId,
       node: {
         id,
-        areaId,
-        areaName: areaName.get(areaId) ?? 'Manhattan',
+        areaName: areas.get(building.areaId)?.name ?? 'Manhattan',
         bedroomCount: null,
         fullBathroomCount: null,
         halfBathroomCount: null,
         buildingType: type,
         geoPoint: position,
-        leadMedia: null,
+        leadPhotoKey: null,
         price: Math.round(Number(row.sale_price)),
         netEffectivePrice: null,
         monthsFree: null,
@@ -149,20 +138,14 @@ export function buildSales(
         tier: null,
         hasTour3d: null,
         hasVideos: null,
-        upcomingOpenHouse: null,
-        saleType: yearBuilt !== null && yearBuilt >= 2020 ? 'SPONSOR_UNIT' : 'RESALE',
-        monthlyTaxes: null,
-        monthlyMaintenance: null,
-        monthlyCommonCharges: null,
         listedAt: new Date(Date.parse(`${row.sale_date}T00:00:00Z`) + shift).toISOString(),
         amenities: elevator ? ['ELEVATOR'] : [],
         petsAllowed: null,
         yearBuilt,
-        buildingId,
+        monthlyMaintenance: null,
+        monthlyTaxes: null,
       },
     });
   });
-  return { listings, buildings: [...buildings.values()] };
+  return { listings, buildings: [...buildings.values()].map((e) => e.building) };
 }
-
-

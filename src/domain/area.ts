@@ -11,13 +11,17 @@ export interface Area {
   /** Parent area id; null for a borough (its parent, "New York", is not an NYC area). */
   parentId: number | null;
   slug: string;
+  /** The area's outline as the site gives it: a Google encoded polyline (latitude first, 5 decimals); null when unknown. */
+  outline: string | null;
 }
 
-/** An area row before levels and slugs: `{id, name, parentId}` in the API's ids. */
+/** An area row before levels: `{id, name, parentId}` in the API's ids, with the site's slug and outline when known. */
 export interface AreaRow {
   id: number;
   name: string;
   parentId: number | null;
+  slug?: string;
+  outline?: string | null;
 }
 
 /** The five boroughs by the API's ids (spec 2.7). */
@@ -41,8 +45,9 @@ export function slugify(name: string): string {
 
 /**
  * Keeps the rows that lie under one of the five boroughs (walking `parentId`, never guessing from
- * id digits) and gives each its level and slug. Boroughs get `parentId: null`.
- * A slug that two areas would share gets `-<borough slug>` appended to each.
+ * id digits) and gives each its level and slug: the site's own slug when the row has one, else one made
+ * from the name (a made-up slug two areas would share gets `-<borough slug>` appended to each).
+ * Boroughs get `parentId: null`.
  */
 export function buildAreas(rows: AreaRow[]): Area[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -70,7 +75,8 @@ export function buildAreas(rows: AreaRow[]): Area[] {
         name: r.name,
         level: isBorough ? 0 : hasChildren.has(r.id) ? 1 : 2,
         parentId: isBorough ? null : r.parentId,
-        slug: !isBorough && slugCount.get(base)! > 1 ? `${base}-${slugify(BOROUGHS[borough])}` : base,
+        slug: r.slug ?? (!isBorough && slugCount.get(base)! > 1 ? `${base}-${slugify(BOROUGHS[borough])}` : base),
+        outline: r.outline ?? null,
       };
     })
     .sort((a, b) => a.id - b.id);
@@ -80,13 +86,13 @@ export function buildAreas(rows: AreaRow[]): Area[] {
 export class AreaTree {
   private readonly byId: Map<number, Area>;
   private readonly children = new Map<number, number[]>();
-  private readonly byName = new Map<string, Area>();
+  private readonly byName = new Map<string, Area[]>();
 
   constructor(readonly areas: Area[]) {
     this.byId = new Map(areas.map((a) => [a.id, a]));
     for (const a of areas) {
       if (a.parentId !== null) this.children.set(a.parentId, [...(this.children.get(a.parentId) ?? []), a.id]);
-      this.byName.set(a.name.toLowerCase(), a);
+      this.byName.set(a.name.toLowerCase(), [...(this.byName.get(a.name.toLowerCase()) ?? []), a]);
     }
   }
 
@@ -94,9 +100,13 @@ export class AreaTree {
     return this.byId.get(id);
   }
 
-  /** The area with this name (case-insensitive); NYC area names are unique. */
-  findByName(name: string): Area | undefined {
-    return this.byName.get(name.toLowerCase());
+  /**
+   * The area with this name (case-insensitive). Names repeat across boroughs (Chelsea, Murray Hill):
+   * with `boroughId`, the one in that borough; without, the first by id.
+   */
+  findByName(name: string, boroughId?: number): Area | undefined {
+    const all = this.byName.get(name.toLowerCase()) ?? [];
+    return boroughId === undefined ? all[0] : all.find((a) => this.boroughOf(a.id) === boroughId);
   }
 
   /** `id` and every area below it. */

@@ -52,3 +52,39 @@ export interface Building {
   rentalInventory: Inventory;
   saleInventory: Inventory;
 }
+
+/** Amenities that belong to a building rather than a unit: a building lists those its units report. */
+export const BUILDING_AMENITIES: readonly string[] = ['DOORMAN', 'ELEVATOR', 'GYM', 'ROOF_DECK', 'LAUNDRY', 'PARKING', 'POOL', 'STORAGE_SPACE', 'SHARED_OUTDOOR_SPACE'];
+
+/** Bedroom label of an inventory row: `STUDIO`, `1`, `2`, ..., `UNKNOWN`. */
+function bedroomLabel(n: number | null): string {
+  if (n === null) return 'UNKNOWN';
+  return n === 0 ? 'STUDIO' : String(n);
+}
+
+/**
+ * A building's inventory of one kind from the units the mirror has seen in it: active (available)
+ * and all-time (historical) counts and price ranges per bedroom count, studios first.
+ */
+export function inventoryOf(units: { bedroomCount: number | null; price: number; active: boolean }[]): Inventory {
+  const groups = new Map<string, typeof units>();
+  for (const u of units) groups.set(bedroomLabel(u.bedroomCount), [...(groups.get(bedroomLabel(u.bedroomCount)) ?? []), u]);
+  const min = (xs: number[]) => (xs.length ? Math.min(...xs) : null);
+  const max = (xs: number[]) => (xs.length ? Math.max(...xs) : null);
+  const byBedroom = [...groups.entries()]
+    .sort(([a], [b]) => (a === 'STUDIO' ? -1 : b === 'STUDIO' ? 1 : a.localeCompare(b, 'en', { numeric: true })))
+    .map(([bedrooms, group]) => {
+      const active = group.filter((u) => u.active).map((u) => u.price);
+      const all = group.map((u) => u.price);
+      return {
+        bedrooms,
+        availableCount: active.length,
+        minPrice: min(active),
+        maxPrice: max(active),
+        historicalCount: all.length,
+        historicalMinPrice: min(all),
+        historicalMaxPrice: max(all),
+      };
+    });
+  return { activeCount: units.filter((u) => u.active).length, byBedroom };
+}

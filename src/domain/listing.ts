@@ -105,6 +105,8 @@ export interface ListingSummary
     | 'status' | 'geoPoint' | 'leadPhotoKey' | 'sourceGroupLabel' | 'urlPath' | 'tier'
   > {
   daysOnMarket: number | null;
+  /** Metres from the point a search was asked around (`near`); only then. */
+  distance?: number;
 }
 
 /** Listing detail on the wire (spec 2.5), plus `areaId`, `buildingId`, `listedAt`, `transitScore`. */
@@ -124,6 +126,31 @@ export interface ListingDetail
 const DAY_MS = 86_400_000;
 
 /** Whole days between the listing date and `now` (UTC); null when the listing date is unknown. */
+/**
+ * What a listing's detail answer adds to its search node (hydration): the listing date, amenities,
+ * building, address completions, sale charges, photos and floor plan, open house. Unknown values are null.
+ */
+export interface HydratedFacts {
+  status: string | null;
+  listedAt: string | null;
+  amenities: string[];
+  buildingId: string | null;
+  zipCode: string | null;
+  rooms: number | null;
+  leaseTerm: number | null;
+  availableAt: string | null;
+  monthlyMaintenance: number | null;
+  monthlyTaxes: number | null;
+  photos: string[];
+  floorPlanKey: string | null;
+  openHouseStart: string | null;
+  openHouseEnd: string | null;
+  /** From the building's pet policy: cats or dogs allowed. */
+  petsAllowed: boolean | null;
+  /** From the building. */
+  yearBuilt: number | null;
+}
+
 export function daysOnMarket(listedAt: string | null, now: Date): number | null {
   if (!listedAt) return null;
   return Math.max(0, Math.floor((now.getTime() - Date.parse(listedAt)) / DAY_MS));

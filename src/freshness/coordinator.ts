@@ -5,7 +5,7 @@ import type { RefreshLock } from './refresh-lock.js';
  * Runs background refreshes with single flight per key: while a refresh of a key runs, asking for it
  * again joins the running one. At most `concurrency` run at once; at most `maxQueued` wait, and a
  * request beyond that is dropped (the data stays stale and a later request asks again). A failed
- * refresh is logged and keeps the stored data (stale-if-error). With a {@link RefreshLock}, a refresh
+ * refresh keeps the stored data (stale-if-error); it is logged at debug, the refresh having logged it. With a {@link RefreshLock}, a refresh
  * another instance is already running is skipped here.
  */
 export class RefreshCoordinator {
@@ -75,7 +75,7 @@ export class RefreshCoordinator {
       const job = this.queue.shift()!;
       this.active++;
       this.runLocked(job.key, job.task)
-        .catch((error: Error) => this.logger.warn({ key: job.key, err: error.message }, 'background refresh failed; serving stored data'))
+        .catch((error: Error) => this.logger.debug({ key: job.key, err: error.message }, 'background refresh failed; serving stored data'))
         .finally(() => {
           this.active--;
           this.running.delete(job.key);

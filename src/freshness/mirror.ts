@@ -1,16 +1,20 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import { BOROUGH_IDS, type Area, type AreaTree } from '../domain/area.js';
-import type { Building } from '../domain/building.js';
+import { inventoryOf, type Building } from '../domain/building.js';
 import { KNOWN_AMENITIES, type ListingDetail, type ListingKind, type ListingSummary } from '../domain/listing.js';
 import { mortgageFactor } from '../domain/monthly-cost.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import { rowToDetail, rowToSummary, type ListingRow } from '../store/listing-rows.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
+import type { MarketRepository } from '../store/market-repository.js';
+import { marketFigures, type MarketFigures } from '../domain/market.js';
 import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
-import { searchListings, type ListingSearch } from '../store/search-query.js';
+import { listingsInBox, listingsNear, searchListings, type ListingSearch } from '../store/search-query.js';
+import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
+import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from './coordinator.js';
 import { isFresh, type Freshness } from './policy.js';
 
@@ -18,9 +22,14 @@ import { isFresh, type Freshness } from './policy.js';
 export interface Refresher {
   syncScope(kind: ListingKind, boroughId: number): Promise<unknown>;
   syncAreas(): Promise<unknown>;
-  refreshListing(id: string, kind?: ListingKind): Promise<boolean>;
-  refreshBuilding(idOrSlug: string): Promise<Building | null>;
+  /** `interactive`: a caller waits for the answer (served before background work). */
+  refreshListing(id: string, kind?: ListingKind, priority?: 'interactive' | 'background'): Promise<boolean>;
+  refreshBuilding(idOrSlug: string, priority?: 'interactive' | 'background'): Promise<Building | null>;
+  /** Hydrates these listings through the detail queries. */
+  hydrate(kind: ListingKind, ids: string[], priority?: 'interactive' | 'background'): Promise<void>;
   areaTree(): Promise<AreaTree>;
+  /** False while the upstream refuses calls (circuit breaker open): no refresh is started then. */
+  canRefresh(): boolean;
 }
 
 export interface MirrorDeps {
@@ -30,9 +39,10 @@ export interface MirrorDeps {
   areas: AreasRepository;
   buildings: BuildingsRepository;
   scopes: ScopesRepository;
+  market: MarketRepository;
   refresher: Refresher;
   coordinator: RefreshCoordinator;
-  config: Pick<Config, 'freshness' | 'mortgage'>;
+  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration'>;
   clock: () => Date;
 }
 
@@ -60,12 +70,14 @@ export class Mirror {
 
   /**
    * Judges stored data refreshed at `refreshedAt` under `key`, starting `refresh` in the background if
-   * stale. Whether a refresh is running is asked (of every instance) only when the data is old.
+   * stale. Whether a refresh is running is asked (of every instance) only when the data is old. While
+   * the upstream's breaker is open no refresh starts: the answer is `stale` with `refreshTriggered` false.
    */
   private async freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Promise<Freshness> {
     const base = { dataAge: refreshedAt.toISOString(), freshnessThreshold: threshold };
     if (isFresh(refreshedAt, threshold, this.now)) return { ...base, source: 'cached', refreshTriggered: false };
     if (await this.deps.coordinator.isRunningAnywhere(key)) return { ...base, source: 'refreshing', refreshTriggered: false };
+    if (!this.deps.refresher.canRefresh()) return { ...base, source: 'stale', refreshTriggered: false };
     // Several requests may get here at once: the coordinator decides which one started the refresh.
     const outcome = this.deps.coordinator.trigger(key, refresh);
     return { ...base, source: outcome === 'joined' ? 'refreshing' : 'stale', refreshTriggered: outcome === 'started' };
@@ -80,25 +92,75 @@ export class Mirror {
     return this.deps.refresher.areaTree();
   }
 
+  /** Freshness of data covering these boroughs (all five when none) for `kind`: the oldest scope's, refreshing stale ones. */
+  private async scopesFreshness(kind: ListingKind, boroughIds: readonly number[]): Promise<Freshness> {
+    const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
+    const threshold = this.deps.config.freshness.searchSeconds;
+    const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
+    const perScope = await Promise.all(
+      covered.map((boroughId) => {
+        const key = scopeKey(kind, boroughId);
+        const at = states.get(key)?.last_success_at;
+        return this.freshness(key, at ? new Date(at) : NEVER, threshold, () => this.deps.refresher.syncScope(kind, boroughId));
+      }),
+    );
+    const oldest = perScope.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
+    const source = perScope.some((f) => f.source === 'stale') ? 'stale' : perScope.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
+    return { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: perScope.some((f) => f.refreshTriggered) };
+  }
+
+  /**
+   * Active listings of the same kind near a listing, most similar first ({@link similarity}): the
+   * radius widens through {@link COMPARABLE_RADII} until `limit` are found. Null when the mirror does
+   * not hold the listing; none when its position is unknown.
+   */
+  async comparables(id: string, limit: number) {
+    const subject = await this.deps.listings.findById(id);
+    if (!subject) return null;
+    const freshness = await this.judgeListing(subject);
+    if (subject.latitude === null || subject.longitude === null) return { items: [], radius: null, freshness };
+    const facts = { price: Number(subject.price), bedroomCount: subject.bedroom_count, fullBathroomCount: subject.full_bathroom_count, sqft: subject.sqft };
+    let radius: number = COMPARABLE_RADII[0];
+    let candidates: Awaited<ReturnType<typeof listingsNear>> = [];
+    for (radius of COMPARABLE_RADII) {
+      candidates = await listingsNear(this.deps.db, subject.kind as ListingKind, { latitude: subject.latitude, longitude: subject.longitude, radius }, id, this.deps.dialect);
+      if (candidates.length >= limit) break;
+    }
+    const items = candidates
+      .map((c) => ({
+        listing: rowToSummary({ ...c, distance: undefined }, this.now),
+        distance: Number(c.distance),
+        similarity: similarity(facts, { price: Number(c.price), bedroomCount: c.bedroom_count, fullBathroomCount: c.full_bathroom_count, sqft: c.sqft }, Number(c.distance), radius),
+      }))
+      .sort((a, b) => b.similarity - a.similarity || a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : 1))
+      .slice(0, limit);
+    return { items, radius, freshness };
+  }
+
+  /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */
+  async market(kind: ListingKind, areaIds: number[] | undefined, boroughIds: number[], bedrooms: number[] | undefined): Promise<{ figures: MarketFigures; freshness: Freshness }> {
+    const freshness = await this.scopesFreshness(kind, boroughIds);
+    return { figures: marketFigures(await this.deps.market.activeListings(kind, areaIds, bedrooms, this.now)), freshness };
+  }
+
+  /** Daily snapshots of the figures of `kind` in a borough (0: the city), from `from` to `to` (days, inclusive). */
+  async marketHistory(kind: ListingKind, areaId: number, from: string, to: string) {
+    const freshness = await this.scopesFreshness(kind, areaId ? [areaId] : []);
+    return { days: await this.deps.market.history(kind, areaId, from, to), freshness };
+  }
+
   /**
    * Searches listings of the boroughs `boroughIds` cover (all five when none). `dataAge` is the oldest
    * last successful sync among the covered scopes; stale scopes are refreshed in the background.
    */
-  async search(search: ListingSearch, boroughIds: readonly number[]): Promise<SearchAnswer> {
-    const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
-    const threshold = this.deps.config.freshness.searchSeconds;
-    const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
-    const perScope = await Promise.all(covered.map((boroughId) => {
-      const key = scopeKey(search.kind, boroughId);
-      const at = states.get(key)?.last_success_at;
-      return this.freshness(key, at ? new Date(at) : NEVER, threshold, () => this.deps.refresher.syncScope(search.kind, boroughId));
-    }));
-    const oldest = perScope.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
-    const source = perScope.some((f) => f.source === 'stale')
-      ? 'stale'
-      : perScope.some((f) => f.source === 'refreshing')
-        ? 'refreshing'
-        : 'cached';
+  async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
+    const freshness = await this.scopesFreshness(search.kind, boroughIds);
+    if (polygon) {
+      // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
+      const box = boundingBox(polygon);
+      const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
+      search = { ...search, ids: inside.map((l) => l.id) };
+    }
     const { rows, total } = await searchListings(this.deps.db, search, {
       now: this.now,
       mortgageFactor: mortgageFactor(this.deps.config.mortgage),
@@ -107,7 +169,7 @@ export class Mirror {
     return {
       items: rows.map((r) => rowToSummary(r, this.now)),
       total,
-      freshness: { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: perScope.some((f) => f.refreshTriggered) },
+      freshness,
     };
   }
 
@@ -124,14 +186,55 @@ export class Mirror {
     );
   }
 
+  /**
+   * Hydrates a stored listing that still waits for its details while the caller waits, at most
+   * `hydration.waitSeconds`; on a timeout or an upstream failure the listing is answered as held.
+   */
+  private async hydrated(row: ListingRow): Promise<ListingRow> {
+    if (!row.needs_detail || !this.deps.refresher.canRefresh()) return row;
+    const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)));
+    const outcome = await Promise.race([hydration.then(() => 'done' as const, () => 'failed' as const), timeout]);
+    clearTimeout(timer);
+    if (outcome !== 'done') return row;
+    return (await this.deps.listings.findById(row.id)) ?? row;
+  }
+
   /** One listing's detail by upstream id; fetched from upstream when not stored; null when upstream has none. */
   async listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.findById(id);
-    if (stored) return this.detail(stored, await this.judgeListing(stored));
-    if (!(await this.deps.refresher.refreshListing(id))) return null;
+    if (stored) return this.detail(await this.hydrated(stored), await this.judgeListing(stored));
+    if (!(await this.deps.refresher.refreshListing(id, undefined, 'interactive'))) return null;
     const fetched = await this.deps.listings.findById(id);
     if (!fetched) return null;
     return this.detail(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
+  }
+
+  /**
+   * Several listings' details by upstream id, in the order asked, from the mirror only (an id it does
+   * not hold is listed in `missing`, never fetched: a batch must not become a burst of upstream calls).
+   * Freshness is that of the oldest listing answered; stale ones are refreshed in the background.
+   */
+  async listingsByIds(ids: string[]): Promise<{ listings: ListingDetail[]; missing: string[]; freshness: Freshness }> {
+    const listings: ListingDetail[] = [];
+    const missing: string[] = [];
+    const judged: Freshness[] = [];
+    for (const id of ids) {
+      const stored = await this.deps.listings.findById(id);
+      if (!stored) {
+        missing.push(id);
+        continue;
+      }
+      const answer = await this.detail(await this.hydrated(stored), await this.judgeListing(stored));
+      listings.push(answer.listing);
+      judged.push(answer.freshness);
+    }
+    const threshold = this.deps.config.freshness.propertySeconds;
+    if (!judged.length) return { listings, missing, freshness: { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: false } };
+    const oldest = judged.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
+    const source = judged.some((f) => f.source === 'stale') ? 'stale' : judged.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
+    return { listings, missing, freshness: { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: judged.some((f) => f.refreshTriggered) } };
   }
 
   /**
@@ -140,13 +243,23 @@ export class Mirror {
    */
   async listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.findByUrlPath(path);
-    if (stored) return this.detail(stored, await this.judgeListing(stored));
+    if (stored) return this.detail(await this.hydrated(stored), await this.judgeListing(stored));
     const direct = /^\/(rental|sale)\/([A-Za-z0-9_-]+)$/.exec(path);
     if (!direct) return null;
     return this.listing(direct[2]);
   }
 
-  /** One building by id or slug; fetched from upstream when not stored; null when upstream has none. */
+  /** The building with its inventories counted from the mirror's listings in it. */
+  private async withInventories(building: Building): Promise<Building> {
+    const units = await this.deps.listings.unitsOfBuilding(building.id);
+    const of = (kind: ListingKind) => inventoryOf(units.filter((u) => u.kind === kind).map((u) => ({ bedroomCount: u.bedroomCount, price: u.price, active: u.status === 'ACTIVE' })));
+    return { ...building, rentalInventory: of('rental'), saleInventory: of('sale') };
+  }
+
+  /**
+   * One building by id or slug; fetched from upstream (through a listing of it) when not stored; null
+   * when neither the mirror nor the upstream has it.
+   */
   async building(idOrSlug: string): Promise<{ building: Building; freshness: Freshness } | null> {
     const threshold = this.deps.config.freshness.buildingSeconds;
     const stored = await this.deps.buildings.find(idOrSlug);
@@ -154,11 +267,11 @@ export class Mirror {
       const freshness = await this.freshness(`building:${stored.building.id}`, new Date(stored.fetchedAt), threshold, () =>
         this.deps.refresher.refreshBuilding(stored.building.id),
       );
-      return { building: stored.building, freshness };
+      return { building: await this.withInventories(stored.building), freshness };
     }
-    const fetched = await this.deps.refresher.refreshBuilding(idOrSlug);
+    const fetched = await this.deps.refresher.refreshBuilding(idOrSlug, 'interactive');
     if (!fetched) return null;
-    return { building: fetched, freshness: this.fetchedNow(threshold) };
+    return { building: await this.withInventories(fetched), freshness: this.fetchedNow(threshold) };
   }
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */

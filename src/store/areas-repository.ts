@@ -22,6 +22,7 @@ export class AreasRepository {
               parent_id: a.parentId,
               slug: a.slug,
               borough_id: tree.boroughOf(a.id) ?? a.id,
+              outline: a.outline,
             })),
           )
           .execute();
@@ -35,7 +36,7 @@ export class AreasRepository {
     if (filter.level !== undefined) q = q.where('level', '=', filter.level);
     if (filter.borough !== undefined) q = q.where('borough_id', '=', filter.borough);
     const rows = await q.execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, level: r.level as Area['level'], parentId: r.parent_id, slug: r.slug }));
+    return rows.map((r) => ({ id: r.id, name: r.name, level: r.level as Area['level'], parentId: r.parent_id, slug: r.slug, outline: r.outline }));
   }
 
   async tree(): Promise<AreaTree> {

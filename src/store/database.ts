@@ -4,6 +4,10 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/001-initial.js';
+import * as realSite from './migrations/002-mirror-real-site.js';
+import * as spatial from './migrations/003-spatial-index.js';
+import * as snapshots from './migrations/004-market-snapshots.js';
+import * as changes from './migrations/005-change-events.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -15,7 +19,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

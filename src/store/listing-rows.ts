@@ -82,12 +82,14 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string, 
     last_seen_at: seenAt,
     detail_fetched_at: detailFetchedAt,
     delisted_at: null,
+    needs_detail: detailFetchedAt ? 0 : 1,
   };
 }
 
-/** A row -> the summary on the wire (spec 2.4); days on market are counted to `now`. */
-export function rowToSummary(row: SummaryRow, now: Date): ListingSummary {
+/** A row -> the summary on the wire (spec 2.4); days on market are counted to `now`; `distance` (metres) when the search had a point. */
+export function rowToSummary(row: SummaryRow & { distance?: number | null }, now: Date): ListingSummary {
   return {
+    ...(row.distance === undefined || row.distance === null ? {} : { distance: Number(row.distance) }),
     id: row.id,
     address: { street: row.street, unit: row.unit, city: row.city, state: row.state, zipCode: row.zip_code },
     price: Number(row.price),

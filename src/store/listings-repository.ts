@@ -1,9 +1,21 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
-import { recordToRow, type Derived, type ListingRow } from './listing-rows.js';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
+import { recordToRow, rowToSummary, SUMMARY_COLUMNS, type Derived, type ListingRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const BATCH = 100;
+
+/** Columns hydration writes. */
+const DETAIL_UPDATES = [
+  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'monthly_maintenance', 'monthly_taxes',
+  'monthly_charges', 'details', 'detail_fetched_at', 'needs_detail',
+] as const satisfies readonly (keyof ListingRow)[];
+
+/** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
+const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
+  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'sale_type',
+  'monthly_taxes', 'monthly_maintenance', 'monthly_common_charges', 'monthly_charges', 'details', 'detail_fetched_at',
+]);
 
 /** What one applied crawl or fetch changed. */
 export interface ApplyResult {
@@ -54,30 +66,43 @@ export class ListingsRepository {
             oc.column('id').doUpdateSet((eb) => {
               const set: Record<string, unknown> = {};
               for (const key of Object.keys(rows[0]) as (keyof ListingRow)[]) {
-                if (key === 'id' || key === 'first_seen_at') continue;
-                if (key === 'detail_fetched_at' && !options.detail) continue;
-                // A search node lacks the detail fields: keep what a detail fetch stored.
-                if (key === 'details' && !options.detail) continue;
+                if (key === 'id' || key === 'first_seen_at' || key === 'needs_detail') continue;
+                // A search node lacks what only a detail gives: keep what hydration stored.
+                if (!options.detail && HYDRATED_COLUMNS.has(key)) continue;
                 set[key] = eb.ref(`excluded.${key}`);
               }
+              // A new price or status sends the listing back for hydration.
+              set.needs_detail = options.detail
+                ? 0
+                : sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
               return set as never;
             }),
           )
           .execute();
-        await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
-        const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));
-        if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
+        if (options.detail) {
+          await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
+          const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));
+          if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
+        }
 
         const events: Database['price_history'][] = [];
+        const changes: Insertable<Database['change_events']>[] = [];
+        const change = (r: ListingRecord, type: string, facts: Record<string, unknown>) => {
+          const row = rows.find((x) => x.id === r.id)!;
+          changes.push({ type, listing_id: r.id, kind: r.kind, area_id: r.areaId, occurred_at: at, data: JSON.stringify({ listing: rowToSummary(row, new Date(at)), ...facts }) });
+        };
         for (const r of batch) {
           const before = existing.get(r.id);
           if (!before) {
+            change(r, 'listing.listed', { oldPrice: null, newPrice: r.price, pctChange: null, fromStatus: null, toStatus: r.status });
             result.inserted++;
             events.push({ listing_id: r.id, recorded_at: at, date: (r.listedAt ?? at).slice(0, 10), price: r.price, event: 'LISTED', pct_change: null });
             continue;
           }
           result.updated++;
           const oldPrice = Number(before.price);
+          if (before.status !== r.status) change(r, 'listing.status_changed', { oldPrice, newPrice: r.price, pctChange: oldPrice === r.price ? null : pct(oldPrice, r.price), fromStatus: before.status, toStatus: r.status });
+          else if (oldPrice !== r.price) change(r, 'listing.price_changed', { oldPrice, newPrice: r.price, pctChange: pct(oldPrice, r.price), fromStatus: r.status, toStatus: r.status });
           if (before.status !== 'ACTIVE' && r.status === 'ACTIVE') {
             events.push({ listing_id: r.id, recorded_at: at, date, price: r.price, event: 'LISTED', pct_change: oldPrice === r.price ? null : pct(oldPrice, r.price) });
           } else if (oldPrice !== r.price) {
@@ -93,6 +118,7 @@ export class ListingsRepository {
           }
         }
         if (events.length) await trx.insertInto('price_history').values(events).onConflict((oc) => oc.doNothing()).execute();
+        if (changes.length) await trx.insertInto('change_events').values(changes).execute();
       }
       if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), at);
       return result;
@@ -102,7 +128,7 @@ export class ListingsRepository {
   private async sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, at: string): Promise<number> {
     const active = await trx
       .selectFrom('listings')
-      .select(['id', 'price'])
+      .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
       .where('kind', '=', scope.kind)
       .where('borough_id', '=', scope.boroughId)
       .where('status', '=', 'ACTIVE')
@@ -112,12 +138,124 @@ export class ListingsRepository {
       const batch = gone.slice(i, i + BATCH);
       await trx.updateTable('listings').set({ status: 'OFF_MARKET', delisted_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
       await trx
+        .insertInto('change_events')
+        .values(
+          batch.map((r) => ({
+            type: 'listing.status_changed',
+            listing_id: r.id,
+            kind: r.kind,
+            area_id: r.area_id,
+            occurred_at: at,
+            data: JSON.stringify({
+              listing: rowToSummary({ ...r, status: 'OFF_MARKET' }, new Date(at)),
+              oldPrice: Number(r.price),
+              newPrice: Number(r.price),
+              pctChange: null,
+              fromStatus: 'ACTIVE',
+              toStatus: 'OFF_MARKET',
+            }),
+          })),
+        )
+        .execute();
+      await trx
         .insertInto('price_history')
         .values(batch.map((r) => ({ listing_id: r.id, recorded_at: at, date: at.slice(0, 10), price: Number(r.price), event: 'DELISTED', pct_change: null })))
         .onConflict((oc) => oc.doNothing())
         .execute();
     }
     return gone.length;
+  }
+
+  /**
+   * Stores what hydration found for each listing, in one transaction and a few statements a batch: the
+   * detail's facts, its amenities, the real day of its latest LISTED event, and the listing no longer
+   * waits for hydration. A listing date or zip code the detail did not give keeps its stored value.
+   */
+  async applyDetails(items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
+    if (!items.length) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < items.length; i += BATCH) {
+        const batch = items.slice(i, i + BATCH);
+        const ids = batch.map((item) => item.id);
+        const stored = new Map((await trx.selectFrom('listings').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+        const present = batch.filter((item) => stored.has(item.id));
+        if (!present.length) continue;
+        const rows = present.map(({ id, facts }): ListingRow => {
+          const row = stored.get(id)!;
+          return {
+            ...row,
+            listed_at: facts.listedAt ?? row.listed_at,
+            zip_code: facts.zipCode ?? row.zip_code,
+            building_id: facts.buildingId,
+            year_built: facts.yearBuilt,
+            pets_allowed: facts.petsAllowed === null ? null : facts.petsAllowed ? 1 : 0,
+            rooms: facts.rooms,
+            lease_term: facts.leaseTerm,
+            monthly_maintenance: facts.monthlyMaintenance,
+            monthly_taxes: facts.monthlyTaxes,
+            monthly_charges: (facts.monthlyMaintenance ?? 0) + (facts.monthlyTaxes ?? 0),
+            details: JSON.stringify({ ...(JSON.parse(row.details) as Record<string, unknown>), photos: facts.photos, floorPlanKey: facts.floorPlanKey }),
+            detail_fetched_at: at,
+            needs_detail: 0,
+          };
+        });
+        await trx
+          .insertInto('listings')
+          .values(rows)
+          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(DETAIL_UPDATES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
+          .execute();
+        await trx.deleteFrom('listing_amenities').where('listing_id', 'in', rows.map((r) => r.id)).execute();
+        const amenityRows = present.flatMap(({ id, facts }) => facts.amenities.map((amenity) => ({ listing_id: id, amenity })));
+        if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
+        // The crawl that found a listing dated its LISTED event the day it saw it; the detail knows the real day.
+        const listedDay = new Map(present.filter((item) => item.facts.listedAt).map((item) => [item.id, item.facts.listedAt!.slice(0, 10)]));
+        if (!listedDay.size) continue;
+        const latest = new Map<string, Database['price_history']>();
+        for (const event of await trx.selectFrom('price_history').selectAll().where('event', '=', 'LISTED').where('listing_id', 'in', [...listedDay.keys()]).execute()) {
+          const seen = latest.get(event.listing_id);
+          if (!seen || event.recorded_at > seen.recorded_at) latest.set(event.listing_id, event);
+        }
+        const redated = [...latest.values()].filter((e) => e.date !== listedDay.get(e.listing_id)).map((e) => ({ ...e, date: listedDay.get(e.listing_id)! }));
+        if (redated.length) {
+          await trx
+            .insertInto('price_history')
+            .values(redated)
+            .onConflict((oc) => oc.columns(['listing_id', 'recorded_at', 'event']).doUpdateSet((eb) => ({ date: eb.ref('excluded.date') })))
+            .execute();
+        }
+      }
+    });
+  }
+
+  /** Active listings waiting for hydration, oldest first: at most `limit`, of one kind when given. */
+  async backlog(limit: number, kind?: ListingKind): Promise<{ id: string; kind: ListingKind }[]> {
+    let q = this.db.selectFrom('listings').select(['id', 'kind']).where('needs_detail', '=', 1).where('status', '=', 'ACTIVE');
+    if (kind) q = q.where('kind', '=', kind);
+    const rows = await q.orderBy('first_seen_at').orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, kind: r.kind as ListingKind }));
+  }
+
+  /** How many active listings wait for hydration. */
+  async backlogCount(): Promise<number> {
+    const row = await this.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('needs_detail', '=', 1).where('status', '=', 'ACTIVE').executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Every listing ever seen in a building (any status): for inventories. */
+  async unitsOfBuilding(buildingId: string): Promise<{ kind: ListingKind; status: string; bedroomCount: number | null; price: number }[]> {
+    const rows = await this.db.selectFrom('listings').select(['kind', 'status', 'bedroom_count', 'price']).where('building_id', '=', buildingId).execute();
+    return rows.map((r) => ({ kind: r.kind as ListingKind, status: r.status, bedroomCount: r.bedroom_count, price: Number(r.price) }));
+  }
+
+  /** A listing in the building with this id or slug (the newest seen), or undefined. */
+  async findInBuilding(idOrSlug: string): Promise<ListingRow | undefined> {
+    return this.db
+      .selectFrom('listings')
+      .selectAll()
+      .where((eb) => eb.or([eb('building_id', '=', idOrSlug), eb('building_slug', '=', idOrSlug)]))
+      .orderBy('last_seen_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
   }
 
   async findById(id: string): Promise<ListingRow | undefined> {
@@ -143,6 +281,11 @@ export class ListingsRepository {
       .orderBy('event')
       .execute();
     return rows.map((r) => ({ date: r.date, price: Number(r.price), event: r.event, pctChange: r.pct_change }));
+  }
+
+  /** Whether any active listing is stored (one index probe, for health checks). */
+  async hasActive(): Promise<boolean> {
+    return (await this.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').limit(1).executeTakeFirst()) !== undefined;
   }
 
   async count(kind?: ListingKind): Promise<number> {

@@ -16,6 +16,17 @@ export class QuotaRepository {
     return Number(row.used);
   }
 
+  /** Takes one request back from the subject's month (never below zero). */
+  async decrement(subject: string, month: string): Promise<void> {
+    await this.db
+      .updateTable('quota_usage')
+      .set((eb) => ({ used: eb('used', '-', 1) }))
+      .where('subject', '=', subject)
+      .where('month', '=', month)
+      .where('used', '>', 0)
+      .execute();
+  }
+
   async used(subject: string, month: string): Promise<number> {
     const row = await this.db.selectFrom('quota_usage').select('used').where('subject', '=', subject).where('month', '=', month).executeTakeFirst();
     return row ? Number(row.used) : 0;

@@ -11,6 +11,8 @@ export interface AreasTable {
   parent_id: number | null;
   slug: string;
   borough_id: number;
+  /** The site's outline, a Google encoded polyline; null when unknown. */
+  outline: string | null;
 }
 
 export interface ListingsTable {
@@ -68,6 +70,8 @@ export interface ListingsTable {
   last_seen_at: string;
   detail_fetched_at: string | null;
   delisted_at: string | null;
+  /** 1 while the listing waits for hydration through the detail queries (new, or its price or status changed). */
+  needs_detail: number;
 }
 
 export interface ListingAmenitiesTable {
@@ -119,6 +123,29 @@ export interface QuotaUsageTable {
   used: number;
 }
 
+/** One day's market figures of a kind in an area (0: the whole city); `figures` is JSON of MarketFigures. */
+export interface MarketSnapshotsTable {
+  day: string;
+  kind: string;
+  area_id: number;
+  figures: string;
+  recorded_at: string;
+}
+
+/**
+ * One change a sync applied: `listing.listed`, `listing.price_changed`, `listing.status_changed`; `data`
+ * is JSON `{listing (summary after the change), oldPrice, newPrice, pctChange, fromStatus, toStatus}`.
+ */
+export interface ChangeEventsTable {
+  id: Generated<number>;
+  type: string;
+  listing_id: string;
+  kind: string;
+  area_id: number | null;
+  occurred_at: string;
+  data: string;
+}
+
 export interface Database {
   areas: AreasTable;
   listings: ListingsTable;
@@ -128,5 +155,8 @@ export interface Database {
   sync_scopes: SyncScopesTable;
   api_keys: ApiKeysTable;
   quota_usage: QuotaUsageTable;
+  market_snapshots: MarketSnapshotsTable;
+  change_events: ChangeEventsTable;
+  change_log_state: { pruned_through: number };
   kysely_migration?: { name: Generated<string> };
 }

@@ -11,6 +11,20 @@ export const AREAS_SCOPE = 'areas';
 /** Sync state of one scope (`sale:100`, `rental:200`, `areas`, ...); instants are UTC ISO 8601. */
 export type ScopeState = SyncScopesTable;
 
+/** How the last crawl of a scope went: its parts, how many were split, whether every part completed. */
+export interface CrawlReport {
+  scope: string;
+  parts: number;
+  splits: number;
+  complete: boolean;
+  at: string;
+}
+
+/** Whether a scope's latest sync failed (its last error is newer than its last success). */
+export function scopeFailing(s: ScopeState): boolean {
+  return s.last_error_at !== null && (s.last_success_at === null || s.last_error_at > s.last_success_at);
+}
+
 /** Bookkeeping of crawls: last success, last attempt, last error of each scope. */
 export class ScopesRepository {
   constructor(private readonly db: Kysely<Database>) {}

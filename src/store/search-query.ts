@@ -1,11 +1,12 @@
 import { sql, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
+import type { BoundingBox } from '../domain/outline.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const DAY_MS = 86_400_000;
 
-export type SortField = 'RECOMMENDED' | 'PRICE' | 'LISTED_AT' | 'PRICE_PER_SQFT';
+export type SortField = 'RECOMMENDED' | 'PRICE' | 'LISTED_AT' | 'PRICE_PER_SQFT' | 'DISTANCE';
 export type SortDirection = 'ASC' | 'DESC';
 
 /**
@@ -43,6 +44,12 @@ export interface ListingSearch {
   furnished?: boolean;
   /** `YYYY-MM-DD`: available on or before this day. */
   availableBefore?: string;
+  /** Listings inside this box. */
+  bbox?: BoundingBox;
+  /** Listings within `radius` metres of this point (great-circle); `DISTANCE` sorts by it. */
+  near?: { latitude: number; longitude: number; radius: number };
+  /** Only these listing ids (what a polygon search resolves to). */
+  ids?: string[];
   sort: SortField;
   sortDir: SortDirection;
   page: number;
@@ -65,6 +72,60 @@ export const PREWAR_BEFORE_YEAR = 1940;
 function flagFilter(q: Query, column: 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished', value: boolean | undefined): Query {
   if (value === undefined) return q;
   return value ? q.where(column, '=', 1) : q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
+}
+
+const EARTH_RADIUS_M = 6_371_000;
+const METRES_PER_DEGREE = 111_320;
+const num = (v: number) => sql<number>`cast(${v} as double precision)`;
+
+/** Great-circle distance in metres from a point to each listing's position (haversine, in SQL). */
+export function distanceFrom(point: { latitude: number; longitude: number }) {
+  const [lat, lon] = [num(point.latitude), num(point.longitude)];
+  return sql<number>`(${EARTH_RADIUS_M} * 2 * asin(sqrt(power(sin(radians(latitude - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(latitude)) * power(sin(radians(longitude - ${lon}) / 2), 2))))`;
+}
+
+/** The box around a circle of `radius` metres (a little larger: the exact test follows). */
+export function boxAround(near: { latitude: number; longitude: number; radius: number }): BoundingBox {
+  const dLat = (near.radius / METRES_PER_DEGREE) * 1.01;
+  const dLon = (near.radius / (METRES_PER_DEGREE * Math.cos((near.latitude * Math.PI) / 180))) * 1.01;
+  return [near.longitude - dLon, near.latitude - dLat, near.longitude + dLon, near.latitude + dLat];
+}
+
+/**
+ * Keeps listings inside `box`, through the spatial index: SQLite's R*Tree (a prefilter at 32-bit
+ * precision) or PostgreSQL's GiST index on `point(longitude, latitude)`; then the exact test.
+ */
+function inBox(q: Query, [minLon, minLat, maxLon, maxLat]: BoundingBox, dialect: 'sqlite' | 'postgres'): Query {
+  const indexed =
+    dialect === 'postgres'
+      ? sql<boolean>`point(longitude, latitude) <@ box(point(${num(minLon)}, ${num(minLat)}), point(${num(maxLon)}, ${num(maxLat)}))`
+      : sql<boolean>`listings.rowid in (select id from listings_rtree where max_lat >= ${minLat} and min_lat <= ${maxLat} and max_lon >= ${minLon} and min_lon <= ${maxLon})`;
+  return q.where(indexed).where('latitude', '>=', minLat).where('latitude', '<=', maxLat).where('longitude', '>=', minLon).where('longitude', '<=', maxLon);
+}
+
+/** Active listings of `kind` inside `box`: id and position (for a polygon, tested point by point after). */
+export async function listingsInBox(db: Kysely<Database>, kind: ListingKind, box: BoundingBox, dialect: 'sqlite' | 'postgres') {
+  const q = inBox(db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE'), box, dialect);
+  return (await q.select(['id', 'latitude', 'longitude']).execute()) as { id: string; latitude: number; longitude: number }[];
+}
+
+/**
+ * Active listings of `kind` within `near.radius` metres (spatial index, then great-circle), other than
+ * `exceptId`: their summary columns, size and distance in metres.
+ */
+export async function listingsNear(
+  db: Kysely<Database>,
+  kind: ListingKind,
+  near: { latitude: number; longitude: number; radius: number },
+  exceptId: string,
+  dialect: 'sqlite' | 'postgres',
+) {
+  const q = inBox(db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE').where('id', '!=', exceptId), boxAround(near), dialect)
+    .where(distanceFrom(near), '<=', near.radius)
+    .select(SUMMARY_COLUMNS)
+    .select(['sqft'])
+    .select(sql<number>`round(${distanceFrom(near)})`.as('distance'));
+  return q.execute();
 }
 
 function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Query {
@@ -108,6 +169,9 @@ function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Q
   }
   if (s.minTransitScore !== undefined) q = q.where('transit_score', '>=', s.minTransitScore);
   if (s.availableBefore) q = q.where('available_at', '<=', s.availableBefore);
+  if (s.ids) q = q.where('id', 'in', s.ids.length ? s.ids : ['']);
+  if (s.bbox) q = inBox(q, s.bbox, ctx.dialect);
+  if (s.near) q = inBox(q, boxAround(s.near), ctx.dialect).where(distanceFrom(s.near), '<=', s.near.radius);
   return q;
 }
 
@@ -123,7 +187,7 @@ const SORT_COLUMN = {
  * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
  * the same direction, so pages never overlap.
  */
-export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: SummaryRow[] }> {
+export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
   const base = filtered(db, s, ctx);
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
   // Every term runs in the asked direction so that one index serves the whole ORDER BY (no sort step).
@@ -132,9 +196,16 @@ export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx
     if (dir === 'asc') return nullable ? ob.asc().nullsLast() : ob.asc();
     return nullable && ctx.dialect === 'postgres' ? ob.desc().nullsLast() : ob.desc();
   };
-  const column = SORT_COLUMN[s.sort];
-  let rowsQuery = base.select(SUMMARY_COLUMNS).orderBy(column, order(column === 'listed_at' || column === 'price_per_sqft'));
-  if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
+  let rowsQuery = base.select(SUMMARY_COLUMNS);
+  if (s.near) rowsQuery = rowsQuery.select(sql<number>`round(${distanceFrom(s.near)})`.as('distance')) as unknown as typeof rowsQuery;
+  if (s.sort === 'DISTANCE') {
+    if (!s.near) throw new Error('a DISTANCE sort needs a point (near)');
+    rowsQuery = rowsQuery.orderBy(distanceFrom(s.near), dir);
+  } else {
+    const column = SORT_COLUMN[s.sort];
+    rowsQuery = rowsQuery.orderBy(column, order(column === 'listed_at' || column === 'price_per_sqft'));
+    if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
+  }
   rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage).offset((s.page - 1) * s.perPage);
   const [countRow, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

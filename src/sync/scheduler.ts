@@ -3,9 +3,13 @@ import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import { LISTING_SCOPES, type Syncer } from './syncer.js';
 
+/** Coordinator key of background hydration (one at a time, like a scope's refresh). */
+export const HYDRATION_KEY = 'hydration';
+
 /**
  * Refreshes every listing scope every `intervalSeconds` (measured from its last success), through the
- * refresh coordinator so a scheduled crawl and a request-triggered one never run together. Checks once
+ * refresh coordinator so a scheduled crawl and a request-triggered one never run together, and
+ * hydrates up to `hydrationBudget` listings of the backlog each time. Checks once
  * a minute at most. `intervalSeconds = 0` never starts it.
  */
 export class SyncScheduler {
@@ -14,6 +18,7 @@ export class SyncScheduler {
   constructor(
     private readonly deps: { syncer: Syncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
     readonly intervalSeconds: number,
+    private readonly hydrationBudget = 2000,
   ) {}
 
   start(): void {
@@ -35,8 +40,9 @@ export class SyncScheduler {
     return new Date(base + this.intervalSeconds * 1000).toISOString();
   }
 
-  /** Starts a refresh of every scope that is due. */
+  /** Starts a refresh of every scope that is due, unless the upstream's breaker refuses calls. */
   async tick(): Promise<void> {
+    if (!this.deps.syncer.canRefresh()) return;
     const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
     const now = this.deps.clock().getTime();
     for (const { kind, boroughId } of LISTING_SCOPES) {
@@ -44,6 +50,9 @@ export class SyncScheduler {
       const last = states.get(key)?.last_success_at;
       if (last && now - Date.parse(last) < this.intervalSeconds * 1000) continue;
       this.deps.coordinator.trigger(key, () => this.deps.syncer.syncScope(kind, boroughId));
+    }
+    if ((await this.deps.syncer.backlog()) > 0) {
+      this.deps.coordinator.trigger(HYDRATION_KEY, () => this.deps.syncer.hydrateBacklog(this.hydrationBudget));
     }
   }
 }

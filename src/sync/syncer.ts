@@ -1,21 +1,27 @@
 import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
-import type { Building } from '../domain/building.js';
-import type { ListingKind, ListingRecord } from '../domain/listing.js';
+import { BUILDING_AMENITIES, type Building } from '../domain/building.js';
+import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { ApplyResult, ListingsRepository } from '../store/listings-repository.js';
-import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
-import { toUpstreamAreaId } from '../upstream/borough-ids.js';
-import type { UpstreamClient } from '../upstream/client.js';
-import { mapAreas, mapBuilding, mapListingNode, uniqueNodes } from '../upstream/mappers.js';
+import type { ChangesRepository } from '../store/changes-repository.js';
+import type { MarketRepository } from '../store/market-repository.js';
+import { marketFigures } from '../domain/market.js';
+import { AREAS_SCOPE, scopeFailing, scopeKey, type CrawlReport, type ScopesRepository } from '../store/scopes-repository.js';
+import { toApiAreaId, toUpstreamAreaId } from '../upstream/borough-ids.js';
+import type { UpstreamClient, UpstreamPriority } from '../upstream/client.js';
+import { mapAreas, mapBuildingDetail, mapDetail, mapSearchNode, uniqueNodes } from '../upstream/mappers.js';
+import type { Bound, UpstreamBuildingDetail, UpstreamSearchFilters } from '../upstream/types.js';
 
-/** Page size of a crawl: the upstream's maximum. */
+/** Page size of a crawl (the site accepted 500 in a real capture). */
 const CRAWL_PAGE_SIZE = 500;
 /** A crawl that would take more than this share of a scope off the market is not trusted to sweep. */
 const MAX_SWEEP_SHARE = 0.5;
+/** Upper price bound of the first price band, in dollars (asking price of a sale, rent a month). */
+const PRICE_CEILING = { sale: 1_000_000_000, rental: 10_000_000 } as const;
 
 export interface SyncerDeps {
   client: UpstreamClient;
@@ -23,10 +29,29 @@ export interface SyncerDeps {
   areas: AreasRepository;
   buildings: BuildingsRepository;
   scopes: ScopesRepository;
+  market: MarketRepository;
+  changes: ChangesRepository;
+  /** Days the change feed keeps its events. */
+  changesRetentionDays: number;
   stations: readonly Station[];
   clock: () => Date;
   logger: Logger;
+  /** Results one search can reach (the site's cap, about 1,000): larger scopes are split. */
+  resultCap: number;
+  /** Listings hydrated per detail request (aliased fields), and at most per refresh cycle. */
+  hydrationBatch: number;
+  hydrationBudget: number;
 }
+
+/** One part of a crawl: the filters of one search that stays under the result cap. */
+interface CrawlPart {
+  label: string;
+  filters: UpstreamSearchFilters;
+}
+
+
+/** Told how a sync goes: the step (`scopes`, `details`), how much of it is done, of how much. */
+export type SyncProgress = (step: string, done: number, total: number) => void;
 
 /** Every listing scope: both kinds in each of the five boroughs. */
 export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sale', 'rental'] as const).flatMap((kind) =>
@@ -34,17 +59,29 @@ export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sal
 );
 
 /**
- * Brings the mirror up to date from the upstream: the area list, whole scopes (kind x borough) and
- * single listings or buildings. A crawl is applied only when every page arrived, in one transaction;
- * a failure records the error on the scope and changes no stored listing.
+ * Brings the mirror up to date from the upstream: the area list, whole scopes (kind x borough, split
+ * into parts under the site's result cap), and the details of new or changed listings (hydration).
+ * A crawl is applied only when every part arrived, in one transaction; a failure records the error on
+ * the scope and changes no stored listing.
  */
 export class Syncer {
   private tree: AreaTree | null = null;
+  private readonly reports = new Map<string, CrawlReport>();
 
   constructor(private readonly deps: SyncerDeps) {}
 
   private now(): string {
     return this.deps.clock().toISOString();
+  }
+
+  /** Whether a refresh may start now: not while the upstream's circuit breaker refuses calls. */
+  canRefresh(): boolean {
+    return this.deps.client.circuitState() !== 'open';
+  }
+
+  /** The last crawl report of each scope (parts and splits), for /v1/health. */
+  crawlReports(): CrawlReport[] {
+    return [...this.reports.values()];
   }
 
   /** The area tree from the store, fetched from upstream first if the store has none. */
@@ -77,92 +114,311 @@ export class Syncer {
   };
 
   /**
-   * Crawls every page of one scope and applies it: upserts, price events, and (the crawl being
-   * complete) takes listings it no longer contains off the market.
+   * Every page of one search: pages counted from `totalCount`, ended early by a short or empty page.
+   * Returns the nodes mapped to records of `boroughId`, and the total the site reported (null when absent).
+   */
+  private async crawlPart(kind: ListingKind, boroughId: number, filters: UpstreamSearchFilters, tree: AreaTree, into: Map<string, ListingRecord>) {
+    let total: number | null = null;
+    for (let page = 1; ; page++) {
+      const answer = await this.deps.client.search(kind, { filters, page, perPage: CRAWL_PAGE_SIZE, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
+      if (typeof answer.totalCount === 'number') total = answer.totalCount;
+      const nodes = uniqueNodes(answer.edges);
+      for (const node of nodes) {
+        const record = mapSearchNode(node, kind, { areas: tree, scopeBoroughId: boroughId, now: this.deps.clock() });
+        if (record && record.boroughId === boroughId) into.set(record.id, record);
+      }
+      const reachable = Math.min(total ?? Infinity, this.deps.resultCap);
+      if (nodes.length < CRAWL_PAGE_SIZE || page * CRAWL_PAGE_SIZE >= reachable) break;
+    }
+    return total;
+  }
+
+  /** The total of one search (its first page of one result). */
+  private async countOf(kind: ListingKind, filters: UpstreamSearchFilters): Promise<number | null> {
+    const answer = await this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
+    return typeof answer.totalCount === 'number' ? answer.totalCount : null;
+  }
+
+  /**
+   * Splits a search over the cap into parts that each fit: first by the sub-areas of the area tree
+   * (when their totals add up to the whole, so nothing filed directly under the area is lost), then
+   * by price bands (bisecting), then a single price by bedroom counts. A part that cannot be split
+   * further makes the crawl incomplete (no sweep).
+   */
+  private async partition(kind: ListingKind, part: CrawlPart & { total: number }, tree: AreaTree, out: CrawlPart[], stats: { splits: number; complete: boolean }) {
+    if (part.total <= this.deps.resultCap) {
+      out.push(part);
+      return;
+    }
+    stats.splits++;
+    const areaId = part.filters.areas?.length === 1 && !part.filters.price ? part.filters.areas[0] : null;
+    if (areaId !== null) {
+      const apiId = toApiAreaId(areaId);
+      const children = tree.areas.filter((a) => a.parentId === apiId);
+      if (children.length) {
+        const counted = [];
+        for (const child of children) {
+          const filters = { ...part.filters, areas: [toUpstreamAreaId(child.id)] };
+          counted.push({ label: `${part.label}>${child.slug}`, filters, total: (await this.countOf(kind, filters)) ?? Infinity });
+        }
+        if (counted.reduce((sum, c) => sum + c.total, 0) === part.total) {
+          for (const c of counted) if (c.total > 0) await this.partition(kind, c, tree, out, stats);
+          return;
+        }
+      }
+    }
+    const price: Bound = part.filters.price ?? { lowerBound: 0, upperBound: PRICE_CEILING[kind] };
+    const [low, high] = [price.lowerBound ?? 0, price.upperBound ?? PRICE_CEILING[kind]];
+    if (high > low) {
+      const middle = Math.floor((low + high) / 2);
+      for (const band of [{ lowerBound: low, upperBound: middle }, { lowerBound: middle + 1, upperBound: high }]) {
+        const filters = { ...part.filters, price: band };
+        const total = (await this.countOf(kind, filters)) ?? Infinity;
+        if (total > 0) await this.partition(kind, { label: `${part.label}|$${band.lowerBound}-${band.upperBound}`, filters, total }, tree, out, stats);
+      }
+      return;
+    }
+    if (!part.filters.bedrooms) {
+      let covered = 0;
+      const byBeds = [];
+      for (let beds = 0; beds <= 10; beds++) {
+        const filters = { ...part.filters, bedrooms: beds === 10 ? { lowerBound: 10 } : { lowerBound: beds, upperBound: beds } };
+        const total = (await this.countOf(kind, filters)) ?? Infinity;
+        covered += total;
+        if (total > 0) byBeds.push({ label: `${part.label}|beds:${beds}`, filters, total });
+      }
+      if (covered === part.total && byBeds.every((b) => b.total <= this.deps.resultCap)) {
+        out.push(...byBeds);
+        return;
+      }
+    }
+    this.deps.logger.warn({ part: part.label, total: part.total, cap: this.deps.resultCap }, 'a crawl part cannot be split under the result cap: the scope will not be swept');
+    stats.complete = false;
+    out.push(part);
+  }
+
+  /**
+   * Crawls one scope and applies it: upserts, price events, and (every part of the crawl being
+   * complete) takes listings it no longer contains off the market. Then hydrates new and changed
+   * listings within the budget.
    * @throws UpstreamError (after recording it on the scope) when a page fails.
    */
-  async syncScope(kind: ListingKind, boroughId: number): Promise<ApplyResult> {
+  async syncScope(kind: ListingKind, boroughId: number, options: { hydrate?: boolean } = {}): Promise<ApplyResult> {
     const scope = scopeKey(kind, boroughId);
     const started = this.now();
     await this.deps.scopes.recordAttempt(scope, started);
     try {
       const tree = await this.areaTree();
+      const whole = { label: scope, filters: { areas: [toUpstreamAreaId(boroughId)] } };
       const records = new Map<string, ListingRecord>();
-      for (let page = 1; ; page++) {
-        const result = await this.deps.client.search(kind, {
-          filters: { areas: [toUpstreamAreaId(boroughId)] },
-          page,
-          perPage: CRAWL_PAGE_SIZE,
-          sorting: { attribute: 'LISTED_AT', direction: 'ASCENDING' },
-        });
-        for (const node of uniqueNodes(result.edges)) {
-          const record = mapListingNode(node, kind, { areas: tree, scopeBoroughId: boroughId, now: this.deps.clock() });
-          if (record && record.boroughId === boroughId) records.set(record.id, record);
-        }
-        if (!result.pageInfo.hasNextPage || result.edges.length === 0) break;
+      const stats = { splits: 0, complete: true };
+      const total = await this.crawlPart(kind, boroughId, whole.filters, tree, records);
+      let parts = 1;
+      if (total !== null && total > this.deps.resultCap) {
+        records.clear();
+        const split: CrawlPart[] = [];
+        await this.partition(kind, { ...whole, total }, tree, split, stats);
+        for (const part of split) await this.crawlPart(kind, boroughId, part.filters, tree, records);
+        parts = split.length;
+        this.deps.logger.info({ scope, total, parts, splits: stats.splits, complete: stats.complete }, 'scope over the result cap: crawled in parts');
       }
       const stored = await this.deps.scopes.get(scope);
       const storedCount = stored?.listing_count ?? 0;
-      const trustSweep = storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE);
-      if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount }, 'crawl much smaller than the stored scope: not sweeping');
+      const trustSweep = stats.complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
+      if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount, complete: stats.complete }, 'crawl incomplete or much smaller than the stored scope: not sweeping');
       const at = this.now();
       const result = await this.deps.listings.apply([...records.values()], this.derive, at, trustSweep ? { sweep: { kind, boroughId } } : {});
       await this.deps.scopes.recordSuccess(scope, at, records.size);
+      this.reports.set(scope, { scope, parts, splits: stats.splits, complete: stats.complete, at });
+      await this.recordMarket(kind, boroughId, tree);
+      await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
       this.deps.logger.info({ scope, listings: records.size, ...result }, 'scope synced');
+      if (options.hydrate ?? true) await this.hydrateBacklog(this.deps.hydrationBudget, kind);
       return result;
     } catch (error) {
-      await this.deps.scopes.recordFailure(scope, this.now(), (error as Error).message);
-      this.deps.logger.warn({ scope, err: (error as Error).message }, 'scope sync failed');
+      const message = (error as Error).message;
+      const before = await this.deps.scopes.get(scope);
+      await this.deps.scopes.recordFailure(scope, this.now(), message);
+      // A failure is news when the scope was healthy or failed otherwise; a repeat is logged at debug.
+      const repeat = before !== undefined && scopeFailing(before) && before.last_error === message;
+      this.deps.logger[repeat ? 'debug' : 'warn']({ scope, err: message }, 'scope sync failed');
       throw error;
     }
   }
 
-  /** Areas, then every listing scope in turn. Returns the scopes that failed (empty when all succeeded). */
-  async syncAll(): Promise<string[]> {
+  /**
+   * Records today's market figures (UTC day) of the borough and of the whole city for `kind`: each sync
+   * replaces the day's row, so a day's history keeps the figures of its last sync.
+   */
+  private async recordMarket(kind: ListingKind, boroughId: number, tree: AreaTree): Promise<void> {
+    const now = this.deps.clock();
+    const [day, at] = [now.toISOString().slice(0, 10), now.toISOString()];
+    const borough = await this.deps.market.activeListings(kind, tree.withDescendants(boroughId), undefined, now);
+    await this.deps.market.record(day, kind, boroughId, marketFigures(borough), at);
+    const city = await this.deps.market.activeListings(kind, undefined, undefined, now);
+    await this.deps.market.record(day, kind, 0, marketFigures(city), at);
+  }
+
+  /**
+   * Areas, then every listing scope in turn, then (unless `hydrate` is false) the whole hydration
+   * backlog. Returns the scopes that failed (empty when all succeeded).
+   */
+  async syncAll(options: { hydrate?: boolean; progress?: SyncProgress } = {}): Promise<string[]> {
     const failed: string[] = [];
+    const progress = options.progress ?? (() => undefined);
     try {
       await this.syncAreas();
     } catch {
       failed.push(AREAS_SCOPE);
       if (!(await this.deps.areas.tree()).areas.length) return failed;
     }
-    for (const { kind, boroughId } of LISTING_SCOPES) {
+    for (const [i, { kind, boroughId }] of LISTING_SCOPES.entries()) {
+      progress('scopes', i, LISTING_SCOPES.length);
       try {
-        await this.syncScope(kind, boroughId);
+        await this.syncScope(kind, boroughId, { hydrate: false });
       } catch {
         failed.push(scopeKey(kind, boroughId));
+      }
+    }
+    progress('scopes', LISTING_SCOPES.length, LISTING_SCOPES.length);
+    if (options.hydrate ?? true) {
+      try {
+        await this.hydrateBacklog(Infinity, undefined, 'background', progress);
+      } catch {
+        failed.push('hydration');
       }
     }
     return failed;
   }
 
   /**
-   * Fetches one listing's detail from upstream (as a rental, else as a sale, or the given kind) and
-   * stores it. Returns false when the upstream has no such listing.
+   * Hydrates up to `budget` listings waiting for it (of one kind when given), oldest first, through
+   * the detail queries, `hydrationBatch` listings a request; buildings not yet stored come with them.
+   * Returns how many were hydrated.
+   * @throws UpstreamError when a request fails (what was hydrated before stays).
    */
-  async refreshListing(id: string, kind?: ListingKind): Promise<boolean> {
-    const tree = await this.areaTree();
-    for (const k of kind ? [kind] : (['rental', 'sale'] as const)) {
-      const node = await this.deps.client.listing(k, id);
-      if (!node) continue;
-      const record = mapListingNode(node, k, { areas: tree, now: this.deps.clock() });
-      if (!record) return false;
-      if (!record.buildingId) {
-        const building = await this.deps.client.buildingOfListing(k, id);
-        if (building) record.buildingId = String(building.id);
+  async hydrateBacklog(budget: number, kind?: ListingKind, priority: UpstreamPriority = 'background', progress?: SyncProgress): Promise<number> {
+    let done = 0;
+    const total = progress ? Math.min(budget, await this.backlog()) : 0;
+    while (done < budget) {
+      progress?.('details', Math.min(done, total), total);
+      const batch = await this.deps.listings.backlog(Math.min(this.deps.hydrationBatch, budget - done), kind);
+      if (!batch.length) break;
+      for (const k of ['rental', 'sale'] as const) {
+        const ids = batch.filter((b) => b.kind === k).map((b) => b.id);
+        if (ids.length) await this.hydrate(k, ids, priority);
       }
-      await this.deps.listings.apply([record], this.derive, this.now(), { detail: true });
+      done += batch.length;
+    }
+    progress?.('details', total, total);
+    return done;
+  }
+
+  /** How many active listings wait for hydration. */
+  backlog(): Promise<number> {
+    return this.deps.listings.backlogCount();
+  }
+
+  /**
+   * Fetches the details of these listings (one aliased request), and the buildings among them not yet
+   * stored (one more), and stores both. A listing the site no longer has is left for the next crawl.
+   */
+  async hydrate(kind: ListingKind, ids: string[], priority: UpstreamPriority = 'background'): Promise<void> {
+    const details = await this.deps.client.listingDetails(kind, ids, priority);
+    const byBuilding = new Map<string, string>();
+    for (const [id, detail] of details) {
+      const buildingId = detail?.buildingId;
+      if (buildingId !== null && buildingId !== undefined && !byBuilding.has(String(buildingId))) byBuilding.set(String(buildingId), id);
+    }
+    const buildings = new Map<string, Building>();
+    const missing: [string, string][] = [];
+    for (const [buildingId, listingId] of byBuilding) {
+      const stored = await this.deps.buildings.find(buildingId);
+      if (stored) buildings.set(buildingId, stored.building);
+      else missing.push([buildingId, listingId]);
+    }
+    if (missing.length) {
+      const answers = await this.deps.client.buildingsOfListings(kind, missing.map(([, listingId]) => listingId), priority);
+      for (const [buildingId, listingId] of missing) {
+        const answer = answers.get(listingId);
+        if (answer) buildings.set(buildingId, await this.storeBuilding(answer, listingId));
+      }
+    }
+    const items: { id: string; facts: HydratedFacts }[] = [];
+    for (const [id, detail] of details) {
+      if (!detail) continue;
+      const building = detail.buildingId === null || detail.buildingId === undefined ? undefined : buildings.get(String(detail.buildingId));
+      items.push({ id, facts: mapDetail(detail, building) });
+    }
+    await this.deps.listings.applyDetails(items, this.now());
+  }
+
+  /** Maps and stores a building answer; the slug, position and amenities come from the listing that led to it. */
+  private async storeBuilding(answer: UpstreamBuildingDetail, listingId: string): Promise<Building> {
+    const listing = await this.deps.listings.findById(listingId);
+    const amenities = listing ? await this.deps.listings.amenities(listingId) : [];
+    const building = mapBuildingDetail(answer, {
+      areas: await this.areaTree(),
+      boroughId: listing?.borough_id ?? null,
+      slug: listing?.building_slug ?? null,
+      geoCenter: listing && listing.latitude !== null && listing.longitude !== null ? { latitude: listing.latitude, longitude: listing.longitude } : null,
+      amenities: { list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)), doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
+    });
+    await this.deps.buildings.put(building, this.now());
+    return building;
+  }
+
+  /**
+   * Fetches one listing from upstream (as the given kind, else as a rental, then as a sale) and stores
+   * it: hydrated when stored already, else created from its detail (the next crawl adds what only a
+   * search node has). `interactive` when a caller waits for it. Returns false when the upstream has none.
+   */
+  async refreshListing(id: string, kind?: ListingKind, priority: UpstreamPriority = 'background'): Promise<boolean> {
+    const tree = await this.areaTree();
+    const stored = await this.deps.listings.findById(id);
+    for (const k of kind ? [kind] : stored ? [stored.kind as ListingKind] : (['rental', 'sale'] as const)) {
+      const detail = (await this.deps.client.listingDetails(k, [id], priority)).get(id);
+      if (!detail) continue;
+      if (!stored) {
+        const price = detail.pricing?.price;
+        if (typeof price !== 'number') return false;
+        const building = (await this.deps.client.buildingsOfListings(k, [id], priority)).get(id);
+        const areaName = building?.area?.name ?? null;
+        const node = {
+          id,
+          price,
+          status: detail.status,
+          areaName,
+          bedroomCount: detail.propertyDetails?.bedroomCount,
+          fullBathroomCount: detail.propertyDetails?.fullBathroomCount,
+          halfBathroomCount: detail.propertyDetails?.halfBathroomCount,
+          livingAreaSize: detail.propertyDetails?.livingAreaSize,
+          street: detail.propertyDetails?.address?.street,
+          unit: detail.propertyDetails?.address?.unit,
+          urlPath: `/${k}/${id}`,
+          noFee: detail.pricing?.noFee,
+        };
+        const record = mapSearchNode(node, k, { areas: tree, now: this.deps.clock() });
+        if (!record) return false;
+        await this.deps.listings.apply([record], this.derive, this.now());
+      }
+      await this.hydrate(k, [id], priority);
       return true;
     }
     return false;
   }
 
-  /** Fetches one building by id or slug and stores it; returns it, or null when upstream has none. */
-  async refreshBuilding(idOrSlug: string): Promise<Building | null> {
-    const upstream = await this.deps.client.building(idOrSlug);
-    if (!upstream) return null;
-    const building = mapBuilding(upstream, await this.areaTree());
-    await this.deps.buildings.put(building, this.now());
-    return building;
+  /**
+   * Fetches one building by id or slug through a listing of it in the mirror (the site answers
+   * buildings by listing id only) and stores it. Null when no listing of the mirror is in it, or the
+   * upstream has none.
+   */
+  async refreshBuilding(idOrSlug: string, priority: UpstreamPriority = 'background'): Promise<Building | null> {
+    const listing = await this.deps.listings.findInBuilding(idOrSlug);
+    if (!listing) return null;
+    const answer = (await this.deps.client.buildingsOfListings(listing.kind as ListingKind, [listing.id], priority)).get(listing.id);
+    if (!answer) return null;
+    return this.storeBuilding(answer, listing.id);
   }
 }
+

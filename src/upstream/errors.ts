@@ -1,7 +1,7 @@
 /** Why an upstream call failed: `timeout`, `blocked` (HTTP 403 bot block), `http` (other status),
  * `graphql` (an `errors` answer), `malformed` (a body that is not the expected JSON), `network`,
- * `circuit-open` (the breaker is refusing calls). */
-export type UpstreamFailure = 'timeout' | 'blocked' | 'http' | 'graphql' | 'malformed' | 'network' | 'circuit-open';
+ * `circuit-open` (the breaker is refusing calls), `busy` (too many calls already wait their turn). */
+export type UpstreamFailure = 'timeout' | 'blocked' | 'http' | 'graphql' | 'malformed' | 'network' | 'circuit-open' | 'busy';
 
 /** An upstream call that did not give a usable answer. `transient` failures are worth a retry. */
 export class UpstreamError extends Error {

@@ -1,30 +1,35 @@
 import { AreaTree, BOROUGHS, buildAreas, type Area } from '../domain/area.js';
-import type { Building, Inventory } from '../domain/building.js';
-import type { GeoPoint, ListingKind, ListingRecord } from '../domain/listing.js';
+import type { Building } from '../domain/building.js';
+import type { GeoPoint, HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { toApiAreaId } from './borough-ids.js';
-import type { UpstreamArea, UpstreamBuilding, UpstreamEdge, UpstreamGeoPoint, UpstreamInventory, UpstreamListingNode } from './types.js';
+import type { SiteArea, UpstreamBuildingDetail, UpstreamEdge, UpstreamGeoPoint, UpstreamListingDetail, UpstreamSearchNode } from './types.js';
 
-const DAY_MS = 86_400_000;
-
-/** Upstream area rows -> API areas (borough ids swapped, non-NYC rows dropped, levels and slugs set). */
-export function mapAreas(rows: UpstreamArea[]): Area[] {
+/** The site's areas -> API areas: borough ids swapped, non-NYC areas dropped, levels set, the site's slugs and outlines kept. */
+export function mapAreas(rows: SiteArea[]): Area[] {
   return buildAreas(
-    rows.map((r) => ({ id: toApiAreaId(r.id), name: r.name, parentId: r.parentId === null ? null : toApiAreaId(r.parentId) })),
+    rows
+      .filter((r) => typeof r?.numericId === 'number' && typeof r.name === 'string')
+      .map((r) => ({
+        id: toApiAreaId(r.numericId),
+        name: r.name,
+        parentId: r.parentId === null || r.parentId === undefined ? null : toApiAreaId(r.parentId),
+        slug: typeof r.id === 'string' && r.id ? r.id : undefined,
+        outline: r.geometry?.encodedBoundary ?? null,
+      })),
   );
 }
 
-/**
- * Search edges -> unique nodes: featured and sponsored edges repeat organic ones, so the first edge
- * of each id wins.
- */
-export function uniqueNodes(edges: UpstreamEdge[]): UpstreamListingNode[] {
+/** The nodes of a search answer's edges, once each (edges without a node, such as promoted repeats the client did not select, are skipped). */
+export function uniqueNodes(edges: (UpstreamEdge | null)[] | null | undefined): UpstreamSearchNode[] {
   const seen = new Set<string>();
-  const out: UpstreamListingNode[] = [];
-  for (const edge of edges) {
-    const id = String(edge.node.id);
+  const out: UpstreamSearchNode[] = [];
+  for (const edge of edges ?? []) {
+    const node = edge?.node;
+    if (!node || node.id === null || node.id === undefined) continue;
+    const id = String(node.id);
     if (seen.has(id)) continue;
     seen.add(id);
-    out.push(edge.node);
+    out.push(node);
   }
   return out;
 }
@@ -41,7 +46,7 @@ export function boroughCity(boroughId: number | null): string | null {
   return boroughId === 100 ? 'New York' : BOROUGHS[boroughId] ?? null;
 }
 
-/** The building slug inside an urlPath of the form `/building/<slug>/<unit>`, else null. */
+/** The building slug inside an urlPath of the form `/building/<slug>/...`, else null. */
 export function buildingSlugFromUrlPath(urlPath: string | null | undefined): string | null {
   const match = /^\/building\/([^/?#]+)/.exec(urlPath ?? '');
   return match ? decodeURIComponent(match[1]) : null;
@@ -54,161 +59,146 @@ export interface MapContext {
   now: Date;
 }
 
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
 /**
- * One upstream listing node -> the mirror's record. Returns null for a listing outside New York State
- * (the site's "nyc" search also returns New Jersey). Area: the extension `areaId` when given, else the
- * area named `areaName`, else the crawled borough. `livingAreaSize: 0` means unknown. The listing date
- * is the extension `listedAt`, else `now - daysOnMarket` days, else unknown.
+ * One search node -> the mirror's record, with every fact only a detail gives (listing date, amenities,
+ * building, zip code, charges) unknown: hydration fills them. Returns null for a node without an id or
+ * a price. Area: the area named `areaName` in the crawled borough, else the borough.
+ * `livingAreaSize: 0` means unknown.
  */
-export function mapListingNode(node: UpstreamListingNode, kind: ListingKind, ctx: MapContext): ListingRecord | null {
-  if (node.state && node.state !== 'NY') return null;
-  let areaId: number | null = null;
-  if (typeof node.areaId === 'number') areaId = toApiAreaId(node.areaId);
-  else if (node.areaName) areaId = ctx.areas.findByName(node.areaName)?.id ?? null;
-  if (areaId === null || !ctx.areas.get(areaId)) areaId = ctx.scopeBoroughId ?? null;
+export function mapSearchNode(node: UpstreamSearchNode, kind: ListingKind, ctx: MapContext): ListingRecord | null {
+  const price = num(node.price);
+  if (node.id === null || node.id === undefined || price === null) return null;
+  const areaName = str(node.areaName);
+  let areaId: number | null = areaName ? (ctx.areas.findByName(areaName, ctx.scopeBoroughId ?? undefined)?.id ?? null) : null;
+  if (areaId === null) areaId = ctx.scopeBoroughId ?? null;
   const boroughId = areaId === null ? null : ctx.areas.boroughOf(areaId);
-  const listedAt =
-    node.listedAt ??
-    (typeof node.daysOnMarket === 'number' ? new Date(ctx.now.getTime() - node.daysOnMarket * DAY_MS).toISOString() : null);
-  const sqft = node.livingAreaSize && node.livingAreaSize > 0 ? node.livingAreaSize : null;
+  const size = num(node.livingAreaSize);
+  const urlPath = str(node.urlPath);
   return {
     id: String(node.id),
     kind,
-    status: node.status ?? 'ACTIVE',
+    status: str(node.status) ?? 'ACTIVE',
     areaId,
     boroughId,
-    areaName: node.areaName ?? (areaId === null ? null : ctx.areas.get(areaId)?.name ?? null),
-    address: {
-      street: node.street ?? null,
-      unit: node.unit ?? null,
-      city: boroughCity(boroughId),
-      state: node.state ?? 'NY',
-      zipCode: node.zipCode ?? null,
-    },
-    price: node.price,
-    bedroomCount: node.bedroomCount ?? null,
-    fullBathroomCount: node.fullBathroomCount ?? null,
-    halfBathroomCount: node.halfBathroomCount ?? null,
-    buildingType: node.buildingType ?? null,
+    areaName: areaName ?? (areaId === null ? null : ctx.areas.get(areaId)?.name ?? null),
+    address: { street: str(node.street), unit: str(node.unit), city: boroughCity(boroughId), state: 'NY', zipCode: null },
+    price,
+    bedroomCount: num(node.bedroomCount),
+    fullBathroomCount: num(node.fullBathroomCount),
+    halfBathroomCount: num(node.halfBathroomCount),
+    buildingType: str(node.buildingType),
     geoPoint: geo(node.geoPoint),
-    leadPhotoKey: node.leadMedia?.photo?.key ?? null,
-    sourceGroupLabel: node.sourceGroupLabel ?? null,
-    urlPath: node.urlPath ?? null,
-    tier: node.tier ?? null,
-    listedAt,
-    netEffective: node.netEffectivePrice ?? null,
-    monthsFree: node.monthsFree ?? null,
-    sqft,
-    rooms: node.rooms ?? null,
-    leaseTerm: node.leaseTermMonths ?? null,
-    furnished: node.furnished ?? null,
-    availableAt: node.availableAt ?? null,
-    saleType: node.saleType ?? null,
-    noFee: node.noFee ?? null,
-    petsAllowed: node.petsAllowed ?? null,
-    amenities: [...new Set(node.amenities ?? [])].sort(),
-    has3dTour: node.hasTour3d ?? null,
-    hasVideo: node.hasVideos ?? null,
-    openHouseStart: node.upcomingOpenHouse?.startTime ?? null,
-    openHouseEnd: node.upcomingOpenHouse?.endTime ?? null,
-    monthlyTaxes: node.monthlyTaxes ?? null,
-    monthlyMaintenance: node.monthlyMaintenance ?? null,
-    monthlyCommonCharges: node.monthlyCommonCharges ?? null,
-    yearBuilt: node.yearBuilt ?? null,
-    buildingId: node.buildingId ?? null,
-    buildingSlug: buildingSlugFromUrlPath(node.urlPath),
-    fees: (node.fees ?? []).map((f) => ({
-      typeLabel: f.typeLabel ?? null,
-      requirement: f.requirement ?? null,
-      refundability: f.refundability ?? null,
-      calcType: f.calcType ?? null,
-      amount: f.amount ?? null,
-      timing: f.timing ?? null,
-      occurrence: f.occurrence ?? null,
-    })),
-    contacts: (node.contacts ?? []).map((c) => ({ name: c.name ?? null, phone: c.phone ?? null, sourceGroup: c.sourceGroup ?? null })),
-    photos: (node.photos ?? []).map((p) => p.key).filter((k): k is string => !!k),
-    floorPlanKey: node.floorPlan?.key ?? null,
-    upstreamPriceHistory: (node.priceHistory ?? []).map((e, i, all) => ({
-      date: e.date,
-      price: e.price,
-      event: e.event,
-      pctChange: i === 0 ? null : Math.round(((e.price - all[i - 1].price) / all[i - 1].price) * 10000) / 100,
-    })),
+    leadPhotoKey: str(node.leadMedia?.photo?.key),
+    sourceGroupLabel: str(node.sourceGroupLabel),
+    urlPath,
+    tier: str(node.tier),
+    listedAt: null,
+    netEffective: num(node.netEffectivePrice),
+    monthsFree: num(node.monthsFree),
+    sqft: size !== null && size > 0 ? size : null,
+    rooms: null,
+    leaseTerm: null,
+    furnished: bool(node.furnished),
+    availableAt: str(node.availableAt),
+    saleType: null,
+    noFee: bool(node.noFee),
+    petsAllowed: null,
+    amenities: [],
+    has3dTour: bool(node.hasTour3d),
+    hasVideo: bool(node.hasVideos),
+    openHouseStart: str(node.upcomingOpenHouse?.startTime),
+    openHouseEnd: str(node.upcomingOpenHouse?.endTime),
+    monthlyTaxes: null,
+    monthlyMaintenance: null,
+    monthlyCommonCharges: null,
+    yearBuilt: null,
+    buildingId: null,
+    buildingSlug: buildingSlugFromUrlPath(urlPath),
+    fees: [],
+    contacts: [],
+    photos: [],
+    floorPlanKey: null,
+    upstreamPriceHistory: [],
   };
 }
 
-function inventory(inv: UpstreamInventory | null | undefined): Inventory {
-  return inv ? { activeCount: inv.activeCount, byBedroom: inv.byBedroom.map((b) => ({ ...b })) } : { activeCount: 0, byBedroom: [] };
+/** What hydration reads of a listing's building: as the site answers it, or as the mirror stored it. */
+type BuildingFacts = { yearBuilt?: number | null; policies?: { petPolicy?: { catsAllowed?: boolean | null; dogsAllowed?: boolean | null } | null } | null };
+
+/** A listing detail (and its building, when known) -> the facts hydration adds to the record. */
+export function mapDetail(detail: UpstreamListingDetail, building: BuildingFacts | null | undefined): HydratedFacts {
+  const details = detail.propertyDetails;
+  const keys = (list: ({ key?: string | null } | null)[] | null | undefined) => (list ?? []).map((p) => str(p?.key)).filter((k): k is string => k !== null);
+  const openHouse = (detail.upcomingOpenHouses ?? []).find((o) => o && str(o.startTime));
+  const pets = building?.policies?.petPolicy;
+  const amenities = details?.amenities?.list;
+  return {
+    status: str(detail.status),
+    listedAt: str(detail.createdAt),
+    amenities: [...new Set((Array.isArray(amenities) ? amenities : []).filter((a): a is string => typeof a === 'string'))].sort(),
+    buildingId: detail.buildingId === null || detail.buildingId === undefined ? null : String(detail.buildingId),
+    zipCode: str(details?.address?.zipCode),
+    rooms: num(details?.roomCount),
+    leaseTerm: num(detail.pricing?.leaseTermMonths),
+    availableAt: str(detail.availableAt),
+    monthlyMaintenance: num(detail.pricing?.maintenanceFee),
+    monthlyTaxes: num(detail.pricing?.taxes),
+    photos: keys(detail.media?.photos),
+    floorPlanKey: keys(detail.media?.floorPlans)[0] ?? null,
+    openHouseStart: str(openHouse?.startTime),
+    openHouseEnd: str(openHouse?.endTime),
+    petsAllowed: pets && (typeof pets.catsAllowed === 'boolean' || typeof pets.dogsAllowed === 'boolean') ? !!(pets.catsAllowed || pets.dogsAllowed) : null,
+    yearBuilt: num(building?.yearBuilt),
+  };
 }
 
 /**
- * An upstream building -> API building: area id in the API's numbering, with breadcrumbs from the
- * borough down, each linking to the sales search of that area.
+ * A building answer -> API building. What the site's building answer lacks comes from the mirror: the
+ * slug (from a listing's URL), the position (a listing's) and the building amenities (the listing's).
+ * Inventories are counted from the mirror's listings when the building is read.
  */
-export function mapBuilding(b: UpstreamBuilding, areas: AreaTree): Building {
-  const areaId = b.area ? toApiAreaId(b.area.id) : null;
-  const area = areaId === null ? undefined : areas.get(areaId);
-  const details = b.additionalDetails ?? {};
-  const nyc = b.nycData;
+export function mapBuildingDetail(
+  b: UpstreamBuildingDetail,
+  ctx: { areas: AreaTree; boroughId: number | null; slug: string | null; geoCenter: GeoPoint | null; amenities: { list: string[]; doormanTypes: string[]; parkingTypes: string[]; storageTypes: string[] } },
+): Building {
+  const areaName = str(b.area?.name);
+  const area = areaName ? ctx.areas.findByName(areaName, ctx.boroughId ?? undefined) : undefined;
+  const name = str(b.name);
+  const id = String(b.id);
+  const pets = b.policies?.petPolicy;
   return {
-    id: String(b.id),
-    name: b.name ?? null,
-    slug: b.slug,
-    type: b.type ?? null,
-    status: b.status ?? null,
-    yearBuilt: b.yearBuilt ?? null,
-    floorCount: b.floorCount ?? null,
-    unitCount: b.unitCount ?? null,
+    id,
+    name,
+    slug: ctx.slug ?? id,
+    type: str(b.type),
+    status: str(b.status),
+    yearBuilt: num(b.yearBuilt),
+    floorCount: null,
+    unitCount: num(b.residentialUnitCount),
     address: {
-      street: b.address?.street ?? null,
-      unit: b.address?.unit ?? null,
-      city: b.address?.city ?? null,
-      state: b.address?.state ?? null,
-      zipCode: b.address?.zipCode ?? null,
+      street: str(b.address?.street),
+      unit: null,
+      city: str(b.address?.city),
+      state: str(b.address?.state),
+      zipCode: str(b.address?.zipCode),
     },
-    geoCenter: geo(b.geoCenter),
+    geoCenter: ctx.geoCenter,
     area: area
-      ? {
-          id: area.id,
-          name: area.name,
-          slug: area.slug,
-          breadcrumbs: areas.ancestry(area.id).map((a) => ({ name: a.name, url: `/v1/search/sales?areas=${a.id}` })),
-        }
+      ? { id: area.id, name: area.name, slug: area.slug, breadcrumbs: ctx.areas.ancestry(area.id).map((a) => ({ name: a.name, url: `/v1/search/sales?areas=${a.id}` })) }
       : null,
-    amenities: {
-      list: b.amenities?.list ?? [],
-      doormanTypes: b.amenities?.doormanTypes ?? [],
-      parkingTypes: b.amenities?.parkingTypes ?? [],
-      storageTypes: b.amenities?.storageTypes ?? [],
-    },
+    amenities: ctx.amenities,
     policies: {
-      list: b.policies?.list ?? [],
-      petPolicy: b.policies?.petPolicy
-        ? { catsAllowed: b.policies.petPolicy.catsAllowed ?? null, dogsAllowed: b.policies.petPolicy.dogsAllowed ?? null }
-        : null,
+      list: (b.policies?.list ?? []).filter((p): p is string => typeof p === 'string'),
+      petPolicy: pets ? { catsAllowed: bool(pets.catsAllowed), dogsAllowed: bool(pets.dogsAllowed) } : null,
     },
-    additionalDetails: {
-      developer: details.developer ?? null,
-      architect: details.architect ?? null,
-      interiors: details.interiors ?? null,
-      manager: details.manager ?? null,
-      owner: details.owner ?? null,
-      website: details.website ?? null,
-    },
-    nycData: nyc
-      ? {
-          communityDistrict: nyc.communityDistrict ?? null,
-          councilDistrict: nyc.councilDistrict ?? null,
-          policePrecinct: nyc.policePrecinct ?? null,
-          buildingClass: nyc.buildingClass ?? null,
-          buildingClassDescription: nyc.buildingClassDescription ?? null,
-          hasAbatements: nyc.hasAbatements ?? null,
-          hurricaneEvacuationZone: nyc.hurricaneEvacuationZone ?? null,
-        }
-      : null,
-    photos: (b.photos ?? []).map((p) => p.key).filter((k): k is string => !!k),
-    rentalInventory: inventory(b.rentalInventory),
-    saleInventory: inventory(b.saleInventory),
+    additionalDetails: { developer: null, architect: null, interiors: null, manager: null, owner: null, website: null },
+    nycData: null,
+    photos: (b.media?.photos ?? []).map((p) => str(p?.key)).filter((k): k is string => k !== null),
+    rentalInventory: { activeCount: 0, byBedroom: [] },
+    saleInventory: { activeCount: 0, byBedroom: [] },
   };
 }

@@ -16,5 +16,7 @@ export default async function setup(): Promise<void> {
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
   const config = loadConfig({ DATABASE_URL: TEMPLATE_DB, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off' });
   const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false });
+  // The template is fully hydrated: wait for the background hydration the first sync started.
+  await runtime.coordinator.idle();
   await runtime.close();
 }

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 
@@ -34,4 +35,32 @@ export async function walk(app: FastifyInstance, url: string, key?: string): Pro
     pages++;
   }
   return { items, total, pages };
+}
+
+/** An answer read off a raw socket: status, lower-case headers, and the body text. */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Writes `head` (a whole HTTP request head, CRLF line ends, plus any body) to a raw TCP connection on
+ * loopback and reads the answer until the server closes it (send `Connection: close`). For requests a
+ * client library would refuse to write: absolute-form targets, control characters, oversized heads.
+ */
+export function rawRequest(port: number, head: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [headText, ...rest] = text.split('\r\n\r\n');
+      const [statusLine, ...lines] = headText.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
+    });
+  });
 }

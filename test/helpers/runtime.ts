@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { loadConfig, type Plan } from '../../src/config.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { issueKey } from '../../src/keys/key-admin.js';
@@ -59,4 +59,20 @@ export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> =
   });
   afterAll(async () => t.rt?.close());
   return t;
+}
+
+/**
+ * For a test file whose tests each start their own runtimes: returns a starter (see
+ * {@link startTestRuntime}); every runtime it started is closed after each test.
+ */
+export function useRuntimesPerTest(): (env?: Record<string, string>, options?: Parameters<typeof startTestRuntime>[1]) => Promise<TestRuntime> {
+  const started: TestRuntime[] = [];
+  afterEach(async () => {
+    while (started.length) await started.pop()!.close();
+  });
+  return async (env = {}, options = {}) => {
+    const rt = await startTestRuntime(env, options);
+    started.push(rt);
+    return rt;
+  };
 }

@@ -18,10 +18,12 @@ export function saleRows(): SaleRow[] {
     .filter((r) => !['11', '28'].includes(r.building_class_category.slice(0, 2)) && Number(r.sale_price) >= 10_000);
 }
 
-/** The upstream area tree from regions.json (plus Cypress Hills), as parent links. */
+/** The site's real area list (`streeteasy-areas/areas.json`): numeric id, name, slug, parent. */
+export function siteAreas(): { id: string; name: string; numericId: number; parentId: number | null }[] {
+  return JSON.parse(readFileSync(join(SHARED_DATA, 'streeteasy-areas', 'areas.json'), 'utf8'));
+}
+
+/** The upstream area tree (the site's numbering), as parent links. */
 export function upstreamParents(): Map<number, number | null> {
-  const rows = JSON.parse(readFileSync(join(SHARED_DATA, 'areas', 'regions.json'), 'utf8')) as { id: number; parentId: number | null }[];
-  const parents = new Map(rows.map((r) => [r.id, r.parentId]));
-  parents.set(347, 300);
-  return parents;
+  return new Map(siteAreas().map((r) => [r.numericId, r.parentId]));
 }

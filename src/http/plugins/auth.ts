@@ -1,51 +1,69 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config, Plan } from '../../config.js';
+import { PLANS, type Config, type Plan } from '../../config.js';
 import { digestsEqual, isWellFormedKey, keyDigest } from '../../domain/api-key.js';
 import type { KeysRepository } from '../../store/keys-repository.js';
 import { Problem } from '../problem.js';
 
-/** Who is calling: the plan in force, and the subject limits are counted against. */
+/**
+ * Who is calling: the plan in force, the key's id (null without a key), and the subject limits are
+ * counted against: `key:<digest>` for a key (the same key counts once across every instance and
+ * database that holds it), `ip:<address>` for an anonymous caller.
+ */
 export interface Principal {
   plan: Plan;
   keyId: string | null;
-  /** `key:<id>` for a key, `ip:<address>` for an anonymous caller. */
   subject: string;
 }
 
+/**
+ * Who may call a route, set in its `config.access`: `public` (anyone, no principal, not limited),
+ * `anonymous` (a key is optional; without one the caller is Free, limited per client IP), `key`
+ * (a valid key is required). A route that says nothing needs a key.
+ */
+export type Access = 'public' | 'anonymous' | 'key';
+
 declare module 'fastify' {
   interface FastifyRequest {
-    principal: Principal;
+    principal: Principal | null;
   }
   interface FastifyContextConfig {
-    /** The route answers anonymous callers as the Free plan. */
-    anonymous?: boolean;
+    access?: Access;
+    /** The lowest plan the route serves (a key of a lower plan gets 403 PLAN_REQUIRED). */
+    minPlan?: Plan;
   }
 }
 
 const unauthorized = (code: 'MISSING_API_KEY' | 'INVALID_API_KEY' | 'EXPIRED_API_KEY', detail: string) =>
-  new Problem(401, code, detail, { headers: { 'WWW-Authenticate': code === 'MISSING_API_KEY' ? 'Bearer' : 'Bearer error="invalid_token"' } });
+  new Problem(code, detail, { headers: { 'WWW-Authenticate': code === 'MISSING_API_KEY' ? 'Bearer' : 'Bearer error="invalid_token"' } });
+
+/** The access rule of the route a request matched (a request no route matched is answered by the 404 handler). */
+export function accessOf(request: FastifyRequest): Access {
+  return request.is404 ? 'public' : (request.routeOptions.config?.access ?? 'key');
+}
 
 /**
- * Resolves `Authorization: Bearer <key>` to a {@link Principal} on every /v1 request. No header: the
- * Free plan on routes marked `anonymous`, 401 MISSING_API_KEY elsewhere. A malformed, unknown or
- * revoked key: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired one:
- * 401 EXPIRED_API_KEY.
+ * Resolves `Authorization: Bearer <key>` to a {@link Principal}, deciding from the matched route's
+ * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
+ * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
+ * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
+ * 401 EXPIRED_API_KEY. A guard before every handler refuses to run a non-public route without a principal.
  */
 export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; config: Config; clock: () => Date }): void {
-  app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('principal', null);
   // last_used_at is kept to the minute: one write per key a minute, not one per request.
   const lastTouched = new Map<string, number>();
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!request.url.startsWith('/v1/') || request.url.startsWith('/v1/openapi.json') || request.url.startsWith('/v1/health')) return;
+    const access = accessOf(request);
+    if (access === 'public') return;
     const header = request.headers.authorization;
-    if (!header) {
-      if (request.routeOptions.config?.anonymous) {
+    if (header === undefined) {
+      if (access === 'anonymous') {
         request.principal = { plan: 'free', keyId: null, subject: `ip:${request.ip}` };
         return;
       }
       throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const match = /^Bearer +(\S+) *$/i.exec(header);
     if (!match || !isWellFormedKey(match[1], deps.config.apiKeyPrefix)) {
       throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${deps.config.apiKeyPrefix}_<uuid>".`);
     }
@@ -54,11 +72,24 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
     if (!row || !digestsEqual(row.digest, digest) || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
-    request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${row.id}` };
+    request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${digest}` };
     if (now.getTime() - (lastTouched.get(row.id) ?? 0) >= 60_000) {
       lastTouched.set(row.id, now.getTime());
       // Last use is bookkeeping: do not hold the answer for it.
       void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
     }
   });
+  app.addHook('preHandler', async (request) => {
+    if (accessOf(request) !== 'public' && !request.principal) throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.');
+    const minPlan = request.is404 ? undefined : request.routeOptions.config?.minPlan;
+    if (minPlan && request.principal && PLANS.indexOf(request.principal.plan) < PLANS.indexOf(minPlan)) {
+      throw new Problem('PLAN_REQUIRED', `This endpoint is for the ${minPlan} plan and above; this key's plan is ${request.principal.plan}.`);
+    }
+  });
+}
+
+/** The principal of a request to a non-public route (set by {@link registerAuth}). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.');
+  return request.principal;
 }

@@ -1,6 +1,8 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamError } from '../../upstream/errors.js';
-import { Problem, invalidParams, notFound, type ParamError } from '../problem.js';
+import { Problem, invalidParams, notFound, type ParamError, type ProblemCode } from '../problem.js';
+import type { RouteIndex } from '../route-index.js';
 
 interface AjvError {
   instancePath: string;
@@ -30,34 +32,107 @@ export function paramErrors(validation: AjvError[], where: string): ParamError[]
   return [...byName.values()];
 }
 
-/** Sends `problem` as `application/problem+json`. */
+const MAX_ECHOED_PATH = 600;
+
+/**
+ * The path of a request target, without its query: `/v1/x` for `/v1/x?y`, and for an absolute-form
+ * target (`http://host/v1/x`) the path inside it. Never echoes the query or the host.
+ */
+export function requestPath(url: string): string {
+  let path = '/';
+  if (url.startsWith('/')) path = url.split('?')[0];
+  else {
+    try {
+      path = new URL(url).pathname;
+    } catch {
+      // not a URL at all: answer for the root
+    }
+  }
+  // An over-long target (the 414 case) is not echoed whole.
+  return path.length > MAX_ECHOED_PATH ? `${path.slice(0, MAX_ECHOED_PATH)}...` : path;
+}
+
+/** Sends `problem` as `application/problem+json`, with the request id. */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
-  return reply.code(problem.status).type('application/problem+json').send(problem.body(request.url.split('?')[0]));
+  reply.header('X-Request-Id', request.id);
+  return reply.code(problem.status).type('application/problem+json').send(problem.body(requestPath(request.url)));
+}
+
+/** Fastify and Node errors that carry an HTTP status of their own -> the problem to answer. */
+const BY_STATUS: Record<number, [ProblemCode, string]> = {
+  405: ['METHOD_NOT_ALLOWED', 'This method is not allowed here.'],
+  413: ['PAYLOAD_TOO_LARGE', 'The request body is too large; the API takes no request bodies.'],
+  414: ['URI_TOO_LONG', 'The request target is too long.'],
+  431: ['HEADERS_TOO_LARGE', 'The request headers are too large.'],
+};
+
+function statusProblem(status: number): Problem {
+  const [code, detail] = BY_STATUS[status] ?? ['BAD_REQUEST', 'The request could not be understood.'];
+  return new Problem(code, detail);
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised while routing, before any route runs (a malformed
+ * percent-escape in the path, a path parameter over the router's length limit). Answered as problems
+ * without echoing the request target.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const problem =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? statusProblem(414)
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new Problem('BAD_REQUEST', 'The request path has a malformed percent-escape.')
+        : statusProblem(error.statusCode ?? 400);
+  sendProblem(request, reply, problem);
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: a request head Node could not parse (control characters in a
+ * header, a head over the size limit) gets a problem document on the raw socket, then the connection
+ * is closed. No request exists yet, so the instance is `/`.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const problem = status === 408 ? new Problem('BAD_REQUEST', 'The request head did not arrive in time.') : statusProblem(status);
+  socket.end(problem.rawResponse('/'));
 }
 
 /**
  * Every error becomes a problem document: validation errors 400 `INVALID_PARAMS` naming each bad
- * parameter, unknown routes 404, upstream failures 502 (504 for a timeout), anything else 500.
+ * parameter; upstream failures 502 (504 for a timeout, 503 when its queue is full); Fastify's own
+ * client errors keep their status (413, 414, 431; others 400 `BAD_REQUEST`) with a fixed text; anything
+ * else 500. A known path asked with another method is 405 with `Allow`; an unknown path 404 pointing to
+ * the documentation.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof Problem) return sendProblem(request, reply, error);
     if (error.validation) return sendProblem(request, reply, invalidParams(paramErrors(error.validation as AjvError[], error.validationContext ?? 'query')));
     if (error instanceof UpstreamError) {
-      request.log.warn({ failure: error.failure, err: error.message }, 'upstream failure');
-      const timeout = error.failure === 'timeout';
-      return sendProblem(
-        request,
-        reply,
-        new Problem(timeout ? 504 : 502, timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR', `The upstream listings site could not answer (${error.failure}).`),
-      );
+      request.log.info({ failure: error.failure, err: error.message }, 'upstream failure answered');
+      const [code, detail]: [ProblemCode, string] =
+        error.failure === 'timeout'
+          ? ['UPSTREAM_TIMEOUT', 'The upstream listings site did not answer in time.']
+          : error.failure === 'busy'
+            ? ['UPSTREAM_BUSY', 'Too many lookups are waiting for the upstream listings site; retry shortly.']
+            : ['UPSTREAM_ERROR', `The upstream listings site could not answer (${error.failure}).`];
+      return sendProblem(request, reply, new Problem(code, detail, error.failure === 'busy' ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}));
     }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendProblem(request, reply, invalidParams([{ name: 'request', in: 'request', message: error.message }]));
-    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendProblem(request, reply, statusProblem(error.statusCode));
     request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(request, reply, new Problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred.'));
+    return sendProblem(request, reply, new Problem('INTERNAL_ERROR', 'An unexpected error occurred.'));
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)));
+  app.setNotFoundHandler((request, reply) => {
+    const path = requestPath(request.url);
+    const allowed = routes.methodsFor(path);
+    if (allowed.length) {
+      return sendProblem(request, reply, new Problem('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')} only.`, { headers: { Allow: allowed.join(', ') } }));
+    }
+    return sendProblem(request, reply, notFound(`No route ${request.method} ${path}. The interface is described at /docs and /v1/openapi.json.`));
+  });
 }

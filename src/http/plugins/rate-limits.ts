@@ -50,6 +50,11 @@ export class PlanLimiters {
     return this.limiters[plan].consume(subject, 1);
   }
 
+  /** Gives back one request counted in the current minute (an answer that cost nothing: 304). */
+  async refund(plan: Plan, subject: string): Promise<void> {
+    await this.limiters[plan].reward(subject, 1).catch(() => undefined);
+  }
+
   /** Requests counted in the current minute (0 when none). */
   async used(plan: Plan, subject: string): Promise<{ used: number; resetSeconds: number }> {
     const res = await this.limiters[plan].get(subject).catch(() => null);
@@ -69,12 +74,20 @@ function setHeaders(reply: FastifyReply, limit: number, remaining: number, reset
  * Applies the plan's per-minute limit and monthly quota to every /v1 request that has a principal and
  * whose route is not marked `limited: false`. Every such answer carries RateLimit-Policy, RateLimit and
  * X-RateLimit-* headers. Over the minute limit: 429 RATE_LIMIT_EXCEEDED; over the month's quota:
- * 429 QUOTA_EXCEEDED; both with Retry-After and `retryAfter` in seconds.
+ * 429 QUOTA_EXCEEDED; both with Retry-After and `retryAfter` in seconds. A 304 answer is given back to both.
  */
 export function registerRateLimits(
   app: FastifyInstance,
   deps: { config: Config; limiters: PlanLimiters; quotas: QuotaRepository; clock: () => Date; logger: Logger },
 ): void {
+  const countedMonth = new WeakMap<FastifyRequest, string>();
+  // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
+  app.addHook('onResponse', async (request, reply) => {
+    const month = countedMonth.get(request);
+    if (reply.statusCode !== 304 || !month || !request.principal) return;
+    await deps.limiters.refund(request.principal.plan, request.principal.subject);
+    await deps.quotas.decrement(request.principal.subject, month).catch(() => undefined);
+  });
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.principal || request.routeOptions.config?.limited === false) return;
     const { plan, subject } = request.principal;
@@ -89,7 +102,7 @@ export function registerRateLimits(
       }
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       setHeaders(reply, limits.perMinute, 0, retryAfter);
-      throw new Problem(429, 'RATE_LIMIT_EXCEEDED', `The ${plan} plan allows ${limits.perMinute} requests a minute.`, {
+      throw new Problem('RATE_LIMIT_EXCEEDED', `The ${plan} plan allows ${limits.perMinute} requests a minute.`, {
         retryAfter,
         headers: { 'Retry-After': String(retryAfter) },
       });
@@ -97,8 +110,9 @@ export function registerRateLimits(
     setHeaders(reply, limits.perMinute, state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
     const { month, secondsLeft } = monthOf(deps.clock());
     const used = await deps.quotas.increment(subject, month);
+    countedMonth.set(request, month);
     if (used > limits.perMonth) {
-      throw new Problem(429, 'QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
+      throw new Problem('QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
         retryAfter: secondsLeft,
         headers: { 'Retry-After': String(secondsLeft) },
       });

@@ -1,16 +1,51 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Mirror } from '../../freshness/mirror.js';
+import type { Area } from '../../domain/area.js';
+import { decodeOutline } from '../../domain/outline.js';
 import { pageLinks } from '../links.js';
+import { notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 import { AreasQuery } from '../schemas/search-query.js';
 
-/** GET /v1/areas (spec 4.6): boroughs, sub-boroughs and neighbourhoods, ordered by id. */
+/** An area on the wire, with its outline as GeoJSON when asked. */
+function presentArea(area: Area, withBoundary: boolean) {
+  const { outline, ...rest } = area;
+  return withBoundary ? { ...rest, boundary: decodeOutline(outline) } : rest;
+}
+
+/** GET /v1/areas (spec 4.6): boroughs, sub-boroughs and neighbourhoods, ordered by id; GET /v1/areas/{id}: one, with its outline. */
 export function registerAreaRoutes(app: FastifyInstance, deps: { mirror: Mirror }): void {
+  app.get(
+    '/v1/areas/:id',
+    {
+      schema: {
+        operationId: 'getArea',
+        summary: 'One area, with its outline',
+        description: 'The area and its outline as a GeoJSON Polygon (decoded from the upstream site\'s own outline).',
+        tags: ['areas'],
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 9_999_999, description: 'Area id from /v1/areas.' }) }),
+        response: {
+          200: Type.Object({ data: Type.Ref('Area'), meta: Type.Ref('SingleMeta') }, { description: 'The area with its boundary, and the freshness of the area list.' }),
+          ...problemResponses(400, 401, 404, 414, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: number };
+      const { areas, freshness } = await deps.mirror.areas({});
+      const area = areas.find((a) => a.id === id);
+      if (!area) throw notFound(`No area with id ${id} (see /v1/areas).`);
+      return { data: presentArea(area, true), meta: freshness };
+    },
+  );
+
   app.get(
     '/v1/areas',
     {
       schema: {
+        operationId: 'listAreas',
         summary: 'Areas and neighbourhoods',
         description:
           'The five boroughs (level 0; ids 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island) and every NYC area below them. ' +
@@ -18,19 +53,19 @@ export function registerAreaRoutes(app: FastifyInstance, deps: { mirror: Mirror 
         tags: ['areas'],
         querystring: AreasQuery,
         response: {
-          200: Type.Object({ data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') }),
+          200: Type.Object({ data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') }, { description: 'The areas asked for, ordered by id, with the freshness of the area list and pagination.' }),
           ...problemResponses(400, 401, 429),
         },
         security: [{ bearerAuth: [] }],
       },
     },
     async (request) => {
-      const q = request.query as { level?: number; borough?: number; page?: number; perPage?: number };
+      const q = request.query as { level?: number; borough?: number; page?: number; perPage?: number; include?: 'boundary' };
       const { areas, freshness } = await deps.mirror.areas({ level: q.level, borough: q.borough });
       const page = q.page ?? 1;
       const perPage = q.perPage ?? 500;
       return {
-        data: areas.slice((page - 1) * perPage, page * perPage),
+        data: areas.slice((page - 1) * perPage, page * perPage).map((a) => presentArea(a, q.include === 'boundary')),
         meta: { ...freshness, total: areas.length, page, perPage, links: pageLinks('/v1/areas', request.url, page, perPage, areas.length) },
       };
     },

@@ -10,13 +10,14 @@ export function registerBuildingRoutes(app: FastifyInstance, deps: { mirror: Mir
     '/v1/building/:id',
     {
       schema: {
+        operationId: 'getBuilding',
         summary: 'Building detail by id or slug',
         description: 'Inventories count the building\'s listings by bedrooms: available (active) and historical (ever seen).',
         tags: ['building'],
         params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'Building id or slug.' }) }),
         response: {
-          200: Type.Object({ data: Type.Ref('Building'), meta: Type.Ref('SingleMeta') }),
-          ...problemResponses(400, 401, 404, 429, 502, 504),
+          200: Type.Object({ data: Type.Ref('Building'), meta: Type.Ref('SingleMeta') }, { description: 'The building, its inventories counted from the mirror\'s listings in it, and freshness.' }),
+          ...problemResponses(400, 401, 404, 414, 429, 502, 503, 504),
         },
         security: [{ bearerAuth: [] }],
       },

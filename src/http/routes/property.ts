@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { Plan } from '../../config.js';
 import type { Mirror } from '../../freshness/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 
-const detailResponse = Type.Object({ data: Type.Ref('ListingDetail'), meta: Type.Ref('SingleMeta') });
+const detailResponse = Type.Object(
+  { data: Type.Ref('ListingDetail'), meta: Type.Ref('SingleMeta') },
+  { description: 'The listing (active or off the market) and the freshness of its data.' },
+);
 const ID = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', description: "The upstream site's listing id." });
+
+/** What `url` may be: an optional http(s) scheme and host, then a rental, sale or building path; no spaces or control characters. */
+const LISTING_URL_PATTERN = '^([hH][tT][tT][pP][sS]?://[^/\\u0000-\\u0020\\u007f]+)?/?(rental|sale|building)/[^\\u0000-\\u0020\\u007f]+$';
 
 /**
  * The path part of a listing URL on the upstream site: accepts `/rental/123`, `rental/123`, or a full
@@ -26,22 +33,123 @@ export function listingPath(url: string): string | null {
   return /^\/(rental|sale|building)\/[^\s]+$/.test(path) ? path : null;
 }
 
-/** GET /v1/property/{id} and GET /v1/property/by-url (spec 4.3, 4.4). */
-export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mirror }): void {
+/** GET /v1/property/{id} and GET /v1/property/by-url (spec 4.3, 4.4), and GET /v1/properties (batch). */
+export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mirror; comparablesPlan: Plan }): void {
+  app.get(
+    '/v1/property/:id/comparables',
+    {
+      config: { minPlan: deps.comparablesPlan },
+      schema: {
+        operationId: 'getComparables',
+        summary: 'Comparable active listings near a listing',
+        description:
+          'Active listings of the same kind near the listing, most similar first. The radius widens through 500 m, 1, 2, 5 and 10 km until `limit` are found. ' +
+          'similarity (0-100) = 100 x (0.35 price + 0.25 bedrooms + 0.15 bathrooms + 0.15 size + 0.10 distance), each part 0-1: price max(0, 1 - |p - p0| / p0); ' +
+          'bedrooms max(0, 1 - |b - b0| / 3); full bathrooms max(0, 1 - |b - b0| / 2); size max(0, 1 - |s - s0| / s0); distance 1 - d / radius; a part unknown on either side counts 0.5. ' +
+          `From the ${deps.comparablesPlan} plan up (MIN_PLAN_COMPARABLES).`,
+        tags: ['property'],
+        params: Type.Object({ id: ID }),
+        querystring: Type.Object(
+          { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'How many, 1-50; default 10.' })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              data: Type.Array(
+                Type.Object({
+                  listing: Type.Ref('ListingSummary'),
+                  distance: Type.Integer({ description: 'Metres from the listing (great-circle).' }),
+                  similarity: Type.Number({ description: '0-100, by the formula above.' }),
+                }),
+              ),
+              meta: Type.Object({
+                dataAge: Type.String({ format: 'date-time' }),
+                source: Type.Enum(['cached', 'stale', 'refreshing']),
+                freshnessThreshold: Type.Integer(),
+                refreshTriggered: Type.Boolean(),
+                radius: Type.Union([Type.Integer(), Type.Null()], { description: 'The radius searched, metres; null when the listing\'s position is unknown.' }),
+              }),
+            },
+            { description: 'The comparables, most similar first, with the freshness of the listing compared.' },
+          ),
+          ...problemResponses(400, 401, 403, 404, 414, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { limit } = request.query as { limit?: number };
+      const answer = await deps.mirror.comparables(id, limit ?? 10);
+      if (!answer) throw notFound(`No listing with id ${id} in the mirror.`);
+      return { data: answer.items, meta: { ...answer.freshness, radius: answer.radius } };
+    },
+  );
+
+  app.get(
+    '/v1/properties',
+    {
+      schema: {
+        operationId: 'getProperties',
+        summary: 'Several listings by upstream id (batch)',
+        description:
+          'Up to 50 listings, answered in the order asked, from the mirror (ids it does not hold are listed in `meta.missing`, not fetched upstream). ' +
+          'A batch counts as one request toward the minute limit and the monthly quota.',
+        tags: ['property'],
+        querystring: Type.Object(
+          { ids: Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}(,[A-Za-z0-9_-]{1,40}){0,49}$', maxLength: 2100, description: 'Comma-separated listing ids, at most 50.' }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              data: Type.Array(Type.Ref('ListingDetail')),
+              meta: Type.Object({
+                dataAge: Type.String({ format: 'date-time', description: 'When the oldest listing answered was last confirmed by the upstream (UTC).' }),
+                source: Type.Enum(['cached', 'stale', 'refreshing']),
+                freshnessThreshold: Type.Integer({ description: 'Freshness threshold in seconds.' }),
+                refreshTriggered: Type.Boolean(),
+                missing: Type.Array(Type.String(), { description: 'Ids asked for that the mirror does not hold.' }),
+              }),
+            },
+            { description: 'The listings found, in the order asked, and the ids not found.' },
+          ),
+          ...problemResponses(400, 401, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const { ids } = request.query as { ids: string };
+      const unique = [...new Set(ids.split(','))];
+      const answer = await deps.mirror.listingsByIds(unique);
+      return { data: answer.listings, meta: { ...answer.freshness, missing: answer.missing } };
+    },
+  );
+
   app.get(
     '/v1/property/by-url',
     {
       schema: {
+        operationId: 'getPropertyByUrl',
         summary: 'Listing detail by its URL on the upstream site',
         description:
           'url: the listing path on the upstream site (`/building/<slug>/<unit>`, `/rental/<id>`, `/sale/<id>`), with or without the scheme and host. ' +
           'A `/rental/<id>` or `/sale/<id>` path not yet mirrored is fetched from upstream; other paths are answered from the mirror.',
         tags: ['property'],
         querystring: Type.Object(
-          { url: Type.String({ minLength: 1, maxLength: 500, description: 'Listing URL or path on the upstream site.' }) },
+          {
+            url: Type.String({
+              minLength: 1,
+              maxLength: 500,
+              pattern: LISTING_URL_PATTERN,
+              description: 'Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`.',
+            }),
+          },
           { additionalProperties: false },
         ),
-        response: { 200: detailResponse, ...problemResponses(400, 401, 404, 429, 502, 504) },
+        response: { 200: detailResponse, ...problemResponses(400, 401, 404, 429, 502, 503, 504) },
         security: [{ bearerAuth: [] }],
       },
     },
@@ -59,11 +167,12 @@ export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mir
     '/v1/property/:id',
     {
       schema: {
+        operationId: 'getProperty',
         summary: 'Listing detail by upstream listing id',
         description: 'Sale or rental listing detail. Off-market listings still answer, with their status. A listing not yet mirrored is fetched from upstream.',
         tags: ['property'],
         params: Type.Object({ id: ID }),
-        response: { 200: detailResponse, ...problemResponses(400, 401, 404, 429, 502, 504) },
+        response: { 200: detailResponse, ...problemResponses(400, 401, 404, 414, 429, 502, 503, 504) },
         security: [{ bearerAuth: [] }],
       },
     },

@@ -4,11 +4,17 @@ import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
 import type { Mirror } from '../../freshness/mirror.js';
+import { decodeOutline, type BoundingBox, type Outline } from '../../domain/outline.js';
 import type { ListingSearch, SortDirection, SortField } from '../../store/search-query.js';
+import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
+import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
+import { linkHeader } from '../plugins/caching.js';
+import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 import { RentalsQuery, SalesQuery } from '../schemas/search-query.js';
+import { parseInstant } from '../validation.js';
 
 type SalesQueryT = Static<typeof SalesQuery>;
 type RentalsQueryT = Static<typeof RentalsQuery>;
@@ -22,17 +28,9 @@ const csvList = (value: string | undefined) => (value ? value.split(',').filter(
  * (400 for an unknown id), applies the plan's page-size cap, and returns the boroughs it covers.
  */
 async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest, mirror: Mirror, config: Config) {
-  const tree = await mirror.areaTree();
-  let areaIds: number[] | undefined;
-  const boroughs = new Set<number>();
-  if (q.areas) {
-    const ids = q.areas.split(',').map(Number);
-    const unknown = ids.filter((id) => !tree.get(id));
-    if (unknown.length) throw invalidParams([{ name: 'areas', in: 'query', message: `unknown area id ${unknown.join(', ')} (see /v1/areas)` }]);
-    areaIds = [...new Set(ids.flatMap((id) => tree.withDescendants(id)))];
-    for (const id of ids) boroughs.add(tree.boroughOf(id)!);
-  }
-  const cap = config.plans[request.principal.plan].maxPerPage;
+  const { areaIds, boroughs } = resolveAreas(q.areas, await mirror.areaTree());
+  const geo = geoFilters(q);
+  const cap = config.plans[principalOf(request).plan].maxPerPage;
   const search: ListingSearch = {
     kind,
     areaIds,
@@ -51,8 +49,9 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     saleType: q.saleType,
     minDaysOnMarket: q.minDaysOnMarket,
     maxDaysOnMarket: q.maxDaysOnMarket,
-    listedAfter: q.listedAfter ? new Date(q.listedAfter).toISOString() : undefined,
-    listedBefore: q.listedBefore ? new Date(q.listedBefore).toISOString() : undefined,
+    // The schema's date-time format accepted only instants parseInstant can normalise.
+    listedAfter: q.listedAfter ? parseInstant(q.listedAfter)!.toISOString() : undefined,
+    listedBefore: q.listedBefore ? parseInstant(q.listedBefore)!.toISOString() : undefined,
     hasOpenHouse: q.hasOpenHouse,
     has3dTour: q.has3dTour,
     maxMonthlyCost: q.maxMonthlyCost,
@@ -60,6 +59,8 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     noFee: q.noFee,
     furnished: q.furnished,
     availableBefore: q.availableBefore,
+    bbox: geo.bbox,
+    near: geo.near,
     sort: (q.sort ?? 'RECOMMENDED') as SortField,
     sortDir: (q.sortDir ?? 'DESC') as SortDirection,
     page: q.page ?? 1,
@@ -76,45 +77,104 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   if (inverted.length) {
     throw invalidParams(inverted.map(([name]) => ({ name: `min${name}`, in: 'query', message: `must not exceed max${name}` })));
   }
-  return { search, boroughs: [...boroughs] };
+  return { search, boroughs, polygon: geo.polygon };
 }
 
-const listResponse = Type.Object({ data: Type.Array(Type.Ref('ListingSummary')), meta: Type.Ref('ListMeta') });
+/**
+ * The geographic filters of a query, checked: a box with its minimum before its maximum, a point and
+ * radius (the radius only with a point; `sort=DISTANCE` only with a point), a polygon that decodes to
+ * at least three points inside valid coordinates. Every mistake is a 400 naming the parameter.
+ */
+function geoFilters(q: AnyQuery): { bbox?: BoundingBox; near?: { latitude: number; longitude: number; radius: number }; polygon?: Outline } {
+  const errors: { name: string; in: string; message: string }[] = [];
+  const valid = (lat: number, lon: number) => Math.abs(lat) <= 90 && Math.abs(lon) <= 180;
+  let bbox: BoundingBox | undefined;
+  if (q.bbox) {
+    const [minLon, minLat, maxLon, maxLat] = q.bbox.split(',').map(Number);
+    if (!valid(minLat, minLon) || !valid(maxLat, maxLon) || minLon > maxLon || minLat > maxLat) {
+      errors.push({ name: 'bbox', in: 'query', message: 'must be minLon,minLat,maxLon,maxLat with each minimum at most its maximum, latitudes within ±90 and longitudes within ±180' });
+    } else bbox = [minLon, minLat, maxLon, maxLat];
+  }
+  let near: { latitude: number; longitude: number; radius: number } | undefined;
+  if (q.near) {
+    const [latitude, longitude] = q.near.split(',').map(Number);
+    if (!valid(latitude, longitude)) errors.push({ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' });
+    else near = { latitude, longitude, radius: q.radius ?? 1000 };
+  } else if (q.radius !== undefined) errors.push({ name: 'radius', in: 'query', message: 'needs near=lat,lon' });
+  if (q.sort === 'DISTANCE' && !q.near) errors.push({ name: 'sort', in: 'query', message: 'DISTANCE needs near=lat,lon' });
+  let polygon: Outline | undefined;
+  if (q.polygon) {
+    let decoded: Outline | null = null;
+    try {
+      decoded = decodeOutline(q.polygon);
+    } catch {
+      decoded = null;
+    }
+    const ring = decoded?.type === 'Polygon' ? decoded.coordinates[0] : [];
+    if (!decoded || ring.length < 4 || ring.some(([lon, lat]) => !valid(lat, lon))) {
+      errors.push({ name: 'polygon', in: 'query', message: 'must be a Google encoded polyline of at least three points (latitude first, 5 decimals)' });
+    } else polygon = decoded;
+  }
+  if (errors.length) throw invalidParams(errors);
+  return { bbox, near, polygon };
+}
+
+const listResponse = Type.Object(
+  { data: Type.Array(Type.Ref('ListingSummary')), meta: Type.Ref('ListMeta') },
+  { description: 'One page of matching active listings, the total, pagination links and freshness.' },
+);
 
 /** GET /v1/search/sales and GET /v1/search/rentals (spec 4.1, 4.2). Anonymous callers search as Free. */
 export function registerSearchRoutes(app: FastifyInstance, deps: { mirror: Mirror; config: Config }): void {
-  for (const [kind, path, querystring, summary] of [
-    ['sale', '/v1/search/sales', SalesQuery, 'Search sale listings'],
-    ['rental', '/v1/search/rentals', RentalsQuery, 'Search rental listings'],
+  for (const [kind, path, querystring, summary, operationId] of [
+    ['sale', '/v1/search/sales', SalesQuery, 'Search sale listings', 'searchSales'],
+    ['rental', '/v1/search/rentals', RentalsQuery, 'Search rental listings', 'searchRentals'],
   ] as const) {
     app.get(
       path,
       {
-        config: { anonymous: true },
+        config: { access: 'anonymous' },
         schema: {
+          operationId,
           summary,
           description:
             'Active listings matching every filter given. Unknown parameters are rejected (400), so a misspelt filter never widens a search. ' +
             'meta.dataAge is the oldest last successful sync of the scopes (listing kind x borough) the search covers.',
           tags: ['search'],
           querystring,
-          response: { 200: listResponse, ...problemResponses(400, 401, 429) },
+          response: {
+            200: {
+              description: 'One page of matching active listings: as JSON (the envelope), GeoJSON or CSV (`format=` or `Accept`).',
+              content: {
+                'application/json': { schema: listResponse },
+                'application/geo+json': { schema: FeatureCollectionSchema },
+                'text/csv': { schema: Type.String({ description: `CSV with a header row: ${CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
+              },
+            },
+            ...problemResponses(400, 401, 429),
+          },
           security: [{}, { bearerAuth: [] }],
         },
       },
-      async (request) => {
-        const { search, boroughs } = await toSearch(kind, request.query as AnyQuery, request, deps.mirror, deps.config);
-        const answer = await deps.mirror.search(search, boroughs);
-        return {
-          data: answer.items,
-          meta: {
-            ...answer.freshness,
-            total: answer.total,
-            page: search.page,
-            perPage: search.perPage,
-            links: pageLinks(path, request.url, search.page, search.perPage, answer.total),
-          },
+      async (request, reply) => {
+        const query = request.query as AnyQuery;
+        const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
+        const answer = await deps.mirror.search(search, boroughs, polygon);
+        const meta = {
+          ...answer.freshness,
+          total: answer.total,
+          page: search.page,
+          perPage: search.perPage,
+          links: pageLinks(path, request.url, search.page, search.perPage, answer.total),
         };
+        const format = searchFormat(query.format, request.headers.accept);
+        if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(answer.items, meta));
+        if (format === 'csv') {
+          const link = linkHeader(meta.links);
+          if (link) reply.header('Link', link);
+          return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(answer.items));
+        }
+        return { data: answer.items, meta };
       },
     );
   }

@@ -4,7 +4,8 @@ import type { Config } from '../../config.js';
 import type { QuotaRepository } from '../../store/quota-repository.js';
 import type { PlanLimiters } from '../plugins/rate-limits.js';
 import { monthOf } from '../plugins/rate-limits.js';
-import { problemResponses } from '../schemas/common.js';
+import { principalOf } from '../plugins/auth.js';
+import { NoQuery, problemResponses } from '../schemas/common.js';
 
 /** GET /v1/usage: the caller's plan, its limits and what it has used; does not count against them. */
 export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config; limiters: PlanLimiters; quotas: QuotaRepository; clock: () => Date }): void {
@@ -13,6 +14,7 @@ export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config
     {
       config: { limited: false },
       schema: {
+        operationId: 'getUsage',
         summary: 'Plan, limits and usage of the calling key',
         description: 'Needs a key. This request is not counted. Months are calendar months in UTC.',
         tags: ['meta'],
@@ -26,13 +28,14 @@ export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config
             }),
             meta: Type.Ref('SingleMeta'),
           }),
-          ...problemResponses(401),
+          ...problemResponses(400, 401),
         },
         security: [{ bearerAuth: [] }],
+        querystring: NoQuery,
       },
     },
     async (request) => {
-      const { plan, subject } = request.principal;
+      const { plan, subject } = principalOf(request);
       const limits = deps.config.plans[plan];
       const now = deps.clock();
       const minute = await deps.limiters.used(plan, subject);

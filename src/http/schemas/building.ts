@@ -82,7 +82,15 @@ export const AreaSchema = Type.Object(
     name: Type.String(),
     level: Type.Integer({ description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
     parentId: Nullable(Type.Integer({ description: 'Parent area id; null for a borough.' })),
-    slug: Type.String(),
+    slug: Type.String({ description: 'The upstream site\'s own slug for the area.' }),
+    boundary: Type.Optional(
+      Nullable(
+        Type.Object(
+          { type: Type.Literal('Polygon'), coordinates: Type.Array(Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }))) },
+          { description: 'The area\'s outline as a GeoJSON Polygon ([longitude, latitude] positions), decoded from the site\'s own; present when asked (`include=boundary`, or one area by id).' },
+        ),
+      ),
+    ),
   },
   { $id: 'Area' },
 );

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { PROBLEM_CODES } from '../problem.js';
 
 /**
  * `schema` or null. A primitive becomes `type: [t, "null"]` (JSON Schema 2020-12 / OpenAPI 3.1), which
@@ -32,7 +33,7 @@ const metaBase = {
   dataAge: Type.String({ format: 'date-time', description: 'When the data was last confirmed by the upstream (UTC).' }),
   source: Type.Enum(['cached', 'stale', 'refreshing'], {
     description:
-      '`cached`: within the freshness threshold. `stale`: older than the threshold; this request started a background refresh. ' +
+      '`cached`: within the freshness threshold. `stale`: older than the threshold and no refresh running; `refreshTriggered` says whether this request started one (none starts while the upstream circuit is open). ' +
       '`refreshing`: older than the threshold and a refresh is already running. Stored data is always answered.',
   }),
   freshnessThreshold: Type.Integer({ description: 'Freshness threshold in seconds.' }),
@@ -49,7 +50,7 @@ export const Links = Type.Object(
     prev: Nullable(Type.String()),
     next: Nullable(Type.String()),
   },
-  { $id: 'Links', description: 'Paths (beginning with /v1/) echoing the filters with `page` and the `perPage` in effect.' },
+  { description: 'Paths (beginning with /v1/) echoing the filters with `page` and the `perPage` in effect.' },
 );
 
 export const ListMeta = Type.Object(
@@ -65,37 +66,48 @@ export const ListMeta = Type.Object(
 
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String(),
+    type: Type.String({ description: 'URI naming the kind of problem; one per code.' }),
     title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    instance: Type.String(),
-    code: Type.String({
-      description:
-        'INVALID_PARAMS, MISSING_API_KEY, INVALID_API_KEY, EXPIRED_API_KEY, NOT_FOUND, RATE_LIMIT_EXCEEDED, QUOTA_EXCEEDED, UPSTREAM_ERROR, UPSTREAM_TIMEOUT, INTERNAL_ERROR',
-    }),
-    errors: Type.Optional(Type.Array(Type.Object({ name: Type.String(), in: Type.String(), message: Type.String() }))),
-    retryAfter: Type.Optional(Type.Integer({ description: 'Seconds to wait before retrying (429).' })),
+    status: Type.Integer({ description: 'The HTTP status, repeated.' }),
+    detail: Type.String({ description: 'What went wrong with this request, for a person.' }),
+    instance: Type.String({ description: 'The request path (never its query).' }),
+    code: Type.Enum(Object.keys(PROBLEM_CODES), { description: 'Stable machine-readable code.' }),
+    errors: Type.Optional(Type.Array(Type.Object({ name: Type.String(), in: Type.String(), message: Type.String() }), { description: 'INVALID_PARAMS: each bad or unknown parameter.' })),
+    retryAfter: Type.Optional(Type.Integer({ description: 'Seconds to wait before retrying (429, 503).' })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem document, sent as application/problem+json.' },
 );
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
-  400: 'INVALID_PARAMS: `errors[]` names each bad or unknown parameter. Nothing is changed.',
-  401: 'MISSING_API_KEY, INVALID_API_KEY (malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`.',
+  400: 'INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed.',
+  401: 'MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`.',
+  403: 'PLAN_REQUIRED: the key\'s plan does not include this endpoint (see the endpoint\'s description).',
   404: 'NOT_FOUND: neither the mirror nor the upstream has it.',
+  410: 'CURSOR_EXPIRED: the events after this cursor are past the retention and gone; start again from a newer cursor (`since=0` reads what is kept).',
+  414: 'URI_TOO_LONG: a path parameter longer than 500 characters.',
   429:
     'RATE_LIMIT_EXCEEDED (per-minute limit of the plan, or of the client IP without a key) or QUOTA_EXCEEDED (monthly quota, calendar month UTC). ' +
     'Headers: `Retry-After` (seconds), `RateLimit-Policy`, `RateLimit`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (seconds); body `retryAfter`.',
+  500: 'INTERNAL_ERROR: a fault of the service; it is logged with the request id (X-Request-Id).',
   502: 'UPSTREAM_ERROR: the resource is not mirrored yet and the upstream failed (error, 403 block, malformed answer, open circuit).',
+  503: 'UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds.',
   504: 'UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer in time.',
 };
 
-/** Response schemas for the error statuses a route can answer, each described. */
-export function problemResponses(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {};
-  for (const s of statuses) out[s] = Type.Ref('Problem', { description: PROBLEM_DESCRIPTIONS[s] ?? 'Problem document.' });
+/** The query string of an operation that takes no parameters: any parameter is a 400 (a misspelling never passes). */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/**
+ * Responses for the error statuses a route can answer, each described and typed as
+ * `application/problem+json`; 500 INTERNAL_ERROR is added to every route.
+ */
+export function problemResponses(...statuses: number[]): Record<number, { description: string; content: Record<string, { schema: TSchema }> }> {
+  const out: Record<number, { description: string; content: Record<string, { schema: TSchema }> }> = {};
+  for (const s of [...new Set([...statuses, 500])]) {
+    out[s] = { description: PROBLEM_DESCRIPTIONS[s] ?? 'Problem document.', content: { 'application/problem+json': { schema: Type.Ref('Problem') } } };
+  }
   return out;
 }
 
-export const SHARED_SCHEMAS = [Address, GeoPoint, SingleMeta, Links, ListMeta, ProblemSchema];
+/** Schemas registered by id: the OpenAPI document's components. */
+export const SHARED_SCHEMAS = [Address, GeoPoint, SingleMeta, ListMeta, ProblemSchema];

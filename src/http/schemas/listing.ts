@@ -24,7 +24,10 @@ const summaryFields = {
   daysOnMarket: Nullable(Type.Integer({ description: 'Whole days since the listing date, counted at request time (UTC).' })),
 };
 
-export const ListingSummary = Type.Object(summaryFields, { $id: 'ListingSummary' });
+export const ListingSummary = Type.Object(
+  { ...summaryFields, distance: Type.Optional(Type.Integer({ description: 'Metres (great-circle) from the `near` point; present only when the search has one.' })) },
+  { $id: 'ListingSummary' },
+);
 
 export const ListingDetail = Type.Object(
   {

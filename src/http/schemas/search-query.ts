@@ -11,6 +11,9 @@ function queryObject<T extends TProperties>(properties: T) {
   return Type.Object(optional as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> }, { additionalProperties: false });
 }
 
+/** A decimal degree: optional minus, digits, optional fraction. */
+const COORD = '-?[0-9]{1,3}(\\.[0-9]{1,12})?';
+
 const csv = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
 
 const common = {
@@ -51,6 +54,20 @@ const common = {
     description:
       'Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list).',
   }),
+  bbox: Type.String({
+    pattern: `^${COORD},${COORD},${COORD},${COORD}$`,
+    maxLength: 100,
+    description: 'Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only listings inside. Served by a spatial index.',
+  }),
+  near: Type.String({ pattern: `^${COORD},${COORD}$`, maxLength: 50, description: 'A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres.' }),
+  radius: Type.Integer({ minimum: 1, maximum: 50_000, description: 'Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`.' }),
+  polygon: Type.String({
+    minLength: 6,
+    maxLength: 8000,
+    pattern: '^[\\x3F-\\x7E]+$',
+    description: 'An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site\'s own outline format: only listings inside.',
+  }),
+  format: Type.Enum(['json', 'geojson', 'csv'], { description: 'Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same.' }),
   sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC.' }),
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
   perPage: Type.Integer({
@@ -61,7 +78,7 @@ const common = {
 };
 
 const SORT_DESCRIPTION =
-  'RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. ' +
+  'RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. DISTANCE: from `near` (needs it). ' +
   'Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap.';
 
 /** Query of GET /v1/search/sales (spec 4.1). */
@@ -75,7 +92,7 @@ export const SalesQuery = queryObject(
       description:
         'Maximum monthly cost in dollars: mortgage payment on the price (20% down, 30-year fixed, configurable rate, 6.5% by default) + maintenance + common charges + property tax (unknown charges count as 0).',
     }),
-    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT'], { description: SORT_DESCRIPTION }),
+    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
   },
 );
 
@@ -86,7 +103,7 @@ export const RentalsQuery = queryObject(
     noFee: Flag('true: no broker fee.'),
     furnished: Flag('true: furnished.'),
     availableBefore: Type.String({ format: 'date', description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.' }),
-    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT'], { description: SORT_DESCRIPTION }),
+    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
   },
 );
 
@@ -96,5 +113,6 @@ export const AreasQuery = queryObject(
     borough: Type.Integer({ enum: [100, 200, 300, 400, 500], description: 'Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island.' }),
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
     perPage: Type.Integer({ minimum: 1, maximum: 500, description: 'Page size 1-500; default 500 (every area on one page). Not capped by plan.' }),
+    include: Type.Enum(['boundary'], { description: '`boundary`: each area\'s outline as a GeoJSON Polygon.' }),
   },
 );

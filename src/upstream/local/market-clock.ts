@@ -1,5 +1,6 @@
 import type { InventoryListing } from './inventory.js';
 import { UPCOMING, type LocalMarket } from './market.js';
+import { seededRandom } from '../../domain/seeded-random.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -26,18 +27,6 @@ export interface MarketEvent {
   previousPrice: number | null;
 }
 
-/** mulberry32: a small seeded PRNG, so the same seed gives the same market. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A seeded, deterministic market clock for the local upstream. At start it holds back `holdBack` (1 %)
  * of the real listings (seeded choice) to list later; then every market hour it takes some listings
@@ -58,17 +47,17 @@ export class MarketClock {
     private readonly market: LocalMarket,
     private readonly options: { seed: number; start: Date; realTime: boolean; rates?: MarketRates; holdBack?: number },
   ) {
-    const random = prng(options.seed);
+    const random = seededRandom(options.seed);
     this.pool = market.all().filter(() => random() < (options.holdBack ?? 0.01));
     for (const l of this.pool) l.node.status = UPCOMING;
     market.setClock(() => this.now());
   }
 
   now(): Date {
-    return this.options.realTime ? new Date() : new Date(this.options.start.getTime() + this.offsetMs);
+    return this.options.realTime ? new Date(Date.now() + this.offsetMs) : new Date(this.options.start.getTime() + this.offsetMs);
   }
 
-  /** Moves a manual clock forward by `ms` milliseconds. */
+  /** Moves the market's time forward by `ms` milliseconds (a real-time clock runs ahead of the wall clock from then on). */
   advance(ms: number): void {
     this.offsetMs += ms;
   }
@@ -86,7 +75,7 @@ export class MarketClock {
 
   private step(index: number): void {
     const rates = this.options.rates ?? DEFAULT_RATES;
-    const random = prng(this.options.seed * 7919 + index);
+    const random = seededRandom(this.options.seed * 7919 + index);
     const at = new Date(this.options.start.getTime() + index * HOUR_MS);
     const active = this.market.all().filter((l) => l.node.status === 'ACTIVE');
     const count = (perDay: number) => {

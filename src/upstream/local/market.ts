@@ -1,26 +1,37 @@
-import type { Inventory, InventoryListing } from './inventory.js';
+import type { Inventory, InventoryListing, LocalBuilding } from './inventory.js';
 import { AreaTree, buildAreas } from '../../domain/area.js';
-import type { UpstreamArea, UpstreamBuilding, UpstreamInventory, UpstreamListingNode, UpstreamSearchInput } from '../types.js';
+import type { SiteArea } from '../types.js';
 
-const DAY_MS = 86_400_000;
 /** Status of a listing the market clock holds back to list later; never shown. */
 export const UPCOMING = 'UPCOMING';
 
-/** Filters of a local search, in upstream numbering (as the GraphQL input carries them). */
-export interface LocalSearchFilters extends Partial<UpstreamSearchInput['filters']> {
-  boundingBox?: { topLeft: { latitude: number; longitude: number }; bottomRight: { latitude: number; longitude: number } };
+/** Filters of a local search, in upstream numbering, as the GraphQL input carries them. */
+export interface LocalSearchFilters {
+  areas?: number[] | null;
+  price?: { lowerBound?: number | null; upperBound?: number | null } | null;
+  bedrooms?: { lowerBound?: number | null; upperBound?: number | null } | null;
+  bathrooms?: { lowerBound?: number | null; upperBound?: number | null } | null;
+  amenities?: string[] | null;
+  petsAllowed?: boolean | null;
+  boundingBox?: { topLeft: { latitude: number; longitude: number }; bottomRight: { latitude: number; longitude: number } } | null;
+  available?: { startDate?: string | null; endDate?: string | null } | null;
+}
+
+/** Sorting of a local search (the site's enum tokens). */
+export interface LocalSorting {
+  attribute: 'RECOMMENDED' | 'LISTED_AT' | 'PRICE' | 'SQFT';
+  direction: 'ASCENDING' | 'DESCENDING';
 }
 
 /**
  * The local upstream's market: the inventory indexed for the GraphQL resolvers, with a clock.
- * `now()` is the market's time (UTC); listing dates and days on market are measured against it.
+ * `now()` is the market's time (UTC).
  */
 export class LocalMarket {
-  readonly areas: UpstreamArea[];
+  readonly areas: SiteArea[];
   private readonly listings = new Map<string, InventoryListing>();
-  private readonly buildingsById = new Map<string, UpstreamBuilding>();
-  private readonly buildingsBySlug = new Map<string, UpstreamBuilding>();
-  /** The area tree in upstream numbering (the five borough ids are the same set in both numberings). */
+  private readonly buildingsById = new Map<string, LocalBuilding>();
+  /** The NYC area tree in upstream numbering (the five borough ids are the same set in both numberings). */
   private readonly tree: AreaTree;
   private clock: () => Date;
   /** Price events the market made (market clock), per `kind:id`, oldest first. */
@@ -30,11 +41,8 @@ export class LocalMarket {
     this.areas = inventory.areas;
     this.clock = clock;
     for (const l of inventory.listings) this.listings.set(`${l.kind}:${l.node.id}`, l);
-    for (const b of inventory.buildings) {
-      this.buildingsById.set(b.id, b);
-      this.buildingsBySlug.set(b.slug, b);
-    }
-    this.tree = new AreaTree(buildAreas(inventory.areas));
+    for (const b of inventory.buildings) this.buildingsById.set(b.id, b);
+    this.tree = new AreaTree(buildAreas(inventory.areas.map((a) => ({ id: a.numericId, name: a.name, parentId: a.parentId }))));
   }
 
   now(): Date {
@@ -46,7 +54,7 @@ export class LocalMarket {
     this.clock = clock;
   }
 
-  /** Records a price event of a listing, reported in its `priceHistory`. */
+  /** Records a price event of a listing, reported in its price history. */
   recordEvent(l: InventoryListing, event: string, at: Date): void {
     const key = `${l.kind}:${l.node.id}`;
     this.history.set(key, [...(this.history.get(key) ?? []), { date: at.toISOString().slice(0, 10), price: l.node.price, event }]);
@@ -64,8 +72,11 @@ export class LocalMarket {
     return l && l.node.status !== UPCOMING ? l : undefined;
   }
 
-  /** Active listings of `kind` matching the upstream filters, sorted as asked (ties by id). */
-  search(kind: 'sale' | 'rental', filters: LocalSearchFilters, sorting?: UpstreamSearchInput['sorting']): InventoryListing[] {
+  /**
+   * Active listings of `kind` matching the filters, sorted as asked; ties by id. RECOMMENDED (the
+   * site's own ranking, unknown) is played here by the listing date, newest first when descending.
+   */
+  search(kind: 'sale' | 'rental', filters: LocalSearchFilters, sorting?: LocalSorting | null): InventoryListing[] {
     const areas = filters.areas?.length ? new Set(filters.areas.flatMap((id) => this.tree.withDescendants(id))) : null;
     const within = (v: number | null | undefined, b?: { lowerBound?: number | null; upperBound?: number | null } | null) =>
       !b || (v !== null && v !== undefined && (b.lowerBound == null || v >= b.lowerBound) && (b.upperBound == null || v <= b.upperBound));
@@ -77,11 +88,12 @@ export class LocalMarket {
       if (!within(n.price, filters.price)) return false;
       if (filters.bedrooms && !within(n.bedroomCount, filters.bedrooms)) return false;
       if (filters.bathrooms && !within(n.fullBathroomCount, filters.bathrooms)) return false;
-      if (filters.amenities?.length && !filters.amenities.every((a) => n.amenities?.includes(a))) return false;
+      if (filters.amenities?.length && !filters.amenities.every((a) => n.amenities.includes(a))) return false;
       if (filters.petsAllowed !== undefined && filters.petsAllowed !== null && n.petsAllowed !== filters.petsAllowed) return false;
+      if (filters.available?.endDate && (!n.availableAt || n.availableAt > filters.available.endDate)) return false;
       if (box) {
         const p = n.geoPoint;
-        if (!p || p.latitude == null || p.longitude == null) return false;
+        if (!p) return false;
         if (p.latitude > box.topLeft.latitude || p.latitude < box.bottomRight.latitude) return false;
         if (p.longitude < box.topLeft.longitude || p.longitude > box.bottomRight.longitude) return false;
       }
@@ -89,59 +101,25 @@ export class LocalMarket {
     });
     const dir = sorting?.direction === 'ASCENDING' ? 1 : -1;
     const key = (l: InventoryListing): number =>
-      sorting?.attribute === 'PRICE' ? l.node.price : sorting?.attribute === 'LISTED_AT' ? Date.parse(l.node.listedAt ?? '1970-01-01') : 0;
+      sorting?.attribute === 'PRICE'
+        ? l.node.price
+        : sorting?.attribute === 'SQFT'
+          ? l.node.livingAreaSize
+          : Date.parse(l.node.listedAt ?? '1970-01-01');
     return result.sort((a, b) => dir * (key(a) - key(b)) || Number(a.node.id) - Number(b.node.id));
   }
 
-  /** The node as the GraphQL API answers it: sale nodes get `daysOnMarket` from the market clock. */
-  present(l: InventoryListing): UpstreamListingNode {
-    const priceHistory = this.history.get(`${l.kind}:${l.node.id}`) ?? null;
-    if (l.kind === 'sale' && l.node.listedAt) {
-      return { ...l.node, priceHistory, daysOnMarket: Math.max(0, Math.floor((this.now().getTime() - Date.parse(l.node.listedAt)) / DAY_MS)) };
-    }
-    return { ...l.node, priceHistory };
+  /** Price events the market made for a listing, oldest first (empty when none). */
+  historyOf(l: InventoryListing): { date: string; price: number; event: string }[] {
+    return this.history.get(`${l.kind}:${l.node.id}`) ?? [];
   }
 
-  building(idOrSlug: string): UpstreamBuilding | undefined {
-    return this.buildingsById.get(idOrSlug) ?? this.buildingsBySlug.get(idOrSlug);
+  /** The borough (upstream id 100-500) an area lies in; null outside the boroughs. */
+  boroughOf(areaId: number): number | null {
+    return this.tree.boroughOf(areaId);
   }
 
-  /** The building with inventories computed from the market's listings in it. */
-  presentBuilding(b: UpstreamBuilding): UpstreamBuilding {
-    const inside = [...this.listings.values()].filter((l) => l.buildingId === b.id && l.node.status !== UPCOMING);
-    return { ...b, rentalInventory: inventoryOf(inside.filter((l) => l.kind === 'rental')), saleInventory: inventoryOf(inside.filter((l) => l.kind === 'sale')) };
+  building(id: string): LocalBuilding | undefined {
+    return this.buildingsById.get(id);
   }
-}
-
-/** Bedroom label of an inventory row: `STUDIO`, `1`, `2`, ..., `UNKNOWN`. */
-function bedroomLabel(n: number | null | undefined): string {
-  if (n === null || n === undefined) return 'UNKNOWN';
-  return n === 0 ? 'STUDIO' : String(n);
-}
-
-/** Active and all-time counts and price ranges per bedroom count. */
-export function inventoryOf(listings: InventoryListing[]): UpstreamInventory {
-  const groups = new Map<string, InventoryListing[]>();
-  for (const l of listings) {
-    const label = bedroomLabel(l.node.bedroomCount);
-    groups.set(label, [...(groups.get(label) ?? []), l]);
-  }
-  const min = (xs: number[]) => (xs.length ? Math.min(...xs) : null);
-  const max = (xs: number[]) => (xs.length ? Math.max(...xs) : null);
-  const byBedroom = [...groups.entries()]
-    .sort(([a], [b]) => (a === 'STUDIO' ? -1 : b === 'STUDIO' ? 1 : a.localeCompare(b, 'en', { numeric: true })))
-    .map(([bedrooms, group]) => {
-      const active = group.filter((l) => l.node.status === 'ACTIVE').map((l) => l.node.price);
-      const all = group.map((l) => l.node.price);
-      return {
-        bedrooms,
-        availableCount: active.length,
-        minPrice: min(active),
-        maxPrice: max(active),
-        historicalCount: all.length,
-        historicalMinPrice: min(all),
-        historicalMaxPrice: max(all),
-      };
-    });
-  return { activeCount: listings.filter((l) => l.node.status === 'ACTIVE').length, byBedroom };
 }

@@ -1,8 +1,21 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
+import {
+  buildSchema,
+  execute,
+  getNullableType,
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLList,
+  parse,
+  typeFromAST,
+  validate,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import type { LocalMarket } from './market.js';
-import { rootResolvers } from './resolvers.js';
-import { LOCAL_UPSTREAM_SDL } from './schema.graphql.js';
+import { rootResolvers, SITE_BEHAVIOUR, type Behaviour } from './resolvers.js';
+import { sdlWithout } from './schema.graphql.js';
 
 /**
  * Faults the local upstream can inject, for tests and benchmarks: added latency (milliseconds), the
@@ -43,9 +56,65 @@ export interface LocalUpstream {
   adminUrl: string;
   market: LocalMarket;
   faults: Faults;
+  /** How it behaves where the site is known to limit answers (result cap, promoted edges); change it live. */
+  behaviour: Behaviour;
+  /** Stops answering these fields (`Type.field`), as the site does when it drops one (drift); [] restores all. */
+  removeFields: (fields: string[]) => void;
   requestCount: () => number;
+  /** The query text of every GraphQL request answered so far, in arrival order (tests read it). */
+  queries: string[];
+  /** Holds every request from now on until the returned release is called (tests: a busy upstream). */
+  pause: () => () => void;
   close: () => Promise<void>;
 }
+
+/** A GraphQL error as a GraphQL server sends it. */
+const graphqlError = (message: string, code: string) => ({ message, extensions: { code } });
+
+/**
+ * Enum values given as JSON strings in `variables`: the site rejects them (a May 2026 client commit
+ * quotes `found JSON string for GraphQL type SortingAttributeInput! (VALIDATION_INVALID_TYPE_VARIABLE)`);
+ * the literal form in the query text is what works. Returns the message, or null when there is none.
+ */
+function jsonEnumInVariables(schema: GraphQLSchema, operation: OperationDefinitionNode, variables: Record<string, unknown>): string | null {
+  const find = (type: GraphQLInputType, value: unknown): string | null => {
+    const bare = getNullableType(type);
+    if (value === null || value === undefined) return null;
+    if (bare instanceof GraphQLEnumType) return typeof value === 'string' ? `${bare.name}!` : null;
+    if (bare instanceof GraphQLList) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        const found = find(bare.ofType, item);
+        if (found) return found;
+      }
+      return null;
+    }
+    if (bare instanceof GraphQLInputObjectType && typeof value === 'object') {
+      for (const [name, field] of Object.entries(bare.getFields())) {
+        const found = find(field.type, (value as Record<string, unknown>)[name]);
+        if (found) return found;
+      }
+    }
+    return null;
+  };
+  for (const definition of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type as never) as GraphQLInputType | undefined;
+    if (!type) continue;
+    const found = find(type, variables[definition.variable.name.value]);
+    if (found) return `found JSON string for GraphQL type ${found.replace(/!$/, '')}! (VALIDATION_INVALID_TYPE_VARIABLE)`;
+  }
+  return null;
+}
+
+/** A PerimeterX block as the site answers it to a datacenter address (its shape, not its values). */
+const PERIMETERX_BLOCK = {
+  appId: 'PXlocal01',
+  jsClientSrc: '/local01/init.js',
+  firstPartyEnabled: true,
+  vid: '',
+  uuid: '00000000-0000-4000-8000-000000000000',
+  hostUrl: '/local01/xhr',
+  blockScript: '/local01/captcha/captcha.js?a=c&m=0',
+};
 
 /**
  * Starts the local upstream on loopback (`port` 0 picks a free one). It answers GraphQL `POST /` with
@@ -55,17 +124,31 @@ export interface LocalUpstream {
  */
 export async function startLocalUpstream(
   market: LocalMarket,
-  options: { port?: number; adminPort?: number; host?: string; faults?: Partial<Faults>; beforeRequest?: () => void } = {},
+  options: {
+    port?: number;
+    adminPort?: number;
+    host?: string;
+    faults?: Partial<Faults>;
+    behaviour?: Partial<Behaviour>;
+    beforeRequest?: () => void;
+    /** Moves the market clock on by this many hours (admin `POST /market/advance?hours=N`); absent without a clock. */
+    advanceMarket?: (hours: number) => void;
+  } = {},
 ): Promise<LocalUpstream> {
-  const schema: GraphQLSchema = buildSchema(LOCAL_UPSTREAM_SDL);
-  const root = rootResolvers(market);
+  let schema: GraphQLSchema = buildSchema(sdlWithout([]));
+  const behaviour: Behaviour = { ...SITE_BEHAVIOUR, ...options.behaviour };
+  const root = rootResolvers(market, behaviour);
   const faults: Faults = { ...NO_FAULTS, ...options.faults };
   let requests = 0;
+  const queries: string[] = [];
+  let gate: Promise<void> | null = null;
+  let releaseGate: () => void = () => undefined;
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1_000_000 });
   const hanging = new Set<() => void>();
 
   app.post('/', async (request, reply) => {
     requests++;
+    while (gate) await gate;
     if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
     if (faults.failAfter > 0 && requests > faults.failAfter) return reply.code(503).send({ message: 'unavailable' });
     const roll = Math.random();
@@ -73,13 +156,26 @@ export async function startLocalUpstream(
       await new Promise<void>((resolve) => hanging.add(resolve));
       return reply.code(504).send();
     }
-    if (roll < faults.hangRate + faults.blockRate) return reply.code(403).type('text/html').send('<html>Access denied</html>');
+    if (roll < faults.hangRate + faults.blockRate) return reply.code(403).send(PERIMETERX_BLOCK);
     if (roll < faults.hangRate + faults.blockRate + faults.errorRate) return reply.code(503).send({ message: 'unavailable' });
     if (roll < faults.hangRate + faults.blockRate + faults.errorRate + faults.malformedRate) return reply.type('application/json').send('{"data": {"search');
     options.beforeRequest?.();
     const body = request.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
     if (!body || typeof body.query !== 'string') return reply.code(400).send({ errors: [{ message: 'query must be a string' }] });
-    const result = await graphql({ schema, source: body.query, rootValue: root, variableValues: body.variables ?? {} });
+    queries.push(body.query);
+    let document;
+    try {
+      document = parse(body.query);
+    } catch (error) {
+      return reply.code(400).send({ errors: [graphqlError((error as Error).message, 'GRAPHQL_PARSE_FAILED')] });
+    }
+    // Validation errors (an unknown field, a bad enum value) fail the whole request with HTTP 400.
+    const invalid = validate(schema, document);
+    if (invalid.length) return reply.code(400).send({ errors: invalid.map((e) => graphqlError(e.message, 'GRAPHQL_VALIDATION_FAILED')) });
+    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+    const jsonEnum = operation && jsonEnumInVariables(schema, operation, body.variables ?? {});
+    if (jsonEnum) return reply.code(400).send({ errors: [graphqlError(jsonEnum, 'VALIDATION_INVALID_TYPE_VARIABLE')] });
+    const result = await execute({ schema, document, rootValue: root, variableValues: body.variables ?? {} });
     return reply.send(result);
   });
   const admin: FastifyInstance = Fastify({ logger: false });
@@ -94,6 +190,13 @@ export async function startLocalUpstream(
     }
   });
   admin.get('/stats', async () => ({ requests }));
+  admin.post('/market/advance', async (request, reply) => {
+    const hours = Number((request.query as { hours?: string }).hours);
+    if (!options.advanceMarket) return reply.code(409).send({ error: 'the market clock is off (MARKET_CLOCK=off)' });
+    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 365) return reply.code(400).send({ error: 'hours must be a whole number from 1 to 8760' });
+    options.advanceMarket(hours);
+    return { advancedHours: hours };
+  });
 
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 0, host });
@@ -103,8 +206,24 @@ export async function startLocalUpstream(
     adminUrl: adminAddress,
     market,
     faults,
+    behaviour,
+    removeFields: (fields) => {
+      schema = buildSchema(sdlWithout(fields));
+    },
     requestCount: () => requests,
+    queries,
+    pause: () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      gate = held;
+      releaseGate = () => {
+        if (gate === held) gate = null;
+        release();
+      };
+      return releaseGate;
+    },
     close: async () => {
+      releaseGate();
       for (const release of hanging) release();
       await Promise.all([app.close(), admin.close()]);
     },

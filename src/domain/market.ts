@@ -1,0 +1,50 @@
+/**
+ * Market figures of a set of active listings: prices in US dollars (rent a month, or asking price),
+ * price per square foot in dollars, days on market in whole days.
+ */
+export interface MarketFigures {
+  activeCount: number;
+  medianPrice: number | null;
+  p25Price: number | null;
+  p75Price: number | null;
+  medianPricePerSqft: number | null;
+  medianDaysOnMarket: number | null;
+  /** Active listings by bedroom count (`STUDIO`, `1`, ... `UNKNOWN`), studios first. */
+  byBedroom: { bedrooms: string; activeCount: number; medianPrice: number | null }[];
+}
+
+/**
+ * The `q`-quantile (0-1) of `values` by linear interpolation between the closest ranks (the common
+ * "type 7" definition: the median of an even count is the mean of the two middle values). Null when empty.
+ */
+export function quantile(values: number[], q: number): number | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * q;
+  const below = Math.floor(position);
+  const above = Math.ceil(position);
+  return sorted[below] + (sorted[above] - sorted[below]) * (position - below);
+}
+
+const round2 = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
+
+/** Market figures of these listings (each: price, price per square foot and days on market when known, bedrooms). */
+export function marketFigures(listings: { price: number; pricePerSqft: number | null; daysOnMarket: number | null; bedroomCount: number | null }[]): MarketFigures {
+  const known = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
+  const groups = new Map<string, number[]>();
+  for (const l of listings) {
+    const label = l.bedroomCount === null ? 'UNKNOWN' : l.bedroomCount === 0 ? 'STUDIO' : String(l.bedroomCount);
+    groups.set(label, [...(groups.get(label) ?? []), l.price]);
+  }
+  return {
+    activeCount: listings.length,
+    medianPrice: round2(quantile(listings.map((l) => l.price), 0.5)),
+    p25Price: round2(quantile(listings.map((l) => l.price), 0.25)),
+    p75Price: round2(quantile(listings.map((l) => l.price), 0.75)),
+    medianPricePerSqft: round2(quantile(known(listings.map((l) => l.pricePerSqft)), 0.5)),
+    medianDaysOnMarket: round2(quantile(known(listings.map((l) => l.daysOnMarket)), 0.5)),
+    byBedroom: [...groups.entries()]
+      .sort(([a], [b]) => (a === 'STUDIO' ? -1 : b === 'STUDIO' ? 1 : a.localeCompare(b, 'en', { numeric: true })))
+      .map(([bedrooms, prices]) => ({ bedrooms, activeCount: prices.length, medianPrice: round2(quantile(prices, 0.5)) })),
+  };
+}

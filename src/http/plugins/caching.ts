@@ -1,0 +1,44 @@
+import etag from '@fastify/etag';
+import type { FastifyInstance } from 'fastify';
+
+interface EnvelopeMeta {
+  dataAge?: string;
+  freshnessThreshold?: number;
+  links?: Record<string, string | null>;
+}
+
+/** The RFC 8288 `Link` header value for `meta.links`: `<path>; rel="first"`, ... (null links left out). */
+export function linkHeader(links: Record<string, string | null>): string {
+  return ['first', 'prev', 'next', 'last']
+    .filter((rel) => links[rel])
+    .map((rel) => `<${links[rel]}>; rel="${rel}"`)
+    .join(', ');
+}
+
+/**
+ * HTTP caching of API answers: a strong `ETag` on every 200 GET and `If-None-Match` answered 304
+ * (@fastify/etag); for answers in the `{data, meta}` envelope, `Last-Modified` from `meta.dataAge`,
+ * `Cache-Control: private, max-age=` the seconds left in the freshness window, and `Link` (RFC 8288)
+ * with the pagination links of `meta.links`. `Vary: Authorization, Accept-Encoding` everywhere: what a
+ * key sees depends on its plan.
+ */
+export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
+  await app.register(etag, { weak: false });
+  app.addHook('preSerialization', async (_request, reply, payload: unknown) => {
+    const meta = (payload as { meta?: EnvelopeMeta } | null)?.meta;
+    if (reply.statusCode !== 200 || !meta?.dataAge) return payload;
+    const confirmed = Date.parse(meta.dataAge);
+    reply.header('Last-Modified', new Date(confirmed).toUTCString());
+    const secondsLeft = Math.max(0, Math.floor((meta.freshnessThreshold ?? 0) - (deps.clock().getTime() - confirmed) / 1000));
+    reply.header('Cache-Control', `private, max-age=${secondsLeft}`);
+    if (meta.links) {
+      const link = linkHeader(meta.links);
+      if (link) reply.header('Link', link);
+    }
+    return payload;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('Vary', 'Authorization, Accept-Encoding');
+    return payload;
+  });
+}

@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../../config.js';
+import type { Mirror } from '../../freshness/mirror.js';
+import { resolveAreas } from '../area-param.js';
+import { invalidParams } from '../problem.js';
+import { problemResponses } from '../schemas/common.js';
+
+const DAY_MS = 86_400_000;
+
+const Figures = {
+  activeCount: Type.Integer({ description: 'Active listings.' }),
+  medianPrice: Type.Union([Type.Number(), Type.Null()], { description: 'Median price, dollars (rent a month, or asking price).' }),
+  p25Price: Type.Union([Type.Number(), Type.Null()], { description: '25th percentile price, dollars.' }),
+  p75Price: Type.Union([Type.Number(), Type.Null()], { description: '75th percentile price, dollars.' }),
+  medianPricePerSqft: Type.Union([Type.Number(), Type.Null()], { description: 'Median dollars per square foot, over listings of known size.' }),
+  medianDaysOnMarket: Type.Union([Type.Number(), Type.Null()], { description: 'Median whole days on market, over listings of known listing date.' }),
+  byBedroom: Type.Array(Type.Object({ bedrooms: Type.String(), activeCount: Type.Integer(), medianPrice: Type.Union([Type.Number(), Type.Null()]) }), {
+    description: 'Active listings by bedroom count (STUDIO, 1, 2, ..., UNKNOWN) with their median price.',
+  }),
+};
+const QUANTILES =
+  'Quantiles interpolate linearly between the closest ranks ("type 7": the median of an even count is the mean of the two middle values); ' +
+  'figures are rounded to cents and computed from the mirror\'s active listings.';
+const kind = Type.Enum(['rental', 'sale'], { description: 'Rentals or sales.' });
+
+/** GET /v1/market (every keyed plan) and GET /v1/market/history (from `featurePlans.marketHistory` up). */
+export function registerMarketRoutes(app: FastifyInstance, deps: { mirror: Mirror; config: Config; clock: () => Date }): void {
+  app.get(
+    '/v1/market',
+    {
+      schema: {
+        operationId: 'getMarket',
+        summary: 'Market figures now',
+        description: `Active count, median, 25th and 75th percentile price, median price per square foot and days on market, and inventory by bedroom count. ${QUANTILES} Any keyed plan.`,
+        tags: ['market'],
+        querystring: Type.Object(
+          {
+            kind,
+            areas: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$', maxLength: 400, description: 'Area ids (with the areas below them); the whole city when absent.' })),
+            bedrooms: Type.Optional(Type.String({ pattern: '^([0-9]|10)(,([0-9]|10)){0,10}$', description: 'Bedroom counts to include (0 a studio), comma-separated; all when absent.' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ data: Type.Object({ kind: Type.String(), ...Figures }), meta: Type.Ref('SingleMeta') }, { description: 'The figures and their freshness.' }), ...problemResponses(400, 401, 429) },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const q = request.query as { kind: 'rental' | 'sale'; areas?: string; bedrooms?: string };
+      const { areaIds, boroughs } = resolveAreas(q.areas, await deps.mirror.areaTree());
+      const bedrooms = q.bedrooms ? [...new Set(q.bedrooms.split(',').map(Number))] : undefined;
+      const { figures, freshness } = await deps.mirror.market(q.kind, areaIds, boroughs, bedrooms);
+      return { data: { kind: q.kind, ...figures }, meta: freshness };
+    },
+  );
+
+  app.get(
+    '/v1/market/history',
+    {
+      config: { minPlan: deps.config.featurePlans.marketHistory },
+      schema: {
+        operationId: 'getMarketHistory',
+        summary: 'Daily market figures',
+        description:
+          `One snapshot a day of the same figures (all bedroom counts), for a borough or the whole city, as the mirror recorded them at its last sync of that day (UTC): history accumulates as the mirror runs. ${QUANTILES} ` +
+          `From the ${deps.config.featurePlans.marketHistory} plan up (MIN_PLAN_MARKET_HISTORY).`,
+        tags: ['market'],
+        querystring: Type.Object(
+          {
+            kind,
+            area: Type.Optional(Type.Integer({ enum: [100, 200, 300, 400, 500], description: 'A borough; the whole city when absent.' })),
+            from: Type.Optional(Type.String({ format: 'date', description: 'First day (UTC, inclusive); default 30 days before `to`.' })),
+            to: Type.Optional(Type.String({ format: 'date', description: 'Last day (UTC, inclusive); default today. At most 366 days from `from`.' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...Figures })), meta: Type.Ref('SingleMeta') }, { description: 'The days recorded in the range, oldest first.' }),
+          ...problemResponses(400, 401, 403, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const q = request.query as { kind: 'rental' | 'sale'; area?: number; from?: string; to?: string };
+      const to = q.to ?? deps.clock().toISOString().slice(0, 10);
+      const from = q.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 30 * DAY_MS).toISOString().slice(0, 10);
+      const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS;
+      if (span < 0 || span > 366) throw invalidParams([{ name: 'from', in: 'query', message: 'must be on or before `to`, at most 366 days before it' }]);
+      const { days, freshness } = await deps.mirror.marketHistory(q.kind, q.area ?? 0, from, to);
+      return { data: days.map((d) => ({ date: d.day, ...d.figures })), meta: freshness };
+    },
+  );
+}

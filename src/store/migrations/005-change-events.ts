@@ -1,0 +1,22 @@
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+
+/**
+ * The change feed: an append-only log of what each sync changed, with a monotonic id as the cursor,
+ * and the highest id pruned by retention (a cursor below it can no longer be continued).
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  await db.schema
+    .createTable('change_events')
+    .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('listing_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('area_id', 'integer')
+    .addColumn('occurred_at', 'text', (c) => c.notNull())
+    .addColumn('data', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('change_events_occurred').on('change_events').column('occurred_at').execute();
+  await db.schema.createTable('change_log_state').addColumn('pruned_through', 'bigint', (c) => c.notNull()).execute();
+  await sql`insert into change_log_state (pruned_through) values (0)`.execute(db);
+}

@@ -1,0 +1,38 @@
+/**
+ * Geometry written in the tests, independently of the code under test: a Google encoded polyline
+ * decoder and even-odd ray casting.
+ */
+
+/** Google encoded polyline (latitude first, 5 decimals) -> [lon, lat] positions. */
+export function decodePolyline(encoded: string): number[][] {
+  const out: number[][] = [];
+  let [index, lat, lon] = [0, 0, 0];
+  while (index < encoded.length) {
+    for (const axis of [0, 1]) {
+      let [shift, result, byte] = [0, 0, 0];
+      do {
+        byte = encoded.charCodeAt(index++) - 63;
+        result |= (byte & 0x1f) << shift;
+        shift += 5;
+      } while (byte >= 0x20);
+      const delta = result & 1 ? ~(result >> 1) : result >> 1;
+      if (axis === 0) lat += delta;
+      else lon += delta;
+    }
+    out.push([lon / 1e5, lat / 1e5]);
+  }
+  return out;
+}
+
+/** Whether (lon, lat) lies inside the rings ([lon, lat] positions), by even-odd ray casting. */
+export function inRings(rings: number[][][], lon: number, lat: number): boolean {
+  let inside = false;
+  for (const ring of rings) {
+    for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+      const [xi, yi] = ring[i];
+      const [xj, yj] = ring[j];
+      if (yi > lat !== yj > lat && lon < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) inside = !inside;
+    }
+  }
+  return inside;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { expectProblem, get } from './helpers/http.js';
+import { useRuntimesPerTest } from './helpers/runtime.js';
+import { rentalRows } from './helpers/source-rows.js';
+
+// Market figures against the source rows (market clock off), and history that grows day by day.
+const runtime = useRuntimesPerTest();
+const DAY = 86_400_000;
+
+/** Type-7 quantile, written here: linear between the closest ranks. */
+function quantile(values: number[], q: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const p = (s.length - 1) * q;
+  const lo = Math.floor(p);
+  return s[lo] + (s[Math.ceil(p)] - s[lo]) * (p - lo);
+}
+const cents = (v: number) => Math.round(v * 100) / 100;
+
+describe('market figures', () => {
+  it('Brooklyn one-bedroom rentals: count, median, quartiles, price per square foot and days on market equal the source rows', async () => {
+    const rt = await runtime();
+    const key = await rt.key('starter');
+    const rows = rentalRows().filter((r) => r.borough === 'Brooklyn' && Math.floor(Number(r.bedrooms)) === 1);
+    const prices = rows.map((r) => Number(r.rent));
+    const perSqft = rows.filter((r) => Number(r.size_sqft) > 0).map((r) => Math.round((Number(r.rent) / Number(r.size_sqft)) * 100) / 100);
+    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const dom = rows.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild);
+    const res = await get(rt.app, '/v1/market?kind=rental&areas=200&bedrooms=1', key);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      kind: 'rental',
+      activeCount: rows.length,
+      medianPrice: cents(quantile(prices, 0.5)),
+      p25Price: cents(quantile(prices, 0.25)),
+      p75Price: cents(quantile(prices, 0.75)),
+      medianPricePerSqft: cents(quantile(perSqft, 0.5)),
+      medianDaysOnMarket: cents(quantile(dom, 0.5)),
+      byBedroom: [{ bedrooms: '1', activeCount: rows.length, medianPrice: cents(quantile(prices, 0.5)) }],
+    });
+    console.log(`market: Brooklyn 1-bedroom rentals ${JSON.stringify(res.body.data)}`);
+    const all = (await get(rt.app, '/v1/market?kind=rental', key)).body.data;
+    expect(all.activeCount).toBe(rentalRows().length);
+    expect(all.byBedroom.reduce((n: number, b: { activeCount: number }) => n + b.activeCount, 0)).toBe(rentalRows().length);
+    await expectProblem(rt.app, '/v1/market?kind=rental&areas=99999', 400, 'INVALID_PARAMS', key);
+    await expectProblem(rt.app, '/v1/market?areas=200', 400, 'INVALID_PARAMS', key);
+  });
+
+  it('history gains a snapshot a day as the mirror syncs; it is for the pro plan and up', async () => {
+    let now = Date.now();
+    const rt = await runtime({}, { clock: () => new Date(now), manualMarketClock: true });
+    const key = await rt.key('pro');
+    await rt.syncer.syncScope('rental', 200);
+    const first = (await get(rt.app, '/v1/market/history?kind=rental&area=200', key)).body.data;
+    expect(first.map((d: { date: string }) => d.date)).toEqual([new Date(now).toISOString().slice(0, 10)]);
+    now += DAY;
+    rt.marketClock!.advance(DAY);
+    await rt.syncer.syncScope('rental', 200);
+    const second = (await get(rt.app, '/v1/market/history?kind=rental&area=200', key)).body.data;
+    expect(second.length).toBe(2);
+    const current = (await get(rt.app, '/v1/market?kind=rental&areas=200', key)).body.data;
+    const { kind: _kind, ...figures } = current;
+    expect(second[1]).toEqual({ date: new Date(now).toISOString().slice(0, 10), ...figures });
+    const city = (await get(rt.app, '/v1/market/history?kind=rental', key)).body.data;
+    expect(city.length).toBe(2);
+    await expectProblem(rt.app, '/v1/market/history?kind=rental', 403, 'PLAN_REQUIRED', await rt.key('starter'));
+    await expectProblem(rt.app, '/v1/market/history?kind=rental&from=2020-01-01&to=2026-01-01', 400, 'INVALID_PARAMS', key);
+  });
+});
