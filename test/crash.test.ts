@@ -21,19 +21,23 @@ function counts(file: string) {
 }
 
 /** Runs `nyc-listings sync` in a child process; kills it with SIGKILL after `killAfterScopes` scopes, if given. */
-function sync(file: string, env: Record<string, string>, killAfterScopes?: number): Promise<{ code: number | null; signal: string | null; scopes: number }> {
+function sync(file: string, env: Record<string, string>, killAfterScopes?: number): Promise<{ code: number | null; signal: string | null; scopes: number; log: string }> {
   return new Promise((resolve) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['src/main.ts', 'sync'], {
+    // Node itself with tsx's loader, not the tsx launcher: the launcher runs the script in a grandchild,
+    // which a SIGKILL to the launcher would orphan, still writing while the test goes on.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'sync'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let scopes = 0;
+    let log = '';
     child.stderr.on('data', (chunk: Buffer) => {
+      log += chunk.toString();
       scopes += (chunk.toString().match(/"scope synced"/g) ?? []).length;
       if (killAfterScopes !== undefined && scopes >= killAfterScopes) child.kill('SIGKILL');
     });
-    child.on('exit', (code, signal) => resolve({ code, signal, scopes }));
+    child.on('exit', (code, signal) => resolve({ code, signal, scopes, log }));
   });
 }
 
@@ -42,15 +46,47 @@ describe('a sync killed mid-crawl', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'crash-')), 'mirror.db');
     copyFileSync(TEMPLATE_DB, file);
     const before = counts(file);
-    // Slow pages so that the kill lands inside a crawl (Manhattan sales take 31 pages).
-    const killed = await sync(file, { LOCAL_UPSTREAM_FAULTS: 'latencyMs=100' }, 1);
+    // Slowed pages, so that the kill lands inside the work that follows the first scope.
+    const killed = await sync(file, { LOCAL_UPSTREAM_FAULTS: 'latencyMs=25' }, 1);
     expect(killed.signal).toBe('SIGKILL');
     const after = counts(file);
     expect(after).toEqual({ ...before, integrity: 'ok' });
     expect(after.orphanAmenities).toBe(0);
     const again = await sync(file, {});
-    expect(again.code).toBe(0);
+    expect(again.code, again.log.split('\n').filter((l) => /"level":(40|50)/.test(l)).join('\n')).toBe(0);
     expect(again.scopes).toBe(10);
     expect(counts(file)).toEqual(before);
   }, 120_000);
+});
+
+describe('a failure inside the write step of a crawl', () => {
+  it('rolls the whole crawl back: the store is unchanged', async () => {
+    const { sql } = await import('kysely');
+    const { startTestRuntime } = await import('./helpers/runtime.js');
+    let now = Date.now();
+    const rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true });
+    try {
+      const snapshot = async () => {
+        const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
+        const events = await rt.store.db.selectFrom('price_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const amenities = await rt.store.db.selectFrom('listing_amenities').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return { rows: JSON.stringify(rows), events: Number(events.n), amenities: Number(amenities.n) };
+      };
+      // A day of market moves, so the crawl has inserts, price changes and delistings to write.
+      now += 24 * 3_600_000;
+      rt.marketClock!.advance(24 * 3_600_000);
+      const before = await snapshot();
+      // The most recently listed Manhattan sale is written in the crawl's last batch: fail there.
+      const last = await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'sale').where('borough_id', '=', 100)
+        .where('status', '=', 'ACTIVE').orderBy('listed_at', 'desc').limit(1).executeTakeFirstOrThrow();
+      await sql.raw(`create trigger injected_failure before update on listings when new.id = '${last.id}' begin select raise(abort, 'injected write failure'); end`).execute(rt.store.db);
+      await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow(/injected write failure/);
+      expect(await snapshot()).toEqual(before);
+      await sql.raw('drop trigger injected_failure').execute(rt.store.db);
+      await rt.syncer.syncScope('sale', 100);
+      expect((await snapshot()).rows).not.toEqual(before.rows);
+    } finally {
+      await rt.close();
+    }
+  });
 });
