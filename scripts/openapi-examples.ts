@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
+import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { issueKey } from '../src/keys/key-admin.js';
 import { startRuntime } from '../src/runtime.js';
@@ -40,6 +41,17 @@ for (const [route, url] of REQUESTS) {
   if (route === '/v1/areas/{id}') body = { ...body, data: { ...body.data, boundary: { ...body.data.boundary, coordinates: [body.data.boundary.coordinates[0].slice(0, 4).concat([body.data.boundary.coordinates[0][0]])] } } };
   examples[route] = { summary: `GET ${url}`, value: body };
 }
+// The stream: its first two events as they come over a real connection.
+const base = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
+const abort = new AbortController();
+const stream = await request(`${base}/v1/changes/stream?since=0`, { headers: { authorization: `Bearer ${key}` }, signal: abort.signal });
+let text = '';
+for await (const chunk of stream.body) {
+  text += chunk.toString();
+  if (text.split('\n\n').filter((block) => block.startsWith('id:')).length >= 2) break;
+}
+abort.abort();
+examples['/v1/changes/stream'] = { summary: 'GET /v1/changes/stream?since=0', value: text.split('\n\n').slice(0, 3).join('\n\n') + '\n\n' };
 await runtime.close();
 writeFileSync(join(import.meta.dirname, '..', 'docs', 'openapi-examples.json'), `${JSON.stringify(examples, null, 1)}\n`);
 console.log(`wrote ${Object.keys(examples).length} examples`);

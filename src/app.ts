@@ -27,6 +27,7 @@ import { ListingDetail, ListingSummary } from './http/schemas/listing.js';
 import { RouteIndex } from './http/route-index.js';
 import { parameterValidatorCompiler } from './http/validation.js';
 import type { KeysRepository } from './store/keys-repository.js';
+import type { ChangeTail } from './notify/change-tail.js';
 import type { ChangesRepository } from './store/changes-repository.js';
 import type { ListingsRepository } from './store/listings-repository.js';
 import type { QuotaRepository } from './store/quota-repository.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   listings: ListingsRepository;
   /** The change log the sync writes (GET /v1/changes). */
   changes: ChangesRepository;
+  /** Wakes open change streams when the log grows. */
+  changeTail: ChangeTail;
   /** The upstream client, for its breaker state and queue in /v1/health. */
   upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
   /** Crawl reports and the hydration backlog, for /v1/health. */
@@ -114,7 +117,8 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     // no examples captured: the document stands without them
   }
   for (const [route, example] of Object.entries(examples)) {
-    const media = document.paths[route]?.get?.responses?.['200']?.content?.['application/json'];
+    const content = document.paths[route]?.get?.responses?.['200']?.content;
+    const media = content?.['application/json'] ?? content?.['text/event-stream'];
     if (media) media.examples = { realAnswer: example };
   }
   for (const [path, item] of Object.entries(document.paths)) {
@@ -122,8 +126,9 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     for (const [status, response] of Object.entries(item.get?.responses ?? {})) {
       const headers: Record<string, unknown> = { 'X-Request-Id': HEADERS['X-Request-Id'] };
       if (limited) for (const name of RATE_LIMIT_HEADERS) headers[name] = HEADERS[name];
-      if (status === '200' && path.startsWith('/v1/')) for (const name of ['ETag', 'Last-Modified', 'Cache-Control', 'Vary']) headers[name] = HEADERS[name];
-      if (status === '200' && /\/v1\/(search|areas$|changes)/.test(path)) headers.Link = HEADERS.Link;
+      const stream = path === '/v1/changes/stream';
+      if (status === '200' && path.startsWith('/v1/') && !stream) for (const name of ['ETag', 'Last-Modified', 'Cache-Control', 'Vary']) headers[name] = HEADERS[name];
+      if (status === '200' && /\/v1\/(search|areas$)/.test(path)) headers.Link = HEADERS.Link;
       if (status === '429' || status === '503') headers['Retry-After'] = HEADERS['Retry-After'];
       if (status === '401') headers['WWW-Authenticate'] = HEADERS['WWW-Authenticate'];
       (response as Record<string, unknown>).headers = headers;
@@ -189,7 +194,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Brotli at a moderate quality: most of its gain at a fraction of the default's cost.
   await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
   await registerCaching(app, { clock: deps.clock });
-  app.addHook('onSend', async (request, reply) => {
+  // Set on arrival, so that an answer written outside the send path (an event stream) carries it too.
+  app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
   for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, BuildingSchema, AreaSchema]) app.addSchema(schema);
@@ -235,7 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerBuildingRoutes(app, { mirror: deps.mirror });
   registerAreaRoutes(app, { mirror: deps.mirror });
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
-  registerChangesRoutes(app, { changes: deps.changes, mirror: deps.mirror, config: deps.config, clock: deps.clock });
+  registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerIndexRoutes(app, { version: SERVICE_VERSION });
   registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, crawls: deps.crawls, nextRefreshAt: deps.nextRefreshAt });
   let document: unknown;

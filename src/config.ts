@@ -65,8 +65,16 @@ export interface Config {
   plans: Record<Plan, PlanLimits>;
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
-  /** The lowest plan that may read market history and comparables. */
-  featurePlans: { marketHistory: Plan; comparables: Plan };
+  /** The lowest plan that may read market history, comparables, the change stream, and hold webhooks. */
+  featurePlans: { marketHistory: Plan; comparables: Plan; changesStream: Plan; webhooks: Plan };
+  /** The change stream (SSE): seconds between heartbeats and between polls of the log; open streams a key may hold. */
+  changesStream: { heartbeatSeconds: number; pollSeconds: number; maxPerKey: number };
+  /**
+   * Webhook delivery: the retry schedule (seconds after the previous attempt, the first at index 0), the
+   * timeout of one attempt, seconds between polls for due work, attempts in flight, and whether targets
+   * on private, loopback or link-local addresses (and plain http) are allowed.
+   */
+  webhooks: { schedule: number[]; timeoutSeconds: number; pollSeconds: number; concurrency: number; allowPrivateTargets: boolean };
   redisUrl: string | null;
   /** Prefix of every Redis key the service writes. */
   redisKeyPrefix: string;
@@ -101,6 +109,15 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** A comma-separated list of seconds, e.g. `0,5,300`. */
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map((v) => Number(v.trim()));
+  if (!values.length || values.some((v) => !Number.isFinite(v) || v < 0)) throw new ConfigError(`${name} must be comma-separated seconds >= 0, got "${raw}"`);
+  return values;
 }
 
 function planName(env: NodeJS.ProcessEnv, name: string, fallback: Plan): Plan {
@@ -186,7 +203,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       business: plan('business', 500, 120, 100000),
     },
     changesRetentionDays: int(env, 'CHANGES_RETENTION_DAYS', 90, 1),
-    featurePlans: { marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY', 'pro'), comparables: planName(env, 'MIN_PLAN_COMPARABLES', 'pro') },
+    featurePlans: {
+      marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY', 'pro'),
+      comparables: planName(env, 'MIN_PLAN_COMPARABLES', 'pro'),
+      changesStream: planName(env, 'MIN_PLAN_CHANGES_STREAM', 'business'),
+      webhooks: planName(env, 'MIN_PLAN_WEBHOOKS', 'business'),
+    },
+    changesStream: {
+      heartbeatSeconds: num(env, 'CHANGES_STREAM_HEARTBEAT_SECONDS', 15),
+      pollSeconds: num(env, 'CHANGES_STREAM_POLL_SECONDS', 1),
+      maxPerKey: int(env, 'CHANGES_STREAM_MAX_PER_KEY', 5, 1),
+    },
+    webhooks: {
+      // The Standard Webhooks specification's schedule: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+      schedule: seconds(env, 'WEBHOOK_RETRY_SCHEDULE_SECONDS', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
+      timeoutSeconds: num(env, 'WEBHOOK_TIMEOUT_SECONDS', 15),
+      pollSeconds: num(env, 'WEBHOOK_POLL_SECONDS', 1),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+      allowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    },
     redisUrl: env.REDIS_URL || null,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'nyc-listings:',
     trustProxy: bool(env, 'TRUST_PROXY', false),

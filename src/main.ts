@@ -11,6 +11,12 @@ import { issueKey, importKeys, listKeys } from './keys/key-admin.js';
 import { startRuntime } from './runtime.js';
 import type { SyncProgress } from './sync/syncer.js';
 import { KeysRepository } from './store/keys-repository.js';
+import { AreasRepository } from './store/areas-repository.js';
+import { ChangesRepository } from './store/changes-repository.js';
+import { WebhooksRepository } from './store/webhooks-repository.js';
+import { addSubscription, listDeliveries, listSubscriptions, WebhookAdminError } from './notify/webhook-admin.js';
+import { ChangeFilterQuery } from './http/schemas/change-query.js';
+import { parameterValidatorCompiler } from './http/validation.js';
 import { openStore } from './store/database.js';
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
@@ -23,6 +29,13 @@ const USAGE = `usage: nyc-listings <command> [options]
   keys list                   list keys (never the keys themselves)
   keys revoke <id>            revoke a key
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)
+  webhooks add --key <key id> --url <https url> --events <type,...> [--filter '<query>']
+                              subscribe a key to change events; prints the id and signing secret (shown once)
+  webhooks list               list subscriptions (never their secrets)
+  webhooks remove <id>        remove a subscription (its pending deliveries are given up)
+  webhooks deliveries [--subscription <id>] [--status pending|delivered|dead] [--limit N]
+                              recent deliveries, newest first (dead letters with --status dead)
+  webhooks redeliver <delivery id>   send a delivery again (same webhook-id), from the first step of the schedule
   upstream [--port N]         run the local upstream alone
   openapi                     print the OpenAPI document
   help, --help                this text
@@ -104,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'sync': {
       const { values } = flags(rest, { watch: { type: 'boolean', default: false } });
-      const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false });
+      const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false, webhooks: values.watch });
       const failed = await runtime.syncer.syncAll({ progress: syncProgress() });
       logger.info({ failed, rentals: await runtime.listings.count('rental'), sales: await runtime.listings.count('sale') }, 'sync done');
       if (!values.watch) {
@@ -139,6 +152,42 @@ async function main(argv: string[]): Promise<number> {
         await store.close();
       }
     }
+    case 'webhooks': {
+      const store = await openStore(config.databaseUrl);
+      const webhooks = new WebhooksRepository(store.db);
+      try {
+        const [sub, ...args] = rest;
+        if (sub === 'add') {
+          const { values } = flags(args, { key: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, filter: { type: 'string', default: '' } });
+          if (!values.key || !values.url || !values.events) throw new UsageError('webhooks add needs --key, --url and --events');
+          const filter = await checkedFilter(values.filter!, new AreasRepository(store.db));
+          const deps = { webhooks, keys: new KeysRepository(store.db), changes: new ChangesRepository(store.db), config, clock: () => new Date() };
+          const { subscription, secret } = await addSubscription(deps, { keyId: values.key, url: values.url, events: values.events.split(',').map((e) => e.trim()), filter });
+          process.stdout.write(`${JSON.stringify({ id: subscription.id, secret, url: subscription.url, events: subscription.events.split(','), filter: subscription.filter })}\n`);
+          process.stderr.write('the signing secret is shown this once: keep it where the receiver can read it\n');
+        } else if (sub === 'list') {
+          process.stdout.write(`${listSubscriptions(await webhooks.list())}\n`);
+        } else if (sub === 'remove' && args[0]) {
+          if (!(await webhooks.remove(args[0], new Date().toISOString()))) throw new WebhookAdminError(`no active subscription with id ${args[0]}`);
+          process.stderr.write(`removed ${args[0]}\n`);
+        } else if (sub === 'deliveries') {
+          const { values } = flags(args, { subscription: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string', default: '50' } });
+          if (values.status && !['pending', 'delivered', 'dead'].includes(values.status)) throw new UsageError('--status must be pending, delivered or dead');
+          if (!/^[0-9]{1,6}$/.test(values.limit!)) throw new UsageError(`--limit must be a whole number, got "${values.limit}"`);
+          process.stdout.write(`${listDeliveries(await webhooks.deliveries({ subscriptionId: values.subscription, status: values.status, limit: Number(values.limit) }))}\n`);
+        } else if (sub === 'redeliver' && args[0]) {
+          if (!/^[0-9]{1,15}$/.test(args[0]) || !(await webhooks.redeliver(Number(args[0]), new Date().toISOString()))) {
+            throw new WebhookAdminError(`no delivery ${args[0]} of an active subscription (see webhooks deliveries)`);
+          }
+          process.stderr.write(`delivery ${args[0]} will be sent again\n`);
+        } else {
+          throw new UsageError(sub ? `unknown webhooks command "${sub}" (add, list, remove <id>, deliveries, redeliver <id>)` : 'webhooks needs a command: add, list, remove <id>, deliveries, redeliver <id>');
+        }
+        return 0;
+      } finally {
+        await store.close();
+      }
+    }
     case 'upstream': {
       const { values } = flags(rest, { port: { type: 'string', default: '8090' } });
       const market = new LocalMarket(buildInventory(config.sharedDataDir));
@@ -152,7 +201,7 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'openapi': {
-      const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false });
+      const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false, webhooks: false });
       process.stdout.write(`${JSON.stringify(openApiDocument(runtime.app), null, 2)}\n`);
       await runtime.close();
       return 0;
@@ -161,7 +210,23 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS = ['serve', 'sync', 'keys', 'upstream', 'openapi'];
+const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'upstream', 'openapi'];
+
+/**
+ * A webhook subscription's `--filter`, checked as GET /v1/changes checks its query (the same schema and
+ * strict conversion), with its area ids known to the mirror. Returns it as given.
+ * @throws UsageError naming each bad parameter.
+ */
+async function checkedFilter(filter: string, areas: AreasRepository): Promise<string> {
+  const validate = parameterValidatorCompiler()({ schema: ChangeFilterQuery as never, httpPart: 'querystring', method: 'GET', url: '/v1/changes' });
+  const params = Object.fromEntries(new URLSearchParams(filter));
+  const result = validate(params) as { error?: { instancePath: string; message: string }[] };
+  if (result.error) throw new UsageError(`--filter: ${result.error.map((e) => `${e.instancePath.slice(1) || 'filter'} ${e.message}`).join('; ')}`);
+  const tree = await areas.tree();
+  const unknown = (params.areas?.split(',') ?? []).filter((id) => !tree.get(Number(id)));
+  if (unknown.length) throw new UsageError(`--filter: unknown area id ${unknown.join(', ')}`);
+  return filter;
+}
 
 main(process.argv.slice(2)).then(
   (code) => {

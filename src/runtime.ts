@@ -16,6 +16,9 @@ import { openStore, type Store } from './store/database.js';
 import { KeysRepository } from './store/keys-repository.js';
 import { ListingsRepository } from './store/listings-repository.js';
 import { ChangesRepository } from './store/changes-repository.js';
+import { ChangeTail } from './notify/change-tail.js';
+import { WebhookDispatcher } from './notify/webhook-dispatcher.js';
+import { WebhooksRepository } from './store/webhooks-repository.js';
 import { MarketRepository } from './store/market-repository.js';
 import { QuotaRepository } from './store/quota-repository.js';
 import { ScopesRepository } from './store/scopes-repository.js';
@@ -41,6 +44,10 @@ export interface Runtime {
   keys: KeysRepository;
   listings: ListingsRepository;
   scopes: ScopesRepository;
+  changes: ChangesRepository;
+  webhooks: WebhooksRepository;
+  /** Delivers change events to webhook subscriptions (running unless `webhooks: false`). */
+  dispatcher: WebhookDispatcher;
   redis: Redis | null;
   app: FastifyInstance;
   logger: Logger;
@@ -59,6 +66,8 @@ export interface RuntimeOptions {
   initialSync?: boolean;
   /** Start the periodic scheduler (default: when `config.syncIntervalSeconds > 0`). */
   scheduler?: boolean;
+  /** Deliver webhooks from this process (default true; one-shot commands turn it off). */
+  webhooks?: boolean;
 }
 
 /**
@@ -145,6 +154,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       });
     }
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
+    const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
     const app = await buildApp({
       config,
@@ -155,6 +165,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       scopes,
       listings,
       changes,
+      changeTail,
       upstream: client,
       crawls: syncer,
       nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
@@ -162,6 +173,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger,
     });
     if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
+    const webhooks = new WebhooksRepository(store.db);
+    const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger });
+    if (options.webhooks ?? true) dispatcher.start();
     return {
       config,
       store,
@@ -175,11 +189,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       keys,
       listings,
       scopes,
+      changes,
+      webhooks,
+      dispatcher,
       redis,
       app,
       logger,
       close: async () => {
         scheduler.stop();
+        await dispatcher.stop();
+        changeTail.close();
         await app.close();
         redis?.disconnect();
         await coordinator.idle();

@@ -1,32 +1,30 @@
 import type { Kysely } from 'kysely';
+import type { ChangeEvent, ChangeFilter } from '../domain/change.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { Database } from './schema.js';
-
-/** Kinds of change the feed reports. */
-export const CHANGE_TYPES = ['listing.listed', 'listing.price_changed', 'listing.status_changed'] as const;
-
-/** One change as the feed shows it; `data` holds the listing summary after the change and the before/after facts. */
-export interface ChangeEvent {
-  id: number;
-  type: string;
-  listingId: string;
-  kind: ListingKind;
-  occurredAt: string;
-  data: Record<string, unknown>;
-}
 
 /** The append-only change log the sync writes (in the same transaction as the changes), read by cursor. */
 export class ChangesRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Events after the cursor `since` (an event id), oldest first, at most `limit`, filtered by type, kind and area ids. */
-  async page(since: number, limit: number, filter: { types?: string[]; kind?: ListingKind; areaIds?: number[] } = {}): Promise<ChangeEvent[]> {
+  /** Events after the cursor `since` (an event id), oldest first, at most `limit`, that pass `filter`. */
+  async page(since: number, limit: number, filter: ChangeFilter = {}): Promise<ChangeEvent[]> {
     let q = this.db.selectFrom('change_events').selectAll().where('id', '>', since);
     if (filter.types?.length) q = q.where('type', 'in', filter.types);
     if (filter.kind) q = q.where('kind', '=', filter.kind);
     if (filter.areaIds) q = q.where('area_id', 'in', filter.areaIds.length ? filter.areaIds : [-1]);
+    if (filter.minPrice !== undefined) q = q.where('price', '>=', filter.minPrice);
+    if (filter.maxPrice !== undefined) q = q.where('price', '<=', filter.maxPrice);
+    if (filter.minBeds !== undefined) q = q.where('bedrooms', '>=', filter.minBeds);
+    if (filter.maxBeds !== undefined) q = q.where('bedrooms', '<=', filter.maxBeds);
     const rows = await q.orderBy('id').limit(limit).execute();
     return rows.map((r) => ({ id: Number(r.id), type: r.type, listingId: r.listing_id, kind: r.kind as ListingKind, occurredAt: r.occurred_at, data: JSON.parse(r.data) }));
+  }
+
+  /** The newest event's id (0 when the log is empty). */
+  async latestId(): Promise<number> {
+    const row = await this.db.selectFrom('change_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    return Number(row?.id ?? 0);
   }
 
   /** The highest event id retention has removed: a cursor below it cannot be continued without loss. */

@@ -1,9 +1,17 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
 import { recordToRow, rowToSummary, SUMMARY_COLUMNS, type Derived, type ListingRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const BATCH = 100;
+
+/**
+ * PostgreSQL advisory lock taken by every transaction that appends change events. A bigserial id is
+ * drawn at insert time but seen at commit; without the lock, a transaction could commit a lower id
+ * after a reader's cursor moved past a higher one, and the feed would skip it. With it, ids become
+ * visible in order. (SQLite has one writer at a time already.)
+ */
+const CHANGE_LOG_LOCK = 7_420_001;
 
 /** Columns hydration writes. */
 const DETAIL_UPDATES = [
@@ -49,6 +57,7 @@ export class ListingsRepository {
     options: { sweep?: { kind: ListingKind; boroughId: number }; detail?: boolean } = {},
   ): Promise<ApplyResult> {
     return this.db.transaction().execute(async (trx) => {
+      if (this.db.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${CHANGE_LOG_LOCK})`.execute(trx);
       const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
       const date = at.slice(0, 10);
       for (let i = 0; i < records.length; i += BATCH) {
@@ -89,7 +98,7 @@ export class ListingsRepository {
         const changes: Insertable<Database['change_events']>[] = [];
         const change = (r: ListingRecord, type: string, facts: Record<string, unknown>) => {
           const row = rows.find((x) => x.id === r.id)!;
-          changes.push({ type, listing_id: r.id, kind: r.kind, area_id: r.areaId, occurred_at: at, data: JSON.stringify({ listing: rowToSummary(row, new Date(at)), ...facts }) });
+          changes.push({ type, listing_id: r.id, kind: r.kind, area_id: r.areaId, price: r.price, bedrooms: r.bedroomCount, occurred_at: at, data: JSON.stringify({ listing: rowToSummary(row, new Date(at)), ...facts }) });
         };
         for (const r of batch) {
           const before = existing.get(r.id);
@@ -145,6 +154,8 @@ export class ListingsRepository {
             listing_id: r.id,
             kind: r.kind,
             area_id: r.area_id,
+            price: Number(r.price),
+            bedrooms: r.bedroom_count,
             occurred_at: at,
             data: JSON.stringify({
               listing: rowToSummary({ ...r, status: 'OFF_MARKET' }, new Date(at)),

@@ -142,8 +142,53 @@ export interface ChangeEventsTable {
   listing_id: string;
   kind: string;
   area_id: number | null;
+  /** Dollars (a month for rentals), after the change. */
+  price: number;
+  bedrooms: number | null;
   occurred_at: string;
   data: string;
+}
+
+export interface WebhookSubscriptionsTable {
+  id: string;
+  key_id: string;
+  url: string;
+  /** Comma-separated event types. */
+  events: string;
+  /** The subscription's filter as a query string ('' for none). */
+  filter: string;
+  /** `whsec_` + base64 of the signing key. */
+  secret: string;
+  created_at: string;
+  removed_at: string | null;
+  cursor: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  subscription_id: string;
+  event_id: number;
+  /** The `webhook-id` header, the same on every attempt. */
+  message_id: string;
+  payload: string;
+  /** pending, delivered or dead. */
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  leased_until: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: number;
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  ms: number;
 }
 
 export interface Database {
@@ -158,5 +203,8 @@ export interface Database {
   market_snapshots: MarketSnapshotsTable;
   change_events: ChangeEventsTable;
   change_log_state: { pruned_through: number };
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   kysely_migration?: { name: Generated<string> };
 }

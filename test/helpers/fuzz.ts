@@ -84,7 +84,8 @@ export async function fuzzOpenApi(target: TestRuntime, runs: number, statuses: M
   ajv.addSchema({ ...openapi, $id: 'openapi' });
   const keys = { business: await target.key('business'), free: await target.key('free') };
   const operations: Operation[] = Object.entries(openapi.paths)
-    .filter(([, item]: [string, any]) => item.get)
+    // An event stream never ends, so inject cannot wait for it: test/change-stream.test.ts covers it.
+    .filter(([, item]: [string, any]) => item.get && !item.get.responses?.['200']?.content?.['text/event-stream'])
     .map(([path, item]: [string, any]) => ({ path, parameters: (item.get.parameters ?? []) as Parameter[] }));
   expect(operations.length).toBeGreaterThanOrEqual(8);
   const areaIds = (await target.store.db.selectFrom('areas').select('id').orderBy('id').execute()).map((r) => Number(r.id));

@@ -1,20 +1,59 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
+import { CHANGE_TYPES, changeBody, changeFilterOf } from '../../domain/change.js';
 import type { Mirror } from '../../freshness/mirror.js';
-import { CHANGE_TYPES, type ChangesRepository } from '../../store/changes-repository.js';
+import type { ChangeTail } from '../../notify/change-tail.js';
+import type { ChangesRepository } from '../../store/changes-repository.js';
 import { resolveAreas } from '../area-param.js';
 import { principalOf } from '../plugins/auth.js';
 import { Problem } from '../problem.js';
+import { ChangesQuery, ChangesStreamQuery } from '../schemas/change-query.js';
 import { problemResponses } from '../schemas/common.js';
+import { EventStreamWriter } from '../sse.js';
 
-const csv = (values: readonly string[]) => `^(${values.map((v) => v.replace('.', '\\.')).join('|')})(,(${values.map((v) => v.replace('.', '\\.')).join('|')}))*$`;
+/** Events a stream reads from the log at once. */
+const STREAM_BATCH = 200;
+
+const ChangeItem = Type.Object({
+  id: Type.String({ description: 'The event\'s cursor.' }),
+  type: Type.String({ description: `One of ${CHANGE_TYPES.join(', ')} (open: new types may come).` }),
+  occurredAt: Type.String({ format: 'date-time', description: 'When the sync applied it (UTC).' }),
+  listingId: Type.String(),
+  kind: Type.String(),
+  listing: Type.Ref('ListingSummary'),
+  oldPrice: Type.Union([Type.Number(), Type.Null()], { description: 'Dollars before the change (null for a new listing).' }),
+  newPrice: Type.Number({ description: 'Dollars after the change.' }),
+  pctChange: Type.Union([Type.Number(), Type.Null()], { description: 'Percent, rounded to 0.01.' }),
+  fromStatus: Type.Union([Type.String(), Type.Null()]),
+  toStatus: Type.String(),
+});
+
+export interface ChangesRouteDeps {
+  changes: ChangesRepository;
+  tail: ChangeTail;
+  mirror: Mirror;
+  config: Config;
+  clock: () => Date;
+}
 
 /**
- * GET /v1/changes: the change feed. Every change a sync applied, as an event with a monotonic cursor,
- * oldest first, after `since`. Every keyed plan; `perPage` capped by the plan.
+ * GET /v1/changes (the feed: every keyed plan, `perPage` capped by the plan) and GET
+ * /v1/changes/stream (the same events as Server-Sent Events, from `featurePlans.changesStream` up).
  */
-export function registerChangesRoutes(app: FastifyInstance, deps: { changes: ChangesRepository; mirror: Mirror; config: Config; clock: () => Date }): void {
+export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const retention = deps.config.changesRetentionDays;
+  /** The cursor to start after; 410 when retention removed events after it. */
+  const startAfter = async (since: string | undefined): Promise<number> => {
+    const cursor = Number(since ?? '0');
+    if (cursor > 0 && cursor < (await deps.changes.prunedThrough())) {
+      throw new Problem('CURSOR_EXPIRED', `Events after ${cursor} are past the ${retention}-day retention; start again with since=0.`);
+    }
+    return cursor;
+  };
+
   app.get(
     '/v1/changes',
     {
@@ -23,37 +62,15 @@ export function registerChangesRoutes(app: FastifyInstance, deps: { changes: Cha
         summary: 'Changes to listings, as a feed',
         description:
           'Every change the mirror\'s syncs applied, oldest first, after the cursor `since`: `listing.listed`, `listing.price_changed` (oldPrice, newPrice, pctChange), ' +
-          '`listing.status_changed` (fromStatus, toStatus: delisted, relisted); each with the listing summary after the change. Continue from `meta.next`; an empty ' +
-          `page means nothing newer yet (poll again with the same cursor). Events are kept ${deps.config.changesRetentionDays} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
+          '`listing.status_changed` (fromStatus, toStatus: delisted, relisted); each with the listing summary after the change. Filters as on search: kind, areas, ' +
+          'price and bedrooms (the listing\'s after the change). Continue from `meta.next`; an empty page means nothing newer yet (poll again with the same cursor). ' +
+          `Events are kept ${retention} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
         tags: ['changes'],
-        querystring: Type.Object(
-          {
-            since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The cursor to continue from (`meta.next` of the previous page); 0 or absent: the oldest kept.' })),
-            types: Type.Optional(Type.String({ pattern: csv(CHANGE_TYPES), description: `Comma-separated event types: ${CHANGE_TYPES.join(', ')}.` })),
-            kind: Type.Optional(Type.Enum(['rental', 'sale'])),
-            areas: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$', maxLength: 400, description: 'Area ids (with the areas below them).' })),
-            perPage: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Events a page, 1-500, default 100, capped by the plan.' })),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: ChangesQuery,
         response: {
           200: Type.Object(
             {
-              data: Type.Array(
-                Type.Object({
-                  id: Type.String({ description: 'The event\'s cursor.' }),
-                  type: Type.String(),
-                  occurredAt: Type.String({ format: 'date-time', description: 'When the sync applied it (UTC).' }),
-                  listingId: Type.String(),
-                  kind: Type.String(),
-                  listing: Type.Ref('ListingSummary'),
-                  oldPrice: Type.Union([Type.Number(), Type.Null()]),
-                  newPrice: Type.Number(),
-                  pctChange: Type.Union([Type.Number(), Type.Null()]),
-                  fromStatus: Type.Union([Type.String(), Type.Null()]),
-                  toStatus: Type.String(),
-                }),
-              ),
+              data: Type.Array(ChangeItem),
               meta: Type.Object({
                 dataAge: Type.String({ format: 'date-time', description: 'When this page was read (UTC).' }),
                 source: Type.Enum(['cached', 'stale', 'refreshing']),
@@ -71,16 +88,14 @@ export function registerChangesRoutes(app: FastifyInstance, deps: { changes: Cha
       },
     },
     async (request) => {
-      const q = request.query as { since?: string; types?: string; kind?: 'rental' | 'sale'; areas?: string; perPage?: number };
-      const since = Number(q.since ?? '0');
-      if (since > 0 && since < (await deps.changes.prunedThrough())) {
-        throw new Problem('CURSOR_EXPIRED', `Events after ${since} are past the ${deps.config.changesRetentionDays}-day retention; start again with since=0.`);
-      }
-      const { areaIds } = resolveAreas(q.areas, await deps.mirror.areaTree());
+      const q = request.query;
+      const since = await startAfter(q.since);
+      const tree = await deps.mirror.areaTree();
+      resolveAreas(q.areas, tree);
       const perPage = Math.min(q.perPage ?? 100, deps.config.plans[principalOf(request).plan].maxPerPage);
-      const events = await deps.changes.page(since, perPage, { types: q.types?.split(','), kind: q.kind, areaIds });
+      const events = await deps.changes.page(since, perPage, changeFilterOf(q, tree));
       return {
-        data: events.map((e) => ({ id: String(e.id), type: e.type, occurredAt: e.occurredAt, listingId: e.listingId, kind: e.kind, ...e.data })),
+        data: events.map(changeBody) as never,
         meta: {
           dataAge: deps.clock().toISOString(),
           source: 'cached' as const,
@@ -90,6 +105,84 @@ export function registerChangesRoutes(app: FastifyInstance, deps: { changes: Cha
           next: String(events.at(-1)?.id ?? since),
         },
       };
+    },
+  );
+
+  const { heartbeatSeconds, maxPerKey } = deps.config.changesStream;
+  const streamPlan = deps.config.featurePlans.changesStream;
+  const openBySubject = new Map<string, number>();
+  const open = new Set<EventStreamWriter>();
+  // Streams never end by themselves: end them before the server waits for its connections to close.
+  fastify.addHook('preClose', async () => {
+    for (const stream of open) stream.end();
+  });
+
+  app.get(
+    '/v1/changes/stream',
+    {
+      config: { minPlan: streamPlan },
+      schema: {
+        operationId: 'streamChanges',
+        summary: 'Changes to listings, live (Server-Sent Events)',
+        description:
+          'The change feed as a `text/event-stream` that stays open: each event is sent as it is applied, with `id:` its cursor, `event:` its type and `data:` ' +
+          'the event as in GET /v1/changes. Resume with the `Last-Event-ID` header (browsers send it on reconnect) or `since`: no event is lost or repeated. ' +
+          `A comment line (\`: heartbeat\`) comes every ${heartbeatSeconds} s (CHANGES_STREAM_HEARTBEAT_SECONDS) when nothing else does. Filters as on the feed. ` +
+          `From the ${streamPlan} plan up (MIN_PLAN_CHANGES_STREAM); at most ${maxPerKey} open streams a key on one instance (CHANGES_STREAM_MAX_PER_KEY), ` +
+          'a further one is 429. Connecting counts as one request toward the limits. A cursor past retention is 410 CURSOR_EXPIRED.',
+        tags: ['changes'],
+        querystring: ChangesStreamQuery,
+        headers: Type.Object({
+          'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The id of the last event received: the stream continues after it (takes precedence over `since`).' })),
+        }),
+        response: {
+          200: {
+            description: 'An endless event stream: `retry:`, then events and heartbeats.',
+            content: { 'text/event-stream': { schema: Type.String({ description: 'id: 20337\\nevent: listing.price_changed\\ndata: {"id":"20337",...}' }) } },
+          },
+          ...problemResponses(400, 401, 403, 410, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      let cursor = await startAfter(request.headers['last-event-id'] ?? q.since);
+      const tree = await deps.mirror.areaTree();
+      resolveAreas(q.areas, tree);
+      const filter = changeFilterOf(q, tree);
+      const subject = principalOf(request).subject;
+      const held = openBySubject.get(subject) ?? 0;
+      if (held >= maxPerKey) {
+        throw new Problem('RATE_LIMIT_EXCEEDED', `This key already holds ${held} open streams (at most ${maxPerKey}); close one first.`, { headers: { 'Retry-After': '60' }, retryAfter: 60 });
+      }
+      openBySubject.set(subject, held + 1);
+      const stream = new EventStreamWriter(reply, 3);
+      open.add(stream);
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      try {
+        while (stream.open) {
+          // The head is read first: every matching event up to it is in the page that follows, so waiting
+          // past it (not past the last event sent, which filtered-out events may leave behind) loses none.
+          const head = await deps.changes.latestId();
+          const events = await deps.changes.page(cursor, STREAM_BATCH, filter);
+          for (const e of events) await stream.event(String(e.id), e.type, changeBody(e));
+          if (events.length) cursor = events.at(-1)!.id;
+          if (events.length === STREAM_BATCH) continue;
+          const seen = Math.max(head, cursor);
+          await deps.tail.wait(seen, heartbeatSeconds, gone.signal);
+          if (stream.open && (await deps.changes.latestId()) <= seen) await stream.comment(`heartbeat ${deps.clock().toISOString()}`);
+        }
+      } catch (error) {
+        request.log.warn({ err: (error as Error).message }, 'change stream ended by an error');
+      } finally {
+        stream.end();
+        open.delete(stream);
+        const left = (openBySubject.get(subject) ?? 1) - 1;
+        if (left) openBySubject.set(subject, left);
+        else openBySubject.delete(subject);
+      }
     },
   );
 }

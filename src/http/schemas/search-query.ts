@@ -6,7 +6,7 @@ const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MONEY
 const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 100, description });
 const Flag = (description: string) => Type.Boolean({ description });
 /** Every property optional, no others allowed: a query string's schema. */
-function queryObject<T extends TProperties>(properties: T) {
+export function queryObject<T extends TProperties>(properties: T) {
   const optional = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v as TSchema)]));
   return Type.Object(optional as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> }, { additionalProperties: false });
 }
@@ -16,7 +16,8 @@ const COORD = '-?[0-9]{1,3}(\\.[0-9]{1,12})?';
 
 const csv = (values: readonly string[]) => `^(${values.join('|')})(,(${values.join('|')}))*$`;
 
-const common = {
+/** The filters every search takes (the change feed's filters reuse some of them). */
+export const commonFilters = {
   areas: Type.String({
     pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$',
     maxLength: 400,
@@ -84,7 +85,7 @@ const SORT_DESCRIPTION =
 /** Query of GET /v1/search/sales (spec 4.1). */
 export const SalesQuery = queryObject(
   {
-    ...common,
+    ...commonFilters,
     saleType: Type.Enum([...SALE_TYPES], { description: 'RESALE, SPONSOR_UNIT or FORECLOSURE.' }),
     maxMonthlyCost: Type.Integer({
       minimum: 0,
@@ -99,7 +100,7 @@ export const SalesQuery = queryObject(
 /** Query of GET /v1/search/rentals: the common filters plus rental ones (DESIGN.md). */
 export const RentalsQuery = queryObject(
   {
-    ...common,
+    ...commonFilters,
     noFee: Flag('true: no broker fee.'),
     furnished: Flag('true: furnished.'),
     availableBefore: Type.String({ format: 'date', description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.' }),

@@ -13,6 +13,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('listing_id', 'text', (c) => c.notNull())
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('area_id', 'integer')
+    // The listing's price (dollars) and bedrooms after the change: the feed's, stream's and webhooks' filters.
+    .addColumn('price', 'bigint', (c) => c.notNull())
+    .addColumn('bedrooms', 'integer')
     .addColumn('occurred_at', 'text', (c) => c.notNull())
     .addColumn('data', 'text', (c) => c.notNull())
     .execute();

@@ -1,0 +1,66 @@
+import type { ListingKind } from './listing.js';
+import type { AreaTree } from './area.js';
+
+/** Kinds of change the feed, the stream and webhooks report. */
+export const CHANGE_TYPES = ['listing.listed', 'listing.price_changed', 'listing.status_changed'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/**
+ * One change the sync applied. `id` is the feed's cursor (monotonic); `data` holds the listing summary
+ * after the change (`listing`) and the before/after facts (`oldPrice`, `newPrice` in dollars,
+ * `pctChange` in percent, `fromStatus`, `toStatus`). `occurredAt` is when the sync applied it (UTC).
+ */
+export interface ChangeEvent {
+  id: number;
+  type: string;
+  listingId: string;
+  kind: ListingKind;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Which events a reader wants: types, kind, area ids (already expanded to descendants), and the
+ * listing's price (dollars) and bedrooms after the change. An absent field does not filter.
+ */
+export interface ChangeFilter {
+  types?: string[];
+  kind?: ListingKind;
+  areaIds?: number[];
+  minPrice?: number;
+  maxPrice?: number;
+  minBeds?: number;
+  maxBeds?: number;
+}
+
+/** A change filter as written in a query string (`types` and `areas` comma-separated). */
+export interface ChangeFilterParams {
+  types?: string;
+  kind?: ListingKind;
+  areas?: string;
+  minPrice?: number;
+  maxPrice?: number;
+  minBeds?: number;
+  maxBeds?: number;
+}
+
+/**
+ * A query string's filter -> the filter the log is read with: types split, areas expanded to their
+ * descendants with `tree` (an id the tree no longer has matches nothing).
+ */
+export function changeFilterOf(params: ChangeFilterParams, tree: AreaTree): ChangeFilter {
+  const { types, areas, ...rest } = params;
+  return {
+    ...rest,
+    types: types?.split(','),
+    areaIds: areas === undefined ? undefined : [...new Set(areas.split(',').flatMap((id) => (tree.get(Number(id)) ? tree.withDescendants(Number(id)) : [])))],
+  };
+}
+
+/**
+ * An event as every channel sends it (feed page item, stream `data`, webhook payload `data`):
+ * `{id, type, occurredAt, listingId, kind, listing, oldPrice, newPrice, pctChange, fromStatus, toStatus}`.
+ */
+export function changeBody(e: ChangeEvent): Record<string, unknown> {
+  return { id: String(e.id), type: e.type, occurredAt: e.occurredAt, listingId: e.listingId, kind: e.kind, ...e.data };
+}

@@ -1,0 +1,170 @@
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookSubscriptionsTable } from './schema.js';
+
+export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+/** A subscription with the plan and state of the key it belongs to. */
+export interface ActiveSubscription extends WebhookSubscriptionRow {
+  plan: string;
+  key_expires_at: string | null;
+}
+
+/** Where a delivery stands after an attempt: done, to be tried again at `nextAttemptAt`, or given up. */
+export type AttemptOutcome =
+  | { status: 'delivered' }
+  | { status: 'pending'; nextAttemptAt: string }
+  | { status: 'dead' };
+
+/**
+ * Webhook subscriptions, their deliveries and attempts. Deliveries are claimed with a lease, so that
+ * several instances on one PostgreSQL database never attempt the same one at once (`FOR UPDATE SKIP
+ * LOCKED`); SQLite serves one instance and serializes writers anyway.
+ */
+export class WebhooksRepository {
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
+  async add(row: WebhookSubscriptionRow): Promise<void> {
+    await this.db.insertInto('webhook_subscriptions').values(row).execute();
+  }
+
+  /** Every subscription, removed ones included, oldest first. */
+  async list(): Promise<WebhookSubscriptionRow[]> {
+    return this.db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  /** Marks a subscription removed; its pending deliveries are given up. False when none is active with that id. */
+  async remove(id: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable('webhook_subscriptions').set({ removed_at: at }).where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
+      if (!Number(result.numUpdatedRows)) return false;
+      await trx.updateTable('webhook_deliveries').set({ status: 'dead', last_error: 'subscription removed', finished_at: at }).where('subscription_id', '=', id).where('status', '=', 'pending').execute();
+      return true;
+    });
+  }
+
+  /** Subscriptions not removed whose key is not revoked, with the key's plan and expiry. */
+  async active(): Promise<ActiveSubscription[]> {
+    return this.db
+      .selectFrom('webhook_subscriptions as s')
+      .innerJoin('api_keys as k', 'k.id', 's.key_id')
+      .selectAll('s')
+      .select(['k.plan as plan', 'k.expires_at as key_expires_at'])
+      .where('s.removed_at', 'is', null)
+      .where('k.revoked_at', 'is', null)
+      .orderBy('s.id')
+      .execute();
+  }
+
+  /**
+   * Creates one pending delivery per event (an event a delivery already exists for is left alone:
+   * instances racing on the same events create each once) and moves the subscription's cursor
+   * forward to `cursor`, in one transaction.
+   */
+  async enqueue(subscriptionId: string, items: { eventId: number; messageId: string; payload: string }[], cursor: number, at: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < items.length; i += 200) {
+        await trx
+          .insertInto('webhook_deliveries')
+          .values(
+            items.slice(i, i + 200).map((item) => ({
+              subscription_id: subscriptionId,
+              event_id: item.eventId,
+              message_id: item.messageId,
+              payload: item.payload,
+              status: 'pending',
+              attempts: 0,
+              next_attempt_at: at,
+              leased_until: null,
+              last_status_code: null,
+              last_error: null,
+              created_at: at,
+              finished_at: null,
+            })),
+          )
+          .onConflict((oc) => oc.columns(['subscription_id', 'event_id']).doNothing())
+          .execute();
+      }
+      await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', subscriptionId).where('cursor', '<', cursor).execute();
+    });
+  }
+
+  /**
+   * Claims up to `limit` pending deliveries due by `now` whose lease (if any) has run out: each gets a
+   * lease until `leaseUntil` and its attempt count goes up by one. Returns them with the subscription's
+   * url and secret. On PostgreSQL rows another instance is claiming are skipped, not waited for.
+   */
+  async claim(now: string, leaseUntil: string, limit: number): Promise<(WebhookDeliveryRow & { url: string; secret: string })[]> {
+    const due = this.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
+    const claimed = await this.db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
+      .where('id', 'in', this.postgres ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .execute();
+    if (!claimed.length) return [];
+    const subscriptions = new Map(
+      (await this.db.selectFrom('webhook_subscriptions').select(['id', 'url', 'secret']).where('id', 'in', [...new Set(claimed.map((d) => d.subscription_id))]).execute()).map((s) => [s.id, s]),
+    );
+    return claimed.map((d) => ({ ...d, id: Number(d.id), event_id: Number(d.event_id), url: subscriptions.get(d.subscription_id)!.url, secret: subscriptions.get(d.subscription_id)!.secret }));
+  }
+
+  /** Records an attempt and where the delivery stands after it (the lease ends). */
+  async finish(attempt: WebhookAttemptsTable, outcome: AttemptOutcome): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('webhook_attempts').values(attempt).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: outcome.status,
+          leased_until: null,
+          last_status_code: attempt.status_code,
+          last_error: attempt.error,
+          next_attempt_at: outcome.status === 'pending' ? outcome.nextAttemptAt : sql<string>`next_attempt_at`,
+          finished_at: outcome.status === 'pending' ? null : attempt.attempted_at,
+        })
+        .where('id', '=', attempt.delivery_id)
+        .execute();
+    });
+  }
+
+  /** Deliveries, newest first, optionally of one subscription and/or one status. */
+  async deliveries(filter: { subscriptionId?: string; status?: string; limit?: number } = {}): Promise<WebhookDeliveryRow[]> {
+    let q = this.db.selectFrom('webhook_deliveries').selectAll();
+    if (filter.subscriptionId) q = q.where('subscription_id', '=', filter.subscriptionId);
+    if (filter.status) q = q.where('status', '=', filter.status);
+    const rows = await q.orderBy('id', 'desc').limit(filter.limit ?? 50).execute();
+    return rows.map((r) => ({ ...r, id: Number(r.id), event_id: Number(r.event_id) }));
+  }
+
+  /** The attempts of one delivery, in order. */
+  async attempts(deliveryId: number): Promise<Selectable<WebhookAttemptsTable>[]> {
+    return this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+  }
+
+  /**
+   * Sends a delivery again from the start of the schedule, with the same `webhook-id` and body (a dead
+   * letter or a delivered one). False when there is no such delivery or its subscription was removed.
+   */
+  async redeliver(id: number, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: at, leased_until: null, finished_at: null })
+      .where('id', '=', id)
+      .where('subscription_id', 'in', (eb) => eb.selectFrom('webhook_subscriptions as s').select('s.id').where('s.removed_at', 'is', null))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+}
