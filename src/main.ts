@@ -220,8 +220,11 @@ const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'upstream', 'openapi'];
 async function checkedFilter(filter: string, areas: AreasRepository): Promise<string> {
   const validate = parameterValidatorCompiler()({ schema: ChangeFilterQuery as never, httpPart: 'querystring', method: 'GET', url: '/v1/changes' });
   const params = Object.fromEntries(new URLSearchParams(filter));
-  const result = validate(params) as { error?: { instancePath: string; message: string }[] };
-  if (result.error) throw new UsageError(`--filter: ${result.error.map((e) => `${e.instancePath.slice(1) || 'filter'} ${e.message}`).join('; ')}`);
+  const result = validate(params) as { error?: { instancePath: string; message: string; params?: { additionalProperty?: string } }[] };
+  if (result.error) {
+    const named = result.error.map((e) => (e.params?.additionalProperty ? `unknown parameter ${e.params.additionalProperty}` : `${e.instancePath.slice(1)} ${e.message}`));
+    throw new UsageError(`--filter: ${named.join('; ')}`);
+  }
   const tree = await areas.tree();
   const unknown = (params.areas?.split(',') ?? []).filter((id) => !tree.get(Number(id)));
   if (unknown.length) throw new UsageError(`--filter: unknown area id ${unknown.join(', ')}`);

@@ -176,6 +176,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const webhooks = new WebhooksRepository(store.db);
     const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger });
     if (options.webhooks ?? true) dispatcher.start();
+    let closing: Promise<void> | null = null;
     return {
       config,
       store,
@@ -195,7 +196,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       redis,
       app,
       logger,
-      close: async () => {
+      // Idempotent: a second call waits for the first.
+      close: () => (closing ??= (async () => {
         scheduler.stop();
         await dispatcher.stop();
         changeTail.close();
@@ -204,7 +206,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await coordinator.idle();
         await upstream?.close();
         await store.close();
-      },
+      })()),
     };
   } catch (error) {
     redis?.disconnect();

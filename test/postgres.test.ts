@@ -2,7 +2,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOpenApi } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
+import { addSubscription } from '../src/notify/webhook-admin.js';
+import { startReceiver } from './helpers/receiver.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { waitFor } from './helpers/wait.js';
 
 // The same service on the machine's real PostgreSQL (127.0.0.1:5432, database test), in a schema of
 // its own, must answer exactly as on the embedded SQLite.
@@ -10,6 +13,9 @@ const SERVER = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5
 const schema = `nyc_listings_test_${process.pid}_${Date.now()}`;
 const PG_FUZZ_RUNS = Number(process.env.FUZZ_PG_RUNS ?? 1500);
 let admin: pg.Client;
+let url: string;
+/** Webhook delivery quick enough for a test, to loopback receivers. */
+const WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_SECONDS: '0.05', CHANGES_STREAM_POLL_SECONDS: '0.05', WEBHOOK_CONCURRENCY: '4' };
 let onPg: TestRuntime;
 let onSqlite: TestRuntime;
 
@@ -17,9 +23,9 @@ beforeAll(async () => {
   admin = new pg.Client({ connectionString: SERVER });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
-  const url = `${SERVER}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  url = `${SERVER}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   // Quotas raised out of the way of the fuzz run below.
-  onPg = await startTestRuntime({ DATABASE_URL: url, ...Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])) });
+  onPg = await startTestRuntime({ DATABASE_URL: url, ...WEBHOOKS, ...Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])) });
   // A first sync hydrates details in the background: the comparison needs them all.
   await onPg.coordinator.idle();
   onSqlite = await startTestRuntime();
@@ -78,4 +84,42 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect((await get(onPg.app, `/v1/building/${detail.body.data.buildingId}`, key)).status).toBe(200);
     expect((await get(onPg.app, '/v1/usage', key)).body.data.month.used).toBe(2);
   });
+});
+
+describe('two instances on one PostgreSQL database', () => {
+  it('deliver each event once per subscription (claims with FOR UPDATE SKIP LOCKED)', async () => {
+    // A second instance on the same schema, with its own local upstream whose market moves a day.
+    const second = await startTestRuntime({ DATABASE_URL: url, ...WEBHOOKS }, { initialSync: false, manualMarketClock: true });
+    const receiver = await startReceiver(() => 200);
+    try {
+      await second.key('business');
+      const keyId = (await second.keys.list()).at(-1)!.id;
+      const deps = { webhooks: second.webhooks, keys: second.keys, changes: second.changes, config: second.config, clock: () => new Date() };
+      const subscriptions = await Promise.all(
+        ['listing.price_changed', 'listing.status_changed'].map((type) => addSubscription(deps, { keyId, url: `${receiver.url}/${type}`, events: [type], filter: 'kind=rental' })),
+      );
+      const start = Math.min(...subscriptions.map((s) => Number(s.subscription.cursor)));
+      second.marketClock!.advance(24 * 3_600_000);
+      await second.syncer.syncScope('rental', 100);
+      const events = await second.changes.page(start, 100_000, { kind: 'rental', types: ['listing.price_changed', 'listing.status_changed'] });
+      expect(events.length).toBeGreaterThan(10);
+      const deliveries = async () => (await second.webhooks.deliveries({ limit: 100_000 })).filter((d) => subscriptions.some((s) => s.subscription.id === d.subscription_id));
+      await waitFor(async () => {
+        const ds = await deliveries();
+        return ds.length === events.length && ds.every((d) => d.status === 'delivered');
+      }, 'every event delivered by one of the two instances');
+      const ids = receiver.requests.map((r) => String(r.headers['webhook-id']));
+      expect(new Set(ids).size).toBe(events.length);
+      expect(ids.length).toBe(events.length); // none twice
+      expect((await deliveries()).every((d) => d.attempts === 1)).toBe(true);
+      for (const r of receiver.requests) expect(r.path).toBe(`/${JSON.parse(r.body).type}`);
+      console.log(
+        `two instances on PostgreSQL: ${events.length} events, ${receiver.requests.length} deliveries, ${new Set(ids).size} distinct webhook-ids; ` +
+          `attempts by instance: ${onPg.dispatcher.attempted} and ${second.dispatcher.attempted}`,
+      );
+    } finally {
+      await receiver.close();
+      await second.close();
+    }
+  }, 120_000);
 });

@@ -7,7 +7,8 @@ import type { ChangesRepository } from '../store/changes-repository.js';
 import type { ActiveSubscription, AttemptOutcome, WebhooksRepository } from '../store/webhooks-repository.js';
 import type { ChangeTail } from './change-tail.js';
 import { sign } from './webhook-signature.js';
-import { guardedLookup } from './webhook-targets.js';
+import { guardedLookup, isPublicAddress } from './webhook-targets.js';
+import { isIP } from 'node:net';
 
 /** Events read from the log at once for one subscription. */
 const FAN_OUT_BATCH = 500;
@@ -49,6 +50,8 @@ export class WebhookDispatcher {
   private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
   private readonly skipped = new Set<string>();
+  /** Attempts this instance made since it started. */
+  attempted = 0;
 
   constructor(private readonly deps: WebhookDispatcherDeps) {
     const { timeoutSeconds, allowPrivateTargets } = deps.config.webhooks;
@@ -65,6 +68,7 @@ export class WebhookDispatcher {
 
   /** Stops after the pass in flight (attempts under way finish or time out). */
   async stop(): Promise<void> {
+    if (this.stopped.signal.aborted) return;
     this.stopped.abort();
     await this.loop;
     await this.agent.close();
@@ -81,6 +85,7 @@ export class WebhookDispatcher {
       if (!claimed.length || this.stopped.signal.aborted) return attempted;
       await Promise.all(claimed.map((d) => this.attempt(d)));
       attempted += claimed.length;
+      this.attempted += claimed.length;
     }
   }
 
@@ -143,6 +148,9 @@ export class WebhookDispatcher {
     let error: string | null = null;
     const t0 = performance.now();
     try {
+      // A host written as an address is never looked up, so the guarded lookup cannot see it: check it here.
+      const host = new URL(d.url).hostname.replace(/^\[|\]$/g, '');
+      if (!this.deps.config.webhooks.allowPrivateTargets && isIP(host) && !isPublicAddress(host)) throw new Error(`refused: ${host} is a private or reserved address`);
       const answer = await request(d.url, {
         method: 'POST',
         dispatcher: this.agent,
