@@ -75,4 +75,30 @@ describe('the change feed', () => {
     await expectProblem(rt.app, `/v1/changes?since=${first.meta.next}`, 410, 'CURSOR_EXPIRED', key);
     expect((await get(rt.app, '/v1/changes?since=0', key)).status).toBe(200);
   }, 120_000);
+
+  it('a building the site now describes differently is a building.updated event with the fields that changed', async () => {
+    const rt = await runtime();
+    const key = await rt.key('pro');
+    const stored = await rt.store.db.selectFrom('buildings').select(['id', 'data']).orderBy('id').limit(1).executeTakeFirstOrThrow();
+    const local = rt.inventory.buildings.find((b) => b.id === stored.id)!;
+    expect(local).toBeDefined();
+    const start = await rt.changes.latestId();
+    const refresh = async () => {
+      // Stale, so the read refreshes it from the site in the background.
+      await rt.store.db.updateTable('buildings').set({ fetched_at: '2000-01-01T00:00:00.000Z' }).where('id', '=', stored.id).execute();
+      const read = await get(rt.app, `/v1/building/${stored.id}`, key);
+      expect(read.body.meta).toMatchObject({ source: 'stale', refreshTriggered: true });
+      await rt.coordinator.idle();
+    };
+    await refresh();
+    expect((await get(rt.app, `/v1/changes?since=${start}&types=building.updated`, key)).body.data.map((e: any) => e.changedFields)).toEqual([]); // the same building: no event
+    local.unitCount = (local.unitCount ?? 0) + 7;
+    await refresh();
+    const events = (await get(rt.app, `/v1/changes?since=${start}`, key)).body.data;
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'building.updated', listingId: null, kind: null, buildingId: stored.id, changedFields: ['unitCount'], building: { id: stored.id, unitCount: local.unitCount } });
+    expect((await get(rt.app, `/v1/building/${stored.id}`, key)).body.data.unitCount).toBe(local.unitCount);
+    // Listing filters keep listing events only.
+    expect((await get(rt.app, `/v1/changes?since=${start}&kind=rental`, key)).body.data).toEqual([]);
+  }, 60_000);
 });

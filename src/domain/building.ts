@@ -88,3 +88,9 @@ export function inventoryOf(units: { bedroomCount: number | null; price: number;
     });
   return { activeCount: units.filter((u) => u.active).length, byBedroom };
 }
+
+/**
+ * Fields of a stored building the mirror derives from the listing that led to it (not from the site's
+ * building answer): they may differ between two fetches of the same building, so they are no change.
+ */
+export const LISTING_DERIVED_BUILDING_FIELDS: readonly (keyof Building)[] = ['slug', 'geoCenter', 'amenities'];

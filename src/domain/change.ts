@@ -2,21 +2,34 @@ import type { ListingKind } from './listing.js';
 import type { AreaTree } from './area.js';
 
 /** Kinds of change the feed, the stream and webhooks report. */
-export const CHANGE_TYPES = ['listing.listed', 'listing.price_changed', 'listing.status_changed'] as const;
+export const CHANGE_TYPES = ['listing.listed', 'listing.price_changed', 'listing.status_changed', 'building.updated'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
 /**
- * One change the sync applied. `id` is the feed's cursor (monotonic); `data` holds the listing summary
- * after the change (`listing`) and the before/after facts (`oldPrice`, `newPrice` in dollars,
- * `pctChange` in percent, `fromStatus`, `toStatus`). `occurredAt` is when the sync applied it (UTC).
+ * One change the sync applied. `id` is the feed's cursor (monotonic); `occurredAt` is when the sync
+ * applied it (UTC). A listing event's `data` holds the listing summary after the change (`listing`) and
+ * the before/after facts (`oldPrice`, `newPrice` in dollars, `pctChange` in percent, `fromStatus`,
+ * `toStatus`); a building event's (`building.updated`, no listing, no kind) the building after the
+ * change and the names of the fields that changed (`building`, `changedFields`).
  */
 export interface ChangeEvent {
   id: number;
   type: string;
-  listingId: string;
-  kind: ListingKind;
+  listingId: string | null;
+  buildingId: string | null;
+  kind: ListingKind | null;
   occurredAt: string;
   data: Record<string, unknown>;
+}
+
+/**
+ * The top-level fields of a building that differ between what the mirror held and what the site now
+ * says (compared as JSON), in the building's own field order; empty when nothing changed or when the
+ * building is new (a first sight is not an update). Fields in `ignore` are not compared.
+ */
+export function changedFields<T extends object>(before: T | undefined, after: T, ignore: readonly (keyof T)[] = []): string[] {
+  if (!before) return [];
+  return Object.keys(after).filter((k) => !ignore.includes(k as keyof T) && JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify((after as Record<string, unknown>)[k]));
 }
 
 /**
@@ -58,9 +71,11 @@ export function changeFilterOf(params: ChangeFilterParams, tree: AreaTree): Chan
 }
 
 /**
- * An event as every channel sends it (feed page item, stream `data`, webhook payload `data`):
- * `{id, type, occurredAt, listingId, kind, listing, oldPrice, newPrice, pctChange, fromStatus, toStatus}`.
+ * An event as every channel sends it (feed page item, stream `data`, webhook payload `data`): a listing
+ * event `{id, type, occurredAt, listingId, kind, listing, oldPrice, newPrice, pctChange, fromStatus,
+ * toStatus}`; a building event `{id, type, occurredAt, listingId: null, kind: null, buildingId, building,
+ * changedFields}`.
  */
 export function changeBody(e: ChangeEvent): Record<string, unknown> {
-  return { id: String(e.id), type: e.type, occurredAt: e.occurredAt, listingId: e.listingId, kind: e.kind, ...e.data };
+  return { id: String(e.id), type: e.type, occurredAt: e.occurredAt, listingId: e.listingId, kind: e.kind, ...(e.buildingId ? { buildingId: e.buildingId } : {}), ...e.data };
 }

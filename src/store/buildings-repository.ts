@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Building } from '../domain/building.js';
+import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { Database } from './schema.js';
 
 /** A stored building and when the upstream last confirmed it (UTC ISO 8601). */
@@ -22,9 +23,29 @@ export class BuildingsRepository {
     return row ? { building: JSON.parse(row.data) as Building, fetchedAt: row.fetched_at } : undefined;
   }
 
-  /** Inserts or replaces a building (by id); a slug held by another id moves to this one. */
-  async put(building: Building, fetchedAt: string): Promise<void> {
+  /**
+   * Inserts or replaces a building (by id); a slug held by another id moves to this one. With
+   * `changed` (the fields that differ from the stored copy, non-empty), a `building.updated` event is
+   * appended to the change log in the same transaction.
+   */
+  async put(building: Building, fetchedAt: string, changed: string[] = []): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      if (changed.length) {
+        await lockChangeLog(trx);
+        await appendChanges(trx, [
+          {
+            type: 'building.updated',
+            listing_id: null,
+            building_id: building.id,
+            kind: null,
+            area_id: building.area?.id ?? null,
+            price: null,
+            bedrooms: null,
+            occurred_at: fetchedAt,
+            data: JSON.stringify({ building, changedFields: changed }),
+          },
+        ]);
+      }
       await trx.deleteFrom('buildings').where('slug', '=', building.slug).where('id', '!=', building.id).execute();
       await trx
         .insertInto('buildings')

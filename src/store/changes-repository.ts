@@ -1,7 +1,28 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { ChangeEvent, ChangeFilter } from '../domain/change.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { Database } from './schema.js';
+
+/**
+ * PostgreSQL advisory lock taken by every transaction that appends change events. A bigserial id is
+ * drawn at insert time but seen at commit; without the lock, a transaction could commit a lower id
+ * after a reader's cursor moved past a higher one, and the feed would skip it. With it, ids become
+ * visible in order. (SQLite has one writer at a time already.)
+ */
+const CHANGE_LOG_LOCK = 7_420_001;
+
+/**
+ * Takes the change log's append lock for the rest of transaction `trx` (PostgreSQL; nothing to do on
+ * SQLite). Call it before the transaction's first write that may hold a lock others wait on.
+ */
+export async function lockChangeLog(trx: Transaction<Database>): Promise<void> {
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${CHANGE_LOG_LOCK})`.execute(trx);
+}
+
+/** Appends events inside `trx`, which must hold {@link lockChangeLog}. */
+export async function appendChanges(trx: Transaction<Database>, rows: Insertable<Database['change_events']>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('change_events').values(rows.slice(i, i + 200)).execute();
+}
 
 /** The append-only change log the sync writes (in the same transaction as the changes), read by cursor. */
 export class ChangesRepository {
@@ -18,7 +39,15 @@ export class ChangesRepository {
     if (filter.minBeds !== undefined) q = q.where('bedrooms', '>=', filter.minBeds);
     if (filter.maxBeds !== undefined) q = q.where('bedrooms', '<=', filter.maxBeds);
     const rows = await q.orderBy('id').limit(limit).execute();
-    return rows.map((r) => ({ id: Number(r.id), type: r.type, listingId: r.listing_id, kind: r.kind as ListingKind, occurredAt: r.occurred_at, data: JSON.parse(r.data) }));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      type: r.type,
+      listingId: r.listing_id,
+      buildingId: r.building_id,
+      kind: r.kind as ListingKind | null,
+      occurredAt: r.occurred_at,
+      data: JSON.parse(r.data),
+    }));
   }
 
   /** The newest event's id (0 when the log is empty). */

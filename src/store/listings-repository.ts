@@ -1,17 +1,11 @@
-import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
 import { recordToRow, rowToSummary, SUMMARY_COLUMNS, type Derived, type ListingRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const BATCH = 100;
 
-/**
- * PostgreSQL advisory lock taken by every transaction that appends change events. A bigserial id is
- * drawn at insert time but seen at commit; without the lock, a transaction could commit a lower id
- * after a reader's cursor moved past a higher one, and the feed would skip it. With it, ids become
- * visible in order. (SQLite has one writer at a time already.)
- */
-const CHANGE_LOG_LOCK = 7_420_001;
 
 /** Columns hydration writes. */
 const DETAIL_UPDATES = [
@@ -57,7 +51,7 @@ export class ListingsRepository {
     options: { sweep?: { kind: ListingKind; boroughId: number }; detail?: boolean } = {},
   ): Promise<ApplyResult> {
     return this.db.transaction().execute(async (trx) => {
-      if (this.db.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${CHANGE_LOG_LOCK})`.execute(trx);
+      await lockChangeLog(trx);
       const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
       const date = at.slice(0, 10);
       for (let i = 0; i < records.length; i += BATCH) {
@@ -127,7 +121,7 @@ export class ListingsRepository {
           }
         }
         if (events.length) await trx.insertInto('price_history').values(events).onConflict((oc) => oc.doNothing()).execute();
-        if (changes.length) await trx.insertInto('change_events').values(changes).execute();
+        await appendChanges(trx, changes);
       }
       if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), at);
       return result;
@@ -146,10 +140,9 @@ export class ListingsRepository {
     for (let i = 0; i < gone.length; i += BATCH) {
       const batch = gone.slice(i, i + BATCH);
       await trx.updateTable('listings').set({ status: 'OFF_MARKET', delisted_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
-      await trx
-        .insertInto('change_events')
-        .values(
-          batch.map((r) => ({
+      await appendChanges(
+        trx,
+        batch.map((r) => ({
             type: 'listing.status_changed',
             listing_id: r.id,
             kind: r.kind,
@@ -166,8 +159,7 @@ export class ListingsRepository {
               toStatus: 'OFF_MARKET',
             }),
           })),
-        )
-        .execute();
+      );
       await trx
         .insertInto('price_history')
         .values(batch.map((r) => ({ listing_id: r.id, recorded_at: at, date: at.slice(0, 10), price: Number(r.price), event: 'DELISTED', pct_change: null })))

@@ -139,11 +139,12 @@ export interface MarketSnapshotsTable {
 export interface ChangeEventsTable {
   id: Generated<number>;
   type: string;
-  listing_id: string;
-  kind: string;
+  listing_id: string | null;
+  building_id: string | null;
+  kind: string | null;
   area_id: number | null;
-  /** Dollars (a month for rentals), after the change. */
-  price: number;
+  /** Dollars (a month for rentals), after the change; null for a building event. */
+  price: number | null;
   bedrooms: number | null;
   occurred_at: string;
   data: string;

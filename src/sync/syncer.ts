@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
-import { BUILDING_AMENITIES, type Building } from '../domain/building.js';
+import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS, type Building } from '../domain/building.js';
+import { changedFields } from '../domain/change.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
@@ -364,7 +365,8 @@ export class Syncer {
       geoCenter: listing && listing.latitude !== null && listing.longitude !== null ? { latitude: listing.latitude, longitude: listing.longitude } : null,
       amenities: { list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)), doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
     });
-    await this.deps.buildings.put(building, this.now());
+    const stored = await this.deps.buildings.find(building.id);
+    await this.deps.buildings.put(building, this.now(), changedFields(stored?.building, building, LISTING_DERIVED_BUILDING_FIELDS));
     return building;
   }
 

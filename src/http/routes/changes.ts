@@ -10,7 +10,7 @@ import { resolveAreas } from '../area-param.js';
 import { principalOf } from '../plugins/auth.js';
 import { Problem } from '../problem.js';
 import { ChangesQuery, ChangesStreamQuery } from '../schemas/change-query.js';
-import { problemResponses } from '../schemas/common.js';
+import { Nullable, problemResponses } from '../schemas/common.js';
 import { EventStreamWriter } from '../sse.js';
 
 /** Events a stream reads from the log at once. */
@@ -20,15 +20,18 @@ const ChangeItem = Type.Object({
   id: Type.String({ description: 'The event\'s cursor.' }),
   type: Type.String({ description: `One of ${CHANGE_TYPES.join(', ')} (open: new types may come).` }),
   occurredAt: Type.String({ format: 'date-time', description: 'When the sync applied it (UTC).' }),
-  listingId: Type.String(),
-  kind: Type.String(),
-  listing: Type.Ref('ListingSummary'),
-  oldPrice: Type.Union([Type.Number(), Type.Null()], { description: 'Dollars before the change (null for a new listing).' }),
-  newPrice: Type.Number({ description: 'Dollars after the change.' }),
-  pctChange: Type.Union([Type.Number(), Type.Null()], { description: 'Percent, rounded to 0.01.' }),
-  fromStatus: Type.Union([Type.String(), Type.Null()]),
-  toStatus: Type.String(),
-});
+  listingId: Nullable(Type.String({ description: 'The listing (null for a building event).' })),
+  kind: Nullable(Type.String({ description: '`rental` or `sale` (null for a building event).' })),
+  listing: Type.Optional(Type.Ref('ListingSummary')),
+  oldPrice: Type.Optional(Nullable(Type.Number({ description: 'Dollars before the change (null for a new listing).' }))),
+  newPrice: Type.Optional(Type.Number({ description: 'Dollars after the change.' })),
+  pctChange: Type.Optional(Nullable(Type.Number({ description: 'Percent, rounded to 0.01.' }))),
+  fromStatus: Type.Optional(Nullable(Type.String())),
+  toStatus: Type.Optional(Type.String()),
+  buildingId: Type.Optional(Type.String({ description: 'building.updated: the building.' })),
+  building: Type.Optional(Type.Ref('Building')),
+  changedFields: Type.Optional(Type.Array(Type.String(), { description: 'building.updated: the building\'s top-level fields that changed.' })),
+}, { description: 'A listing event has listing, oldPrice, newPrice, pctChange, fromStatus and toStatus; a building event has buildingId, building and changedFields.' });
 
 export interface ChangesRouteDeps {
   changes: ChangesRepository;
@@ -62,8 +65,9 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
         summary: 'Changes to listings, as a feed',
         description:
           'Every change the mirror\'s syncs applied, oldest first, after the cursor `since`: `listing.listed`, `listing.price_changed` (oldPrice, newPrice, pctChange), ' +
-          '`listing.status_changed` (fromStatus, toStatus: delisted, relisted); each with the listing summary after the change. Filters as on search: kind, areas, ' +
-          'price and bedrooms (the listing\'s after the change). Continue from `meta.next`; an empty page means nothing newer yet (poll again with the same cursor). ' +
+          '`listing.status_changed` (fromStatus, toStatus: delisted, relisted), each with the listing summary after the change; `building.updated` (the building ' +
+          'after the change and `changedFields`). Filters as on search: kind, areas, price and bedrooms (the listing\'s after the change; `kind`, price and ' +
+          'bedroom filters keep listing events only). Continue from `meta.next`; an empty page means nothing newer yet (poll again with the same cursor). ' +
           `Events are kept ${retention} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
         tags: ['changes'],
         querystring: ChangesQuery,

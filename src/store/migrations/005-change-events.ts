@@ -10,11 +10,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('change_events')
     .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
     .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('listing_id', 'text', (c) => c.notNull())
-    .addColumn('kind', 'text', (c) => c.notNull())
+    // A listing event names its listing and kind; a building event (building.updated) its building.
+    .addColumn('listing_id', 'text')
+    .addColumn('building_id', 'text')
+    .addColumn('kind', 'text')
     .addColumn('area_id', 'integer')
     // The listing's price (dollars) and bedrooms after the change: the feed's, stream's and webhooks' filters.
-    .addColumn('price', 'bigint', (c) => c.notNull())
+    .addColumn('price', 'bigint')
     .addColumn('bedrooms', 'integer')
     .addColumn('occurred_at', 'text', (c) => c.notNull())
     .addColumn('data', 'text', (c) => c.notNull())
