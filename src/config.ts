@@ -62,6 +62,12 @@ export interface Config {
   apiKeyPrefix: string;
   /** Optional server-side secret mixed into stored key digests (HMAC-SHA-256). */
   apiKeyPepper: string | null;
+  /** Seconds a key looked up stays cached: how long a revoke made elsewhere takes to be seen. */
+  keyCacheSeconds: number;
+  /** Seconds between two writes of the monthly quota counts (the most a crash can leave uncounted). */
+  quotaFlushSeconds: number;
+  /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
+  slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
@@ -196,6 +202,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     apiKeyPrefix: env.API_KEY_PREFIX || 'SERVICE',
     apiKeyPepper: env.API_KEY_PEPPER || null,
+    keyCacheSeconds: num(env, 'KEY_CACHE_SECONDS', 30),
+    quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS', 1),
+    slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000),
     plans: {
       free: plan('free', 10, 10, 100),
       starter: plan('starter', 50, 30, 5000),

@@ -9,7 +9,9 @@ import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
 import { Mirror } from './freshness/mirror.js';
 import { RedisRefreshLock } from './freshness/refresh-lock.js';
-import { PlanLimiters } from './http/plugins/rate-limits.js';
+import { KeyResolver } from './access/key-resolver.js';
+import { PlanLimiters } from './access/plan-limiters.js';
+import { QuotaMeter } from './access/quota-meter.js';
 import { AreasRepository } from './store/areas-repository.js';
 import { BuildingsRepository } from './store/buildings-repository.js';
 import { openStore, type Store } from './store/database.js';
@@ -154,13 +156,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       });
     }
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
+    const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
     const app = await buildApp({
       config,
       mirror,
       keys,
-      quotas: new QuotaRepository(store.db),
+      quotas,
+      keyResolver: new KeyResolver(keys, config.keyCacheSeconds),
       limiters: new PlanLimiters(config, redis, config.redisKeyPrefix),
       scopes,
       listings,
@@ -202,6 +206,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await dispatcher.stop();
         changeTail.close();
         await app.close();
+        await quotas.close();
         redis?.disconnect();
         await coordinator.idle();
         await upstream?.close();

@@ -7,7 +7,18 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 
 /** API keys, stored by digest only; `prefix_hint` keeps the first 8 characters of the uuid for listings. */
 export class KeysRepository {
+  private readonly listeners: (() => void)[] = [];
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** Calls `listener` after every change this repository makes to keys (insert, revoke, update). */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
 
   /** Stores a key's digest with its plan; returns the new key id. Instants are UTC ISO 8601. */
   async insert(input: { digest: string; hint: string; plan: Plan; label: string | null; expiresAt: string | null; createdAt: string }): Promise<string> {
@@ -26,6 +37,7 @@ export class KeysRepository {
         last_used_at: null,
       })
       .execute();
+    this.changed();
     return id;
   }
 
@@ -40,6 +52,7 @@ export class KeysRepository {
   /** Marks a key revoked; false when there is no such active key. */
   async revoke(id: string, at: string): Promise<boolean> {
     const result = await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    this.changed();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -50,5 +63,6 @@ export class KeysRepository {
   /** Updates plan, label and expiry of the key with this digest (import of an existing key). */
   async update(digest: string, input: { plan: Plan; label: string | null; expiresAt: string | null }): Promise<void> {
     await this.db.updateTable('api_keys').set({ plan: input.plan, label: input.label, expires_at: input.expiresAt }).where('digest', '=', digest).execute();
+    this.changed();
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PLANS, type Config, type Plan } from '../../config.js';
 import { digestsEqual, isWellFormedKey, keyDigest } from '../../domain/api-key.js';
+import type { KeyResolver } from '../../access/key-resolver.js';
 import type { KeysRepository } from '../../store/keys-repository.js';
 import { Problem } from '../problem.js';
 
@@ -48,7 +49,7 @@ export function accessOf(request: FastifyRequest): Access {
  * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
  * 401 EXPIRED_API_KEY. A guard before every handler refuses to run a non-public route without a principal.
  */
-export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; config: Config; clock: () => Date }): void {
+export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; resolver: KeyResolver; config: Config; clock: () => Date }): void {
   app.decorateRequest('principal', null);
   // last_used_at is kept to the minute: one write per key a minute, not one per request.
   const lastTouched = new Map<string, number>();
@@ -68,7 +69,7 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
       throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${deps.config.apiKeyPrefix}_<uuid>".`);
     }
     const digest = keyDigest(match[1], deps.config.apiKeyPepper);
-    const row = await deps.keys.findByDigest(digest);
+    const row = await deps.resolver.find(digest);
     if (!row || !digestsEqual(row.digest, digest) || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);

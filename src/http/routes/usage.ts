@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
-import type { QuotaRepository } from '../../store/quota-repository.js';
-import type { PlanLimiters } from '../plugins/rate-limits.js';
-import { monthOf } from '../plugins/rate-limits.js';
+import type { QuotaMeter } from '../../access/quota-meter.js';
+import { monthOf, type PlanLimiters } from '../../access/plan-limiters.js';
 import { principalOf } from '../plugins/auth.js';
 import { NoQuery, problemResponses } from '../schemas/common.js';
 
 /** GET /v1/usage: the caller's plan, its limits and what it has used; does not count against them. */
-export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config; limiters: PlanLimiters; quotas: QuotaRepository; clock: () => Date }): void {
+export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date }): void {
   app.get(
     '/v1/usage',
     {

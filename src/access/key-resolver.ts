@@ -1,0 +1,34 @@
+import { LRUCache } from 'lru-cache';
+import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
+
+/** Keys remembered at once (known and unknown digests together). */
+const MAX_ENTRIES = 50_000;
+
+/**
+ * API keys by digest, from an in-memory cache in front of the keys table: a request with a known key
+ * costs no database read. An entry lives `ttlSeconds`, which bounds how long a key revoked (or issued,
+ * changed, imported) by the command line, or by another instance, takes to be seen here; unknown
+ * digests are remembered as well, so guessing keys does not reach the database each time.
+ */
+export class KeyResolver {
+  private readonly cache: LRUCache<string, { row: ApiKeyRow | null }>;
+
+  constructor(
+    private readonly keys: KeysRepository,
+    ttlSeconds: number,
+  ) {
+    this.cache = new LRUCache({ max: MAX_ENTRIES, ttl: Math.max(1, ttlSeconds * 1000), ttlAutopurge: false });
+    // A change made in this process is seen at once; one made elsewhere within the time to live.
+    keys.onChange(() => this.cache.clear());
+  }
+
+  /** The stored key with this digest, or undefined (unknown). Revoked and expired keys are returned as stored. */
+  async find(digest: string): Promise<ApiKeyRow | undefined> {
+    const hit = this.cache.get(digest);
+    if (hit) return hit.row ?? undefined;
+    const row = await this.keys.findByDigest(digest);
+    this.cache.set(digest, { row: row ?? null });
+    return row;
+  }
+
+}

@@ -1,0 +1,59 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/app.js';
+import { get } from './helpers/http.js';
+import { useRuntimesPerTest } from './helpers/runtime.js';
+import { waitFor } from './helpers/wait.js';
+
+// The access layer's caches: keys resolved from memory (a revoke elsewhere seen within the cache's
+// time to live), monthly counts written in batches, and one log line a request at a level by outcome.
+const runtime = useRuntimesPerTest();
+
+describe('keys from memory', () => {
+  it('a key revoked by another instance is refused here within KEY_CACHE_SECONDS', async () => {
+    const a = await runtime({ KEY_CACHE_SECONDS: '0.5' });
+    const b = await runtime({ DATABASE_URL: a.config.databaseUrl }, { initialSync: false, webhooks: false });
+    const key = await a.key('pro');
+    expect((await get(a.app, '/v1/usage', key)).status).toBe(200);
+    const id = (await b.keys.list()).at(-1)!.id;
+    expect(await b.keys.revoke(id, new Date().toISOString())).toBe(true);
+    expect((await get(b.app, '/v1/usage', key)).status).toBe(401); // b revoked it itself: at once
+    await waitFor(async () => (await get(a.app, '/v1/usage', key)).status === 401, 'the other instance to refuse the revoked key');
+  });
+});
+
+describe('monthly quota in batches', () => {
+  it('counts reach the database within QUOTA_FLUSH_SECONDS, another instance sees them, a 304 is given back', async () => {
+    const a = await runtime({ QUOTA_FLUSH_SECONDS: '0.1' });
+    const b = await runtime({ DATABASE_URL: a.config.databaseUrl, QUOTA_FLUSH_SECONDS: '0.1' }, { initialSync: false, webhooks: false });
+    const key = await a.key('starter');
+    const first = await a.app.inject({ url: '/v1/property/1545', headers: { authorization: `Bearer ${key}` } });
+    await a.app.inject({ url: '/v1/property/1545', headers: { authorization: `Bearer ${key}`, 'if-none-match': String(first.headers.etag) } });
+    await get(a.app, '/v1/search/rentals?perPage=1', key);
+    const stored = async () => Number((await a.store.db.selectFrom('quota_usage').select('used').executeTakeFirst())?.used ?? 0);
+    await waitFor(async () => (await stored()) === 2, 'two counted requests written (the 304 given back)');
+    // b has not seen this key yet: it reads the stored month, then counts its own request on top.
+    expect((await get(b.app, '/v1/usage', key)).body.data.month.used).toBe(2);
+  });
+});
+
+describe('request logs', () => {
+  it('a quick success is logged at debug, a client error and a slow answer at info', async () => {
+    let text = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+    const rt = await runtime({}, { logger: createLogger('info', sink) });
+    const key = await rt.key('pro');
+    await get(rt.app, '/v1/property/1545', key);
+    expect(text).not.toContain('/v1/property/1545');
+    await get(rt.app, '/v1/property/no-such-listing-anywhere', key);
+    await get(rt.app, '/v1/search/sales?bogus=1', key);
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request answered');
+    expect(lines.map((l) => [l.level, l.statusCode, l.url])).toEqual([
+      [30, 404, '/v1/property/no-such-listing-anywhere'],
+      [30, 400, '/v1/search/sales?bogus=1'],
+    ]);
+    const slow = await runtime({ SLOW_REQUEST_MS: '0' }, { logger: createLogger('info', sink) });
+    await get(slow.app, '/v1/health');
+    expect(text).toMatch(/"level":30,.*"url":"\/v1\/health","statusCode":200,"ms":[0-9.]+,"msg":"slow request answered"/);
+  });
+});
