@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Mirror } from './freshness/mirror.js';
+import type { Mirror } from './read/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { registerRateLimits } from './http/plugins/rate-limits.js';

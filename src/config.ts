@@ -66,6 +66,11 @@ export interface Config {
   keyCacheSeconds: number;
   /** Seconds between two writes of the monthly quota counts (the most a crash can leave uncounted). */
   quotaFlushSeconds: number;
+  /**
+   * Seconds a search total and the scopes' sync states are reused: how long a write by another
+   * instance may take to show in totals and freshness (this instance's own writes show at once).
+   */
+  readCacheSeconds: number;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
@@ -205,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheSeconds: num(env, 'KEY_CACHE_SECONDS', 30),
     quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS', 1),
     slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000),
+    readCacheSeconds: num(env, 'READ_CACHE_SECONDS', 2),
     plans: {
       free: plan('free', 10, 10, 100),
       starter: plan('starter', 50, 30, 5000),

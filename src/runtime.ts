@@ -7,7 +7,7 @@ import { buildInventory } from './dataset/build-inventory.js';
 import type { Inventory } from './upstream/local/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
-import { Mirror } from './freshness/mirror.js';
+import { Mirror } from './read/mirror.js';
 import { RedisRefreshLock } from './freshness/refresh-lock.js';
 import { KeyResolver } from './access/key-resolver.js';
 import { PlanLimiters } from './access/plan-limiters.js';

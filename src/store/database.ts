@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/001-initial.js';
@@ -28,6 +29,27 @@ class InCodeMigrations implements MigrationProvider {
   }
 }
 
+/** Prepared statements kept per SQLite connection (distinct query texts; the least recently used go). */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Makes `prepare` on this connection return the statement already prepared for the same SQL text:
+ * Kysely prepares every query it runs, and preparing costs as much as running a short query. A cached
+ * statement is only reused when idle (an iterating one is busy); SQLite re-prepares it by itself if
+ * the schema changes. The query shapes of the API are few, so the cache keeps them all.
+ */
+function reuseStatements(sqlite: SqliteDatabase.Database): void {
+  const statements = new LRUCache<string, SqliteDatabase.Statement>({ max: STATEMENT_CACHE_SIZE });
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    const cached = statements.get(source);
+    if (cached && !cached.busy) return cached;
+    const statement = prepare(source);
+    statements.set(source, statement);
+    return statement;
+  }) as typeof sqlite.prepare;
+}
+
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
@@ -49,6 +71,7 @@ export async function openStore(url: string): Promise<Store> {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
+    reuseStatements(sqlite);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     store = { db, dialect: 'sqlite', close: () => db.destroy() };
   }

@@ -36,7 +36,14 @@ function pct(from: number, to: number): number {
 
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps, look-ups. */
 export class ListingsRepository {
+  private writes = 0;
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** How many write transactions this process committed to listings: read caches keyed by it see local writes at once. */
+  get version(): number {
+    return this.writes;
+  }
 
   /**
    * Stores `records` in one transaction. New listings get a `LISTED` event, changed prices a
@@ -50,7 +57,7 @@ export class ListingsRepository {
     at: string,
     options: { sweep?: { kind: ListingKind; boroughId: number }; detail?: boolean } = {},
   ): Promise<ApplyResult> {
-    return this.db.transaction().execute(async (trx) => {
+    const outcome = await this.db.transaction().execute(async (trx) => {
       await lockChangeLog(trx);
       const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
       const date = at.slice(0, 10);
@@ -126,6 +133,8 @@ export class ListingsRepository {
       if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), at);
       return result;
     });
+    this.writes++;
+    return outcome;
   }
 
   private async sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, at: string): Promise<number> {
@@ -228,6 +237,7 @@ export class ListingsRepository {
         }
       }
     });
+    this.writes++;
   }
 
   /** Active listings waiting for hydration, oldest first: at most `limit`, of one kind when given. */

@@ -27,7 +27,14 @@ export function scopeFailing(s: ScopeState): boolean {
 
 /** Bookkeeping of crawls: last success, last attempt, last error of each scope. */
 export class ScopesRepository {
+  private writes = 0;
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** How many writes this process made to scope states: a cache of them keyed by it sees local writes at once. */
+  get version(): number {
+    return this.writes;
+  }
 
   async all(): Promise<ScopeState[]> {
     return this.db.selectFrom('sync_scopes').selectAll().orderBy('scope').execute();
@@ -43,6 +50,7 @@ export class ScopesRepository {
       .values({ scope, last_attempt_at: at, last_success_at: null, last_error: null, last_error_at: null, listing_count: null })
       .onConflict((oc) => oc.column('scope').doUpdateSet({ last_attempt_at: at }))
       .execute();
+    this.writes++;
   }
 
   async recordSuccess(scope: string, at: string, listingCount: number | null): Promise<void> {
@@ -51,6 +59,7 @@ export class ScopesRepository {
       .values({ scope, last_attempt_at: at, last_success_at: at, last_error: null, last_error_at: null, listing_count: listingCount })
       .onConflict((oc) => oc.column('scope').doUpdateSet({ last_success_at: at, listing_count: listingCount }))
       .execute();
+    this.writes++;
   }
 
   async recordFailure(scope: string, at: string, message: string): Promise<void> {
@@ -59,5 +68,6 @@ export class ScopesRepository {
       .values({ scope, last_attempt_at: at, last_success_at: null, last_error: message, last_error_at: at, listing_count: null })
       .onConflict((oc) => oc.column('scope').doUpdateSet({ last_error: message, last_error_at: at }))
       .execute();
+    this.writes++;
   }
 }

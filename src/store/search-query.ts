@@ -183,11 +183,17 @@ const SORT_COLUMN = {
 } as const;
 
 /**
- * Runs a search: the page of rows asked for and the total number of matches. Order: the sort field in
+ * Runs a search: the page of rows asked for and the total number of matches (not counted again when
+ * the caller knows it: `knownTotal`). Order: the sort field in
  * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
  * the same direction, so pages never overlap.
  */
-export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
+export async function searchListings(
+  db: Kysely<Database>,
+  s: ListingSearch,
+  ctx: SearchContext,
+  knownTotal?: number,
+): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
   const base = filtered(db, s, ctx);
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
   // Every term runs in the asked direction so that one index serves the whole ORDER BY (no sort step).
@@ -207,9 +213,9 @@ export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx
     if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
   }
   rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage).offset((s.page - 1) * s.perPage);
-  const [countRow, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  const [total, rows] = await Promise.all([
+    knownTotal ?? base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
     rowsQuery.execute(),
   ]);
-  return { total: Number(countRow.n), rows };
+  return { total, rows };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Mirror } from '../../freshness/mirror.js';
+import type { Mirror } from '../../read/mirror.js';
 import type { Area } from '../../domain/area.js';
 import { decodeOutline } from '../../domain/outline.js';
 import { pageLinks } from '../links.js';

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import { CHANGE_TYPES, changeBody, changeFilterOf } from '../../domain/change.js';
-import type { Mirror } from '../../freshness/mirror.js';
+import type { Mirror } from '../../read/mirror.js';
 import type { ChangeTail } from '../../notify/change-tail.js';
 import type { ChangesRepository } from '../../store/changes-repository.js';
 import { resolveAreas } from '../area-param.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
-import type { Mirror } from '../../freshness/mirror.js';
+import type { Mirror } from '../../read/mirror.js';
 import { resolveAreas } from '../area-param.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';

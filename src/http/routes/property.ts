@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
-import type { Mirror } from '../../freshness/mirror.js';
+import type { Mirror } from '../../read/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 

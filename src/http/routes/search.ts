@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
-import type { Mirror } from '../../freshness/mirror.js';
+import type { Mirror } from '../../read/mirror.js';
 import { decodeOutline, type BoundingBox, type Outline } from '../../domain/outline.js';
 import type { ListingSearch, SortDirection, SortField } from '../../store/search-query.js';
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';

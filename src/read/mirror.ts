@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { BOROUGH_IDS, type Area, type AreaTree } from '../domain/area.js';
 import { inventoryOf, type Building } from '../domain/building.js';
@@ -10,13 +11,13 @@ import { rowToDetail, rowToSummary, type ListingRow } from '../store/listing-row
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFigures, type MarketFigures } from '../domain/market.js';
-import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
+import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
 import { listingsInBox, listingsNear, searchListings, type ListingSearch } from '../store/search-query.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
-import type { RefreshCoordinator } from './coordinator.js';
-import { isFresh, type Freshness } from './policy.js';
+import type { RefreshCoordinator } from '../freshness/coordinator.js';
+import { isFresh, type Freshness } from '../freshness/policy.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -42,7 +43,7 @@ export interface MirrorDeps {
   market: MarketRepository;
   refresher: Refresher;
   coordinator: RefreshCoordinator;
-  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration'>;
+  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds'>;
   clock: () => Date;
 }
 
@@ -62,7 +63,32 @@ const NEVER = new Date(0);
  * propagate (UpstreamError). Stored data is always answered, whatever the upstream's state.
  */
 export class Mirror {
-  constructor(private readonly deps: MirrorDeps) {}
+  /** Search totals by listings version and filters (not page or order): a deeper page costs no recount. */
+  private readonly totals: LRUCache<string, number>;
+  /**
+   * Search answers by listings version and the whole search, for `readCacheSeconds`: the same question
+   * asked again meanwhile is answered from memory (days on market in it may be that many seconds old).
+   * Bounded by the summaries held, about 50,000 (some tens of megabytes).
+   */
+  private readonly pages: LRUCache<string, Omit<SearchAnswer, 'freshness'>>;
+  private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
+
+  constructor(private readonly deps: MirrorDeps) {
+    const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
+    this.totals = new LRUCache({ max: 10_000, ttl });
+    this.pages = new LRUCache({ maxSize: 50_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
+  }
+
+  /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
+  private scopeStateMap(): Promise<Map<string, ScopeState>> {
+    const version = this.deps.scopes.version;
+    const cached = this.scopeStates;
+    if (cached && cached.version === version && cached.until > Date.now()) return cached.states;
+    const states = this.deps.scopes.all().then((rows) => new Map(rows.map((s) => [s.scope, s])));
+    states.catch(() => (this.scopeStates = null));
+    this.scopeStates = { version, until: Date.now() + this.deps.config.readCacheSeconds * 1000, states };
+    return states;
+  }
 
   private get now(): Date {
     return this.deps.clock();
@@ -96,7 +122,7 @@ export class Mirror {
   private async scopesFreshness(kind: ListingKind, boroughIds: readonly number[]): Promise<Freshness> {
     const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
     const threshold = this.deps.config.freshness.searchSeconds;
-    const states = new Map((await this.deps.scopes.all()).map((s) => [s.scope, s]));
+    const states = await this.scopeStateMap();
     const perScope = await Promise.all(
       covered.map((boroughId) => {
         const key = scopeKey(kind, boroughId);
@@ -155,22 +181,36 @@ export class Mirror {
    */
   async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
     const freshness = await this.scopesFreshness(search.kind, boroughIds);
+    // The minute is part of the key: days on market and the open-house and date filters read the clock.
+    const minute = Math.floor(this.now.getTime() / 60_000);
+    const pageKey = `${this.deps.listings.version}|${minute}|${JSON.stringify(search)}|${polygon ? JSON.stringify(polygon) : ''}`;
+    const page = this.pages.get(pageKey);
+    if (page) return { ...page, freshness };
+    const answer = await this.searchStore(search, polygon);
+    this.pages.set(pageKey, answer);
+    return { ...answer, freshness };
+  }
+
+  /** A search run on the store: the page's summaries and the total (counted unless known). */
+  private async searchStore(search: ListingSearch, polygon?: Outline): Promise<Omit<SearchAnswer, 'freshness'>> {
     if (polygon) {
       // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
       const box = boundingBox(polygon);
       const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
       search = { ...search, ids: inside.map((l) => l.id) };
     }
-    const { rows, total } = await searchListings(this.deps.db, search, {
-      now: this.now,
-      mortgageFactor: mortgageFactor(this.deps.config.mortgage),
-      dialect: this.deps.dialect,
-    });
-    return {
-      items: rows.map((r) => rowToSummary(r, this.now)),
-      total,
-      freshness,
-    };
+    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, ...filters } = search;
+    const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
+    const known = this.totals.get(totalKey);
+    const { rows, total } = await searchListings(
+      this.deps.db,
+      search,
+      { now: this.now, mortgageFactor: mortgageFactor(this.deps.config.mortgage), dialect: this.deps.dialect },
+      known,
+    );
+    // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
+    if (known === undefined) this.totals.set(totalKey, total);
+    return { items: rows.map((r) => rowToSummary(r, this.now)), total };
   }
 
   private async detail(row: ListingRow, freshness: Freshness): Promise<{ listing: ListingDetail; freshness: Freshness }> {
