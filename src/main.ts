@@ -18,6 +18,7 @@ import { addSubscription, listDeliveries, listSubscriptions, WebhookAdminError }
 import { ChangeFilterQuery } from './http/schemas/change-query.js';
 import { parameterValidatorCompiler } from './http/validation.js';
 import { openStore } from './store/database.js';
+import { seedListings } from './sync/seed.js';
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
 import { parseFaults, startLocalUpstream } from './upstream/local/server.js';
@@ -36,6 +37,8 @@ const USAGE = `usage: nyc-listings <command> [options]
   webhooks deliveries [--subscription <id>] [--status pending|delivered|dead] [--limit N]
                               recent deliveries, newest first (dead letters with --status dead)
   webhooks redeliver <delivery id>   send a delivery again (same webhook-id), from the first step of the schedule
+  seed --listings N [--seed S]   benchmarks only: make the mirror hold N listings, adding synthetic ones
+                              derived from the mirrored rows by a seeded rule (docs/data.md); replaces earlier ones
   upstream [--port N]         run the local upstream alone
   openapi                     print the OpenAPI document
   help, --help                this text
@@ -188,6 +191,19 @@ async function main(argv: string[]): Promise<number> {
         await store.close();
       }
     }
+    case 'seed': {
+      const { values } = flags(rest, { listings: { type: 'string' }, seed: { type: 'string', default: '2016' } });
+      if (!values.listings || !/^[0-9]{1,8}$/.test(values.listings)) throw new UsageError('seed needs --listings N (a whole number of listings)');
+      if (!/^[0-9]{1,10}$/.test(values.seed!)) throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
+      const store = await openStore(config.databaseUrl);
+      try {
+        const result = await seedListings(store, Number(values.listings), Number(values.seed), syncProgress());
+        logger.info(result, `seeded ${result.added} synthetic listings (${result.perSecond} a second); the mirror holds ${result.total}`);
+        return 0;
+      } finally {
+        await store.close();
+      }
+    }
     case 'upstream': {
       const { values } = flags(rest, { port: { type: 'string', default: '8090' } });
       const market = new LocalMarket(buildInventory(config.sharedDataDir));
@@ -210,7 +226,7 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'upstream', 'openapi'];
+const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'upstream', 'openapi'];
 
 /**
  * A webhook subscription's `--filter`, checked as GET /v1/changes checks its query (the same schema and

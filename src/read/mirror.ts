@@ -71,11 +71,14 @@ export class Mirror {
    * Bounded by the summaries held, about 50,000 (some tens of megabytes).
    */
   private readonly pages: LRUCache<string, Omit<SearchAnswer, 'freshness'>>;
+  /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
+  private readonly areaLists: LRUCache<string, Area[]>;
   private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.totals = new LRUCache({ max: 10_000, ttl });
+    this.areaLists = new LRUCache({ max: 200, ttl });
     this.pages = new LRUCache({ maxSize: 50_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
   }
 
@@ -316,9 +319,12 @@ export class Mirror {
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
-    const state = await this.deps.scopes.get(AREAS_SCOPE);
+    const state = (await this.scopeStateMap()).get(AREAS_SCOPE);
     const at = state?.last_success_at ? new Date(state.last_success_at) : NEVER;
     const freshness = await this.freshness(AREAS_SCOPE, at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
-    return { areas: await this.deps.areas.list(filter), freshness };
+    const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;
+    let areas = this.areaLists.get(key);
+    if (!areas) this.areaLists.set(key, (areas = await this.deps.areas.list(filter)));
+    return { areas, freshness };
   }
 }

@@ -4,7 +4,14 @@ import type { Database } from './schema.js';
 
 /** Areas in the mirror (API numbering). */
 export class AreasRepository {
+  private writes = 0;
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** How many times this process replaced the area list: caches keyed by it see a local area sync at once. */
+  get version(): number {
+    return this.writes;
+  }
 
   /** Replaces the whole area list in one transaction. */
   async replaceAll(areas: Area[]): Promise<void> {
@@ -28,6 +35,7 @@ export class AreasRepository {
           .execute();
       }
     });
+    this.writes++;
   }
 
   /** Areas ordered by id, optionally only one level and/or one borough (API borough id). */

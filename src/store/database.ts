@@ -10,6 +10,7 @@ import * as spatial from './migrations/003-spatial-index.js';
 import * as snapshots from './migrations/004-market-snapshots.js';
 import * as changes from './migrations/005-change-events.js';
 import * as webhooks from './migrations/006-webhooks.js';
+import * as synthetic from './migrations/007-synthetic-listings.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,7 +22,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
 import { recordToRow, rowToSummary, SUMMARY_COLUMNS, type Derived, type ListingRow } from './listing-rows.js';
@@ -144,6 +144,7 @@ export class ListingsRepository {
       .where('kind', '=', scope.kind)
       .where('borough_id', '=', scope.boroughId)
       .where('status', '=', 'ACTIVE')
+      .where('synthetic', '=', 0)
       .execute();
     const gone = active.filter((r) => !seen.has(r.id));
     for (let i = 0; i < gone.length; i += BATCH) {
@@ -238,6 +239,62 @@ export class ListingsRepository {
       }
     });
     this.writes++;
+  }
+
+  /** Active mirrored (not synthetic) listings, every column, by id: what `seed` derives from. */
+  async mirrored(): Promise<ListingRow[]> {
+    return this.db.selectFrom('listings').selectAll().where('status', '=', 'ACTIVE').where('synthetic', '=', 0).orderBy('id').execute();
+  }
+
+  /** Amenities of every listing that has some, by listing id. */
+  async allAmenities(): Promise<Map<string, string[]>> {
+    const byListing = new Map<string, string[]>();
+    for (const { listing_id, amenity } of await this.db.selectFrom('listing_amenities').selectAll().execute()) {
+      byListing.set(listing_id, [...(byListing.get(listing_id) ?? []), amenity]);
+    }
+    return byListing;
+  }
+
+  /** Removes every synthetic listing and its amenities; returns how many there were. */
+  async deleteSynthetic(): Promise<number> {
+    const removed = await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('listing_amenities').where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).execute();
+      return (await trx.deleteFrom('listings').where('synthetic', '=', 1).executeTakeFirst()).numDeletedRows;
+    });
+    this.writes++;
+    return Number(removed);
+  }
+
+  /**
+   * Loads synthetic listings (benchmarks; `synthetic` = 1) with their amenities, batch by batch, in one
+   * transaction, without price or change events: they are not changes of the market. On SQLite the
+   * listing indexes are dropped for the load and built again before the commit (a sort each, far
+   * cheaper than updating twenty indexes a row); DDL is transactional, so a failure leaves them as
+   * they were. `onBatch` is told how many were written so far.
+   */
+  async loadSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
+    let written = 0;
+    await this.db.transaction().execute(async (trx) => {
+      const sqlite = !(this.db.getExecutor().adapter instanceof PostgresAdapter);
+      const indexes = sqlite
+        ? (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows
+        : [];
+      for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
+      for (const items of batches) {
+        // Rows of about 60 columns: 250 a statement stays under both databases' parameter limits.
+        for (let i = 0; i < items.length; i += 250) {
+          const batch = items.slice(i, i + 250);
+          await trx.insertInto('listings').values(batch.map((item) => item.row)).execute();
+          const amenities = batch.flatMap((item) => item.amenities.map((amenity) => ({ listing_id: item.row.id, amenity })));
+          for (let j = 0; j < amenities.length; j += 1000) await trx.insertInto('listing_amenities').values(amenities.slice(j, j + 1000)).execute();
+        }
+        written += items.length;
+        onBatch(written);
+      }
+      for (const index of indexes) await sql.raw(index.sql).execute(trx);
+    });
+    this.writes++;
+    return written;
   }
 
   /** Active listings waiting for hydration, oldest first: at most `limit`, of one kind when given. */

@@ -72,6 +72,8 @@ export interface ListingsTable {
   delisted_at: string | null;
   /** 1 while the listing waits for hydration through the detail queries (new, or its price or status changed). */
   needs_detail: number;
+  /** 1 for a listing `nyc-listings seed` derived for benchmarks; never swept by a sync. */
+  synthetic: Generated<number>;
 }
 
 export interface ListingAmenitiesTable {

@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { decodeOutline, outlineContains } from '../src/domain/outline.js';
+import { get } from './helpers/http.js';
+import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { useRuntimesPerTest } from './helpers/runtime.js';
+
+// `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
+// marked in the database, deterministic, and never swept by a sync.
+const runtime = useRuntimesPerTest();
+const run = promisify(execFile);
+const env = (db: string) => ({ ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info' });
+const seed = (db: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'seed', ...args], { cwd: ROOT, env: env(db) });
+
+function rows(file: string) {
+  const db = new Database(file, { readonly: true });
+  try {
+    const all = db.prepare('select * from listings where status = ? order by id').all('ACTIVE') as any[];
+    const areas = new Map((db.prepare('select id, outline from areas').all() as { id: number; outline: string | null }[]).map((a) => [a.id, decodeOutline(a.outline)]));
+    return { real: all.filter((r) => r.synthetic === 0), synthetic: all.filter((r) => r.synthetic === 1), areas };
+  } finally {
+    db.close();
+  }
+}
+
+describe('nyc-listings seed', () => {
+  it('adds synthetic listings up to N by the documented rule, the same for the same seed, and a sync keeps them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-'));
+    const [a, b, c] = ['a.db', 'b.db', 'c.db'].map((f) => join(dir, f));
+    for (const f of [a, b, c]) copyFileSync(TEMPLATE_DB, f);
+    const before = rows(a);
+    const n = before.real.length + 3000;
+    const [first] = await Promise.all([seed(a, '--listings', String(n)), seed(b, '--listings', String(n)), seed(c, '--listings', String(n), '--seed', '7')]);
+    expect(first.stderr).toMatch(/seeded 3000 synthetic listings/);
+    const [ra, rb, rc] = [rows(a), rows(b), rows(c)];
+    expect(ra.real.length + ra.synthetic.length).toBe(n);
+    expect(ra.real).toEqual(before.real); // mirrored rows untouched
+    expect(JSON.stringify(ra.synthetic)).toBe(JSON.stringify(rb.synthetic)); // deterministic
+    expect(JSON.stringify(rc.synthetic)).not.toBe(JSON.stringify(ra.synthetic)); // the seed matters
+    const realIds = new Set(before.real.map((r) => r.id));
+    let inside = 0;
+    for (const s of ra.synthetic) {
+      expect(Number(s.id)).toBeGreaterThanOrEqual(9_000_000_001);
+      expect(realIds.has(s.id)).toBe(false);
+      expect(s.url_path).toBe(`/synthetic/${s.id}`);
+      expect(s.price % (s.kind === 'rental' ? 5 : 1000)).toBe(0);
+      if (s.sqft) expect(s.price_per_sqft).toBeCloseTo(s.price / s.sqft, 1);
+      const outline = ra.areas.get(s.area_id);
+      if (outline && outlineContains(outline, s)) inside++;
+    }
+    expect(inside / ra.synthetic.length).toBeGreaterThan(0.9);
+    // Drawn uniformly from the sources: the share of rentals is the sources' within a few points.
+    const share = (list: any[]) => list.filter((r) => r.kind === 'rental').length / list.length;
+    expect(Math.abs(share(ra.synthetic) - share(before.real))).toBeLessThan(0.03);
+    // Prices keep the sources' scale (median within 10 %).
+    const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const rentals = (list: any[]) => list.filter((r) => r.kind === 'rental').map((r) => r.price);
+    expect(median(rentals(ra.synthetic)) / median(rentals(before.real))).toBeGreaterThan(0.9);
+    expect(median(rentals(ra.synthetic)) / median(rentals(before.real))).toBeLessThan(1.1);
+
+    // Seeding again replaces the earlier synthetic listings: still N.
+    await seed(a, '--listings', String(n));
+    expect(JSON.stringify(rows(a).synthetic)).toBe(JSON.stringify(ra.synthetic));
+
+    // The service serves them, and a sync (the upstream does not have them) leaves them active.
+    const rt = await runtime({ DATABASE_URL: a }, { initialSync: false });
+    const key = await rt.key('pro');
+    const one = ra.synthetic.find((s) => s.kind === 'rental')!;
+    expect((await get(rt.app, `/v1/property/${one.id}`, key)).body.data).toMatchObject({ id: one.id, price: one.price });
+    await rt.syncer.syncScope('rental', one.borough_id);
+    expect(rows(a).synthetic.filter((s) => s.status === 'ACTIVE').length).toBe(3000);
+  }, 120_000);
+
+  it('on a terminal shows a progress bar; a bad --listings is a usage error', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'seed-tty-')), 'mirror.db');
+    copyFileSync(TEMPLATE_DB, db);
+    const n = rows(db).real.length + 10_000;
+    const { stdout } = await run('script', ['-qec', `${process.execPath} --import tsx src/main.ts seed --listings ${n}`, '/dev/null'], { cwd: ROOT, env: env(db) });
+    expect(stdout).toMatch(/seed\s+\[[█░]+\] 10000\/10000/);
+    await expect(seed(db, '--listings', 'many')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--listings') });
+  }, 120_000);
+});
