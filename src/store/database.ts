@@ -11,6 +11,7 @@ import * as snapshots from './migrations/004-market-snapshots.js';
 import * as changes from './migrations/005-change-events.js';
 import * as webhooks from './migrations/006-webhooks.js';
 import * as synthetic from './migrations/007-synthetic-listings.js';
+import * as areaPriceIndex from './migrations/008-area-price-index.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -22,7 +23,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -73,6 +74,9 @@ export async function openStore(url: string): Promise<Store> {
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     reuseStatements(sqlite);
+    // Table statistics for the query planner, gathered where missing or stale (SQLite's advice for a
+    // connection that lives long); without them it may pick a filter's index over a far narrower one.
+    sqlite.pragma('optimize=0x10002');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     store = { db, dialect: 'sqlite', close: () => db.destroy() };
   }

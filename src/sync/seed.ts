@@ -53,6 +53,8 @@ export async function seedListings(
     if (batch.length) yield batch;
   }
   const done = await listings.loadSynthetic(batches(), (written) => progress?.('seed', written, count));
+  // Fresh statistics for the planner over the grown table.
+  await sql`analyze`.execute(store.db);
   const seconds = (performance.now() - started) / 1000;
   return { removed, added: done, total: await listings.count(), seconds: Math.round(seconds * 10) / 10, perSecond: Math.round(done / Math.max(seconds, 0.001)) };
 }
