@@ -76,9 +76,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The URL of page `n` reached by following `links.next` (keyset cursors) from `first`. */
+async function byCursor(first: string, n: number): Promise<string> {
+  let url = first;
+  for (let page = 1; page < n; page++) {
+    const answer = await request(`${address}${url}`, { headers });
+    url = ((await answer.body.json()) as { meta: { links: { next: string } } }).meta.links.next;
+  }
+  return url;
+}
+
 const scenarios: [string, string][] = [
   ['search rentals, page 1 of a borough', '/v1/search/rentals?areas=100'],
   ['search rentals, deep page (150 of 20)', '/v1/search/rentals?perPage=20&page=150'],
+  ['search rentals, the same page by cursor', await byCursor('/v1/search/rentals?perPage=20', 150)],
   ['search rentals, 5 filters, by price', '/v1/search/rentals?areas=200&minBeds=1&maxPrice=4000&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC'],
   // A different maximum price on every request: no answer is reused, every one is counted and read.
   ['search rentals, uncached (a new maxPrice each time)', '/v1/search/rentals?areas=200&minBeds=1&maxPrice=VARIES&sort=PRICE&sortDir=ASC'],

@@ -31,7 +31,7 @@ describe('pagination', () => {
       first: '/v1/search/rentals?maxPrice=2500&areas=300&page=1&perPage=20',
       last: `/v1/search/rentals?maxPrice=2500&areas=300&page=${last}&perPage=20`,
       prev: null,
-      next: '/v1/search/rentals?maxPrice=2500&areas=300&page=2&perPage=20',
+      next: expect.stringMatching(/^\/v1\/search\/rentals\?maxPrice=2500&areas=300&page=2&perPage=20&cursor=[A-Za-z0-9_-]+$/),
     });
     const end = await get(t.rt.app, first.body.meta.links.last, t.key);
     expect(end.body.meta.links.next).toBeNull();
@@ -50,5 +50,39 @@ describe('pagination', () => {
     const res = await get(t.rt.app, '/v1/search/rentals?minPrice=99999999', t.key);
     expect(res.body.meta).toMatchObject({ total: 0, page: 1 });
     expect(res.body.meta.links.last).toBe('/v1/search/rentals?minPrice=99999999&page=1&perPage=50');
+  });
+
+  it.each([
+    ['PRICE', 'ASC'],
+    ['LISTED_AT', 'ASC'],
+    ['LISTED_AT', 'DESC'],
+    ['PRICE_PER_SQFT', 'ASC'],
+    ['RECOMMENDED', 'DESC'],
+  ])('following links.next by cursor (sort %s %s) gives the same order as numbered pages, unknown values last', async (sort, dir) => {
+    const url = `/v1/search/sales?areas=102&sort=${sort}&sortDir=${dir}&perPage=23`;
+    const byCursor = await walk(t.rt.app, url, t.key);
+    const byNumber: any[] = [];
+    for (let page = 1; page <= byCursor.pages; page++) byNumber.push(...(await get(t.rt.app, `${url}&page=${page}`, t.key)).body.data);
+    expect(byCursor.pages).toBeGreaterThan(2);
+    expect(byCursor.items.map((i) => i.id)).toEqual(byNumber.map((i) => i.id));
+    expect(byCursor.items.length).toBe(byCursor.total);
+  });
+
+  it('a cursor of another search, a forged one, or one with sort=DISTANCE is 400 naming cursor', async () => {
+    const first = await get(t.rt.app, '/v1/search/rentals?areas=300&sort=PRICE&perPage=10', t.key);
+    const cursor = new URL(first.body.meta.links.next, 'http://x').searchParams.get('cursor')!;
+    for (const url of [
+      `/v1/search/rentals?areas=200&sort=PRICE&perPage=10&cursor=${cursor}`,
+      `/v1/search/rentals?areas=300&sort=PRICE&sortDir=ASC&perPage=10&cursor=${cursor}`,
+      `/v1/search/rentals?areas=300&sort=PRICE&perPage=10&cursor=${Buffer.from('{"k":[1],"id":"1","f":"x"}').toString('base64url')}`,
+      '/v1/search/rentals?areas=300&sort=PRICE&perPage=10&cursor=notacursor',
+      `/v1/search/rentals?near=40.7128,-74.006&sort=DISTANCE&perPage=10&cursor=${cursor}`,
+    ]) {
+      const res = await get(t.rt.app, url, t.key);
+      expect(res.status, url).toBe(400);
+      expect(res.body.errors.map((e: any) => e.name)).toEqual(['cursor']);
+    }
+    // The same search with another page size keeps the cursor.
+    expect((await get(t.rt.app, `/v1/search/rentals?areas=300&sort=PRICE&perPage=5&cursor=${cursor}`, t.key)).status).toBe(200);
   });
 });

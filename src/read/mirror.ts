@@ -18,6 +18,7 @@ import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { isFresh, type Freshness } from '../freshness/policy.js';
+import { encodeCursor } from './search-cursor.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -47,11 +48,12 @@ export interface MirrorDeps {
   clock: () => Date;
 }
 
-/** A search answer: the page of summaries, the total, and freshness. */
+/** A search answer: the page of summaries, the total, freshness, and the cursor of the next page (null at the end or for DISTANCE). */
 export interface SearchAnswer {
   items: ListingSummary[];
   total: number;
   freshness: Freshness;
+  nextCursor: string | null;
 }
 
 const NEVER = new Date(0);
@@ -196,13 +198,14 @@ export class Mirror {
 
   /** A search run on the store: the page's summaries and the total (counted unless known). */
   private async searchStore(search: ListingSearch, polygon?: Outline): Promise<Omit<SearchAnswer, 'freshness'>> {
+    const asked = search;
     if (polygon) {
       // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
       const box = boundingBox(polygon);
       const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
       search = { ...search, ids: inside.map((l) => l.id) };
     }
-    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, ...filters } = search;
+    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
     const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
     const known = this.totals.get(totalKey);
     const { rows, total } = await searchListings(
@@ -213,7 +216,9 @@ export class Mirror {
     );
     // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
     if (known === undefined) this.totals.set(totalKey, total);
-    return { items: rows.map((r) => rowToSummary(r, this.now)), total };
+    const last = rows.at(-1);
+    const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
+    return { items: rows.map((r) => rowToSummary(r, this.now)), total, nextCursor };
   }
 
   private async detail(row: ListingRow, freshness: Freshness): Promise<{ listing: ListingDetail; freshness: Freshness }> {

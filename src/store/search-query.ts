@@ -1,4 +1,4 @@
-import { sql, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { BoundingBox } from '../domain/outline.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
@@ -54,6 +54,14 @@ export interface ListingSearch {
   sortDir: SortDirection;
   page: number;
   perPage: number;
+  /** Keyset pagination: the page starts after this row of the order (and `page` skips nothing). */
+  after?: SearchAfter;
+}
+
+/** A position in a search's order: the sort key values of a row (nullable ones may be null) and its id. */
+export interface SearchAfter {
+  keys: (string | number | null)[];
+  id: string;
 }
 
 /** Clock and mortgage factor (monthly payment per dollar of price) the search is evaluated with. */
@@ -182,6 +190,43 @@ const SORT_COLUMN = {
   PRICE_PER_SQFT: 'price_per_sqft',
 } as const;
 
+/** Sort columns of each order before `id`; `listed_at` and `price_per_sqft` may be null (sorted last). */
+export const KEYSET: Record<Exclude<SortField, 'DISTANCE'>, { column: 'price' | 'listed_at' | 'price_per_sqft' | 'recommended_score'; nullable: boolean }[]> = {
+  PRICE: [{ column: 'price', nullable: false }],
+  LISTED_AT: [{ column: 'listed_at', nullable: true }],
+  PRICE_PER_SQFT: [{ column: 'price_per_sqft', nullable: true }],
+  RECOMMENDED: [
+    { column: 'recommended_score', nullable: false },
+    { column: 'listed_at', nullable: true },
+  ],
+};
+
+/**
+ * Rows after `after` in the order (sort keys then id, all in direction `dir`, unknown values last): a
+ * row-value comparison `(key, id) > (?, ?)` when no key is nullable, otherwise its expansion with the
+ * nulls-last rule. Served by the same index as the ORDER BY, so a deep page costs what the first does.
+ */
+function afterRow(sort: Exclude<SortField, 'DISTANCE'>, dir: 'asc' | 'desc', after: SearchAfter) {
+  const keys = KEYSET[sort];
+  const op = dir === 'asc' ? '>' : '<';
+  return (eb: ExpressionBuilder<Database, 'listings'>) => {
+    if (keys.every((k) => !k.nullable)) {
+      return eb(eb.refTuple(...(keys.map((k) => k.column) as ['price']), 'id'), op, eb.tuple(...(after.keys as [number]), after.id));
+    }
+    // (k1, ..., kn, id) after (v1, ..., vn, id0), nulls last: for some i, the keys before i equal and k_i after v_i.
+    const terms = [];
+    for (let i = 0; i <= keys.length; i++) {
+      const equal = keys.slice(0, i).map((k, j) => (after.keys[j] === null ? eb(k.column, 'is', null) : eb(k.column, '=', after.keys[j] as never)));
+      let beyond;
+      if (i === keys.length) beyond = eb('id', op, after.id);
+      else if (after.keys[i] === null) continue; // nothing sorts after null but nulls, compared on the next key
+      else beyond = keys[i].nullable ? eb.or([eb(keys[i].column, op, after.keys[i] as never), eb(keys[i].column, 'is', null)]) : eb(keys[i].column, op, after.keys[i] as never);
+      terms.push(eb.and([...equal, beyond]));
+    }
+    return eb.or(terms);
+  };
+}
+
 /**
  * Runs a search: the page of rows asked for and the total number of matches (not counted again when
  * the caller knows it: `knownTotal`). Order: the sort field in
@@ -212,7 +257,10 @@ export async function searchListings(
     rowsQuery = rowsQuery.orderBy(column, order(column === 'listed_at' || column === 'price_per_sqft'));
     if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
   }
-  rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage).offset((s.page - 1) * s.perPage);
+  rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage);
+  if (s.after && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.where(afterRow(s.sort, dir, s.after));
+  else rowsQuery = rowsQuery.offset((s.page - 1) * s.perPage);
+  rowsQuery = rowsQuery.select(['recommended_score', 'price_per_sqft']);
   const [total, rows] = await Promise.all([
     knownTotal ?? base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
     rowsQuery.execute(),

@@ -9,6 +9,7 @@ import type { ListingSearch, SortDirection, SortField } from '../../store/search
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
+import { CursorError, decodeCursor } from '../../read/search-cursor.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
@@ -76,6 +77,14 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   const inverted = ranges.filter(([, min, max]) => min !== undefined && max !== undefined && min > max);
   if (inverted.length) {
     throw invalidParams(inverted.map(([name]) => ({ name: `min${name}`, in: 'query', message: `must not exceed max${name}` })));
+  }
+  if (q.cursor) {
+    try {
+      search.after = decodeCursor(search, q.cursor);
+    } catch (error) {
+      if (!(error instanceof CursorError)) throw error;
+      throw invalidParams([{ name: 'cursor', in: 'query', message: error.message }]);
+    }
   }
   return { search, boroughs, polygon: geo.polygon };
 }
@@ -165,7 +174,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: { mirror: Mirro
           total: answer.total,
           page: search.page,
           perPage: search.perPage,
-          links: pageLinks(path, request.url, search.page, search.perPage, answer.total),
+          links: pageLinks(path, request.url, search.page, search.perPage, answer.total, answer.nextCursor),
         };
         const format = searchFormat(query.format, request.headers.accept);
         if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(answer.items, meta));

@@ -71,6 +71,13 @@ export const commonFilters = {
   format: Type.Enum(['json', 'geojson', 'csv'], { description: 'Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same.' }),
   sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC.' }),
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
+  cursor: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,1000}$',
+    description:
+      'Keyset pagination: the opaque cursor `meta.links.next` carries. The page then starts after the previous page\'s last row (no rows skipped ' +
+      'or repeated when listings change in between, and a deep page costs what the first does); `page` only numbers it. It must come with the same ' +
+      'filters, sort and sortDir (otherwise 400). Not for sort=DISTANCE, which pages by `page`.',
+  }),
   perPage: Type.Integer({
     minimum: 1,
     maximum: 500,
