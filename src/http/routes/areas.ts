@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Mirror } from '../../read/mirror.js';
 import type { Area } from '../../domain/area.js';
@@ -15,7 +16,9 @@ function presentArea(area: Area, withBoundary: boolean) {
 }
 
 /** GET /v1/areas (spec 4.6): boroughs, sub-boroughs and neighbourhoods, ordered by id; GET /v1/areas/{id}: one, with its outline. */
-export function registerAreaRoutes(app: FastifyInstance, deps: { mirror: Mirror }): void {
+export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mirror }): void {
+  // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/areas/:id',
     {
@@ -33,7 +36,7 @@ export function registerAreaRoutes(app: FastifyInstance, deps: { mirror: Mirror 
       },
     },
     async (request) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       const { areas, freshness } = await deps.mirror.areas({});
       const area = areas.find((a) => a.id === id);
       if (!area) throw notFound(`No area with id ${id} (see /v1/areas).`);
@@ -60,7 +63,7 @@ export function registerAreaRoutes(app: FastifyInstance, deps: { mirror: Mirror 
       },
     },
     async (request) => {
-      const q = request.query as { level?: number; borough?: number; page?: number; perPage?: number; include?: 'boundary' };
+      const q = request.query;
       const { areas, freshness } = await deps.mirror.areas({ level: q.level, borough: q.borough });
       const page = q.page ?? 1;
       const perPage = q.perPage ?? 500;

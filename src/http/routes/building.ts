@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Mirror } from '../../read/mirror.js';
 import { notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 
 /** GET /v1/building/{id} (spec 4.5): by building id or slug. */
-export function registerBuildingRoutes(app: FastifyInstance, deps: { mirror: Mirror }): void {
+export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror: Mirror }): void {
+  // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/building/:id',
     {
@@ -23,7 +26,7 @@ export function registerBuildingRoutes(app: FastifyInstance, deps: { mirror: Mir
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const answer = await deps.mirror.building(id);
       if (!answer) throw notFound(`No building with id or slug ${id}.`);
       return { data: answer.building, meta: answer.freshness };

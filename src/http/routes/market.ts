@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
@@ -25,7 +26,9 @@ const QUANTILES =
 const kind = Type.Enum(['rental', 'sale'], { description: 'Rentals or sales.' });
 
 /** GET /v1/market (every keyed plan) and GET /v1/market/history (from `featurePlans.marketHistory` up). */
-export function registerMarketRoutes(app: FastifyInstance, deps: { mirror: Mirror; config: Config; clock: () => Date }): void {
+export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; config: Config; clock: () => Date }): void {
+  // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/market',
     {
@@ -47,7 +50,7 @@ export function registerMarketRoutes(app: FastifyInstance, deps: { mirror: Mirro
       },
     },
     async (request) => {
-      const q = request.query as { kind: 'rental' | 'sale'; areas?: string; bedrooms?: string };
+      const q = request.query;
       const { areaIds, boroughs } = resolveAreas(q.areas, await deps.mirror.areaTree());
       const bedrooms = q.bedrooms ? [...new Set(q.bedrooms.split(',').map(Number))] : undefined;
       const { figures, freshness } = await deps.mirror.market(q.kind, areaIds, boroughs, bedrooms);
@@ -83,7 +86,7 @@ export function registerMarketRoutes(app: FastifyInstance, deps: { mirror: Mirro
       },
     },
     async (request) => {
-      const q = request.query as { kind: 'rental' | 'sale'; area?: number; from?: string; to?: string };
+      const q = request.query;
       const to = q.to ?? deps.clock().toISOString().slice(0, 10);
       const from = q.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 30 * DAY_MS).toISOString().slice(0, 10);
       const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS;

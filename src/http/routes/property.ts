@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
@@ -34,7 +35,9 @@ export function listingPath(url: string): string | null {
 }
 
 /** GET /v1/property/{id} and GET /v1/property/by-url (spec 4.3, 4.4), and GET /v1/properties (batch). */
-export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mirror; comparablesPlan: Plan }): void {
+export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; comparablesPlan: Plan }): void {
+  // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/:id/comparables',
     {
@@ -79,8 +82,8 @@ export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mir
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const { limit } = request.query as { limit?: number };
+      const { id } = request.params;
+      const { limit } = request.query;
       const answer = await deps.mirror.comparables(id, limit ?? 10);
       if (!answer) throw notFound(`No listing with id ${id} in the mirror.`);
       return { data: answer.items, meta: { ...answer.freshness, radius: answer.radius } };
@@ -121,7 +124,7 @@ export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mir
       },
     },
     async (request) => {
-      const { ids } = request.query as { ids: string };
+      const { ids } = request.query;
       const unique = [...new Set(ids.split(','))];
       const answer = await deps.mirror.listingsByIds(unique);
       return { data: answer.listings, meta: { ...answer.freshness, missing: answer.missing } };
@@ -154,7 +157,7 @@ export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mir
       },
     },
     async (request) => {
-      const { url } = request.query as { url: string };
+      const { url } = request.query;
       const path = listingPath(url);
       if (!path) throw invalidParams([{ name: 'url', in: 'query', message: 'must be a listing path such as /rental/1545 or /building/<slug>/<unit>' }]);
       const answer = await deps.mirror.listingByUrlPath(path);
@@ -177,7 +180,7 @@ export function registerPropertyRoutes(app: FastifyInstance, deps: { mirror: Mir
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const answer = await deps.mirror.listing(id);
       if (!answer) throw notFound(`No listing with id ${id}.`);
       return { data: answer.listing, meta: answer.freshness };

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
@@ -134,57 +135,55 @@ const listResponse = Type.Object(
 );
 
 /** GET /v1/search/sales and GET /v1/search/rentals (spec 4.1, 4.2). Anonymous callers search as Free. */
-export function registerSearchRoutes(app: FastifyInstance, deps: { mirror: Mirror; config: Config }): void {
-  for (const [kind, path, querystring, summary, operationId] of [
-    ['sale', '/v1/search/sales', SalesQuery, 'Search sale listings', 'searchSales'],
-    ['rental', '/v1/search/rentals', RentalsQuery, 'Search rental listings', 'searchRentals'],
-  ] as const) {
-    app.get(
-      path,
-      {
-        config: { access: 'anonymous' },
-        schema: {
-          operationId,
-          summary,
-          description:
-            'Active listings matching every filter given. Unknown parameters are rejected (400), so a misspelt filter never widens a search. ' +
-            'meta.dataAge is the oldest last successful sync of the scopes (listing kind x borough) the search covers.',
-          tags: ['search'],
-          querystring,
-          response: {
-            200: {
-              description: 'One page of matching active listings: as JSON (the envelope), GeoJSON or CSV (`format=` or `Accept`).',
-              content: {
-                'application/json': { schema: listResponse },
-                'application/geo+json': { schema: FeatureCollectionSchema },
-                'text/csv': { schema: Type.String({ description: `CSV with a header row: ${CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
-              },
-            },
-            ...problemResponses(400, 401, 429),
+export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; config: Config }): void {
+  // Typed by the route schemas (TypeBox): request.query needs no cast.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  /** The route's options; generic in its query schema, so that each route's request.query is typed by its own. */
+  const options = <Q extends typeof SalesQuery | typeof RentalsQuery>(querystring: Q, summary: string, operationId: string) => ({
+    config: { access: 'anonymous' as const },
+    schema: {
+      operationId,
+      summary,
+      description:
+        'Active listings matching every filter given. Unknown parameters are rejected (400), so a misspelt filter never widens a search. ' +
+        'meta.dataAge is the oldest last successful sync of the scopes (listing kind x borough) the search covers.',
+      tags: ['search'],
+      querystring,
+      response: {
+        200: {
+          description: 'One page of matching active listings: as JSON (the envelope), GeoJSON or CSV (`format=` or `Accept`).',
+          content: {
+            'application/json': { schema: listResponse },
+            'application/geo+json': { schema: FeatureCollectionSchema },
+            'text/csv': { schema: Type.String({ description: `CSV with a header row: ${CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
           },
-          security: [{}, { bearerAuth: [] }],
         },
+        ...problemResponses(400, 401, 429),
       },
-      async (request, reply) => {
-        const query = request.query as AnyQuery;
-        const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
-        const answer = await deps.mirror.search(search, boroughs, polygon);
-        const meta = {
-          ...answer.freshness,
-          total: answer.total,
-          page: search.page,
-          perPage: search.perPage,
-          links: pageLinks(path, request.url, search.page, search.perPage, answer.total, answer.nextCursor),
-        };
-        const format = searchFormat(query.format, request.headers.accept);
-        if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(answer.items, meta));
-        if (format === 'csv') {
-          const link = linkHeader(meta.links);
-          if (link) reply.header('Link', link);
-          return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(answer.items));
-        }
-        return { data: answer.items, meta };
-      },
-    );
-  }
+      security: [{}, { bearerAuth: [] }] as { [label: string]: string[] }[],
+    },
+  });
+  const answer = async (kind: ListingKind, path: string, query: AnyQuery, request: FastifyRequest, reply: FastifyReply) => {
+    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
+    const found = await deps.mirror.search(search, boroughs, polygon);
+    const meta = {
+      ...found.freshness,
+      total: found.total,
+      page: search.page,
+      perPage: search.perPage,
+      links: pageLinks(path, request.url, search.page, search.perPage, found.total, found.nextCursor),
+    };
+    const format = searchFormat(query.format, request.headers.accept);
+    if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(found.items, meta));
+    if (format === 'csv') {
+      const link = linkHeader(meta.links);
+      if (link) reply.header('Link', link);
+      return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(found.items));
+    }
+    return { data: found.items, meta };
+  };
+  app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) => answer('sale', '/v1/search/sales', request.query, request, reply));
+  app.get('/v1/search/rentals', options(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>
+    answer('rental', '/v1/search/rentals', request.query, request, reply),
+  );
 }
