@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
-import { recordToRow, rowToSummary, SUMMARY_COLUMNS, type Derived, type ListingRow } from './listing-rows.js';
+import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 const BATCH = 100;
@@ -30,8 +30,26 @@ export interface ApplyResult {
 /** Computes the derived values of a record (transit score, recommended score). */
 export type Deriver = (record: ListingRecord) => Derived;
 
-function pct(from: number, to: number): number {
-  return Math.round(((to - from) / from) * 10000) / 100;
+/** A listing's price (dollars) and status as the store held them before a write. */
+export interface StoredState {
+  price: number;
+  status: string;
+}
+
+/**
+ * What a write changed, decided outside the store (the sync layer's rules, `sync/listing-changes.ts`):
+ * the price-history and change-log rows of a batch given what the store held, and of delisted rows.
+ */
+export interface ChangeRules {
+  upserted(
+    batch: { record: ListingRecord; row: ListingRow }[],
+    stored: ReadonlyMap<string, StoredState>,
+    at: string,
+  ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[]; inserted: number; updated: number; priceChanges: number };
+  delisted(
+    rows: (SummaryRow & { area_id: number | null; kind: string })[],
+    at: string,
+  ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[] };
 }
 
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps, look-ups. */
@@ -46,26 +64,26 @@ export class ListingsRepository {
   }
 
   /**
-   * Stores `records` in one transaction. New listings get a `LISTED` event, changed prices a
-   * `PRICE_INCREASE`/`PRICE_DECREASE` event, relisted ones `LISTED` again. When `sweep` is given (the
-   * crawl of that kind and borough was complete), every ACTIVE listing of the scope not in `records`
-   * becomes `OFF_MARKET` with a `DELISTED` event. Either everything is written or nothing.
+   * Stores `records` in one transaction, with the price and change events `rules` derive from what the
+   * store held before. When `sweep` is given (the crawl of that kind and borough was complete), every
+   * ACTIVE mirrored listing of the scope not in `records` becomes `OFF_MARKET`, with the events
+   * `rules.delisted` gives. Either everything is written or nothing.
    */
   async apply(
     records: ListingRecord[],
     derive: Deriver,
+    rules: ChangeRules,
     at: string,
     options: { sweep?: { kind: ListingKind; boroughId: number }; detail?: boolean } = {},
   ): Promise<ApplyResult> {
     const outcome = await this.db.transaction().execute(async (trx) => {
       await lockChangeLog(trx);
       const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
-      const date = at.slice(0, 10);
       for (let i = 0; i < records.length; i += BATCH) {
         const batch = records.slice(i, i + BATCH);
         const existing = new Map(
           (await trx.selectFrom('listings').select(['id', 'price', 'status']).where('id', 'in', batch.map((r) => r.id)).execute()).map(
-            (r) => [r.id, r],
+            (r) => [r.id, { price: Number(r.price), status: r.status }],
           ),
         );
         const rows = batch.map((r) => recordToRow(r, derive(r), at, options.detail ? at : null));
@@ -95,49 +113,21 @@ export class ListingsRepository {
           if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
         }
 
-        const events: Database['price_history'][] = [];
-        const changes: Insertable<Database['change_events']>[] = [];
-        const change = (r: ListingRecord, type: string, facts: Record<string, unknown>) => {
-          const row = rows.find((x) => x.id === r.id)!;
-          changes.push({ type, listing_id: r.id, kind: r.kind, area_id: r.areaId, price: r.price, bedrooms: r.bedroomCount, occurred_at: at, data: JSON.stringify({ listing: rowToSummary(row, new Date(at)), ...facts }) });
-        };
-        for (const r of batch) {
-          const before = existing.get(r.id);
-          if (!before) {
-            change(r, 'listing.listed', { oldPrice: null, newPrice: r.price, pctChange: null, fromStatus: null, toStatus: r.status });
-            result.inserted++;
-            events.push({ listing_id: r.id, recorded_at: at, date: (r.listedAt ?? at).slice(0, 10), price: r.price, event: 'LISTED', pct_change: null });
-            continue;
-          }
-          result.updated++;
-          const oldPrice = Number(before.price);
-          if (before.status !== r.status) change(r, 'listing.status_changed', { oldPrice, newPrice: r.price, pctChange: oldPrice === r.price ? null : pct(oldPrice, r.price), fromStatus: before.status, toStatus: r.status });
-          else if (oldPrice !== r.price) change(r, 'listing.price_changed', { oldPrice, newPrice: r.price, pctChange: pct(oldPrice, r.price), fromStatus: r.status, toStatus: r.status });
-          if (before.status !== 'ACTIVE' && r.status === 'ACTIVE') {
-            events.push({ listing_id: r.id, recorded_at: at, date, price: r.price, event: 'LISTED', pct_change: oldPrice === r.price ? null : pct(oldPrice, r.price) });
-          } else if (oldPrice !== r.price) {
-            result.priceChanges++;
-            events.push({
-              listing_id: r.id,
-              recorded_at: at,
-              date,
-              price: r.price,
-              event: r.price > oldPrice ? 'PRICE_INCREASE' : 'PRICE_DECREASE',
-              pct_change: pct(oldPrice, r.price),
-            });
-          }
-        }
-        if (events.length) await trx.insertInto('price_history').values(events).onConflict((oc) => oc.doNothing()).execute();
-        await appendChanges(trx, changes);
+        const found = rules.upserted(batch.map((record, j) => ({ record, row: rows[j] })), existing, at);
+        result.inserted += found.inserted;
+        result.updated += found.updated;
+        result.priceChanges += found.priceChanges;
+        if (found.priceEvents.length) await trx.insertInto('price_history').values(found.priceEvents).onConflict((oc) => oc.doNothing()).execute();
+        await appendChanges(trx, found.changeEvents);
       }
-      if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), at);
+      if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
       return result;
     });
     this.writes++;
     return outcome;
   }
 
-  private async sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, at: string): Promise<number> {
+  private async sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, rules: ChangeRules, at: string): Promise<number> {
     const active = await trx
       .selectFrom('listings')
       .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
@@ -149,32 +139,10 @@ export class ListingsRepository {
     const gone = active.filter((r) => !seen.has(r.id));
     for (let i = 0; i < gone.length; i += BATCH) {
       const batch = gone.slice(i, i + BATCH);
+      const { priceEvents, changeEvents } = rules.delisted(batch, at);
       await trx.updateTable('listings').set({ status: 'OFF_MARKET', delisted_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
-      await appendChanges(
-        trx,
-        batch.map((r) => ({
-            type: 'listing.status_changed',
-            listing_id: r.id,
-            kind: r.kind,
-            area_id: r.area_id,
-            price: Number(r.price),
-            bedrooms: r.bedroom_count,
-            occurred_at: at,
-            data: JSON.stringify({
-              listing: rowToSummary({ ...r, status: 'OFF_MARKET' }, new Date(at)),
-              oldPrice: Number(r.price),
-              newPrice: Number(r.price),
-              pctChange: null,
-              fromStatus: 'ACTIVE',
-              toStatus: 'OFF_MARKET',
-            }),
-          })),
-      );
-      await trx
-        .insertInto('price_history')
-        .values(batch.map((r) => ({ listing_id: r.id, recorded_at: at, date: at.slice(0, 10), price: Number(r.price), event: 'DELISTED', pct_change: null })))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
+      await appendChanges(trx, changeEvents);
+      await trx.insertInto('price_history').values(priceEvents).onConflict((oc) => oc.doNothing()).execute();
     }
     return gone.length;
   }

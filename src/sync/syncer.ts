@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS, type Building } from '../domain/building.js';
 import { changedFields } from '../domain/change.js';
+import { LISTING_CHANGE_RULES } from './listing-changes.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
@@ -228,7 +229,7 @@ export class Syncer {
       const trustSweep = stats.complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
       if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount, complete: stats.complete }, 'crawl incomplete or much smaller than the stored scope: not sweeping');
       const at = this.now();
-      const result = await this.deps.listings.apply([...records.values()], this.derive, at, trustSweep ? { sweep: { kind, boroughId } } : {});
+      const result = await this.deps.listings.apply([...records.values()], this.derive, LISTING_CHANGE_RULES, at, trustSweep ? { sweep: { kind, boroughId } } : {});
       await this.deps.scopes.recordSuccess(scope, at, records.size);
       this.reports.set(scope, { scope, parts, splits: stats.splits, complete: stats.complete, at });
       await this.recordMarket(kind, boroughId, tree);
@@ -402,7 +403,7 @@ export class Syncer {
         };
         const record = mapSearchNode(node, k, { areas: tree, now: this.deps.clock() });
         if (!record) return false;
-        await this.deps.listings.apply([record], this.derive, this.now());
+        await this.deps.listings.apply([record], this.derive, LISTING_CHANGE_RULES, this.now());
       }
       await this.hydrate(k, [id], priority);
       return true;
