@@ -126,6 +126,7 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     const media = content?.['application/json'] ?? content?.['text/event-stream'];
     if (media) media.examples = { realAnswer: example };
   }
+  sparseItems(document as unknown as OpenApi);
   for (const [path, item] of Object.entries(document.paths)) {
     const limited = path.startsWith('/v1/') && path !== '/v1/health' && path !== '/v1/usage';
     for (const [status, response] of Object.entries(item.get?.responses ?? {})) {
@@ -140,6 +141,33 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     }
   }
   return document;
+}
+
+interface OpenApi {
+  paths: Record<string, { get?: { parameters?: { name: string }[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }> } }>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+}
+
+/**
+ * Documents sparse answers: an operation with a `fields` parameter may answer items holding only some
+ * fields, so its items are `anyOf` the whole schema and `<Name>Fields` (the same properties, only `id`
+ * required). The serializer keeps the whole schema (fast); this is the document's promise only.
+ */
+function sparseItems(document: OpenApi): void {
+  const sparse = (name: string) => {
+    const id = `${name}Fields`;
+    document.components.schemas[id] ??= { ...document.components.schemas[name], required: ['id'], description: `${name} with only the fields asked for (\`fields=\`), and id.` };
+    return { anyOf: [{ $ref: `#/components/schemas/${name}` }, { $ref: `#/components/schemas/${id}` }] };
+  };
+  for (const item of Object.values(document.paths)) {
+    if (!item.get?.parameters?.some((p) => p.name === 'fields')) continue;
+    const data = item.get.responses?.['200']?.content?.['application/json']?.schema?.properties?.data;
+    const holder = data?.items ?? data;
+    const ref = /^#\/components\/schemas\/(ListingSummary|ListingDetail)$/.exec(holder?.$ref ?? '');
+    if (!ref) continue;
+    if (data.items) data.items = sparse(ref[1]);
+    else item.get.responses!['200'].content!['application/json'].schema!.properties.data = sparse(ref[1]);
+  }
 }
 
 const header = (description: string, type: 'string' | 'integer' = 'string') => ({ description, schema: { type } });

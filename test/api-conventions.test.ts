@@ -127,3 +127,38 @@ describe('the index', () => {
     expect(doc.info.license.name).toBe('MIT');
   });
 });
+
+describe('sparse fields', () => {
+  it('fields= keeps only those fields (and id) on searches, details and batches; the rest of the answer is whole', async () => {
+    const whole = await get(t.rt.app, '/v1/search/rentals?areas=300&sort=PRICE&perPage=5', t.key);
+    const sparse = await get(t.rt.app, '/v1/search/rentals?areas=300&sort=PRICE&perPage=5&fields=price,address', t.key);
+    expect(sparse.status).toBe(200);
+    expect(sparse.body.data).toEqual(whole.body.data.map((l: any) => ({ id: l.id, price: l.price, address: l.address })));
+    expect(sparse.body.meta.total).toBe(whole.body.meta.total);
+    const detail = await get(t.rt.app, '/v1/property/1545?fields=priceHistory,amenities', t.key);
+    const full = await get(t.rt.app, '/v1/property/1545', t.key);
+    expect(detail.body.data).toEqual({ id: '1545', priceHistory: full.body.data.priceHistory, amenities: full.body.data.amenities });
+    expect((await get(t.rt.app, '/v1/property/by-url?url=/rental/1545&fields=price', t.key)).body.data).toEqual({ id: '1545', price: full.body.data.price });
+    expect((await get(t.rt.app, '/v1/properties?ids=1545,1001001&fields=status', t.key)).body.data.map((l: any) => Object.keys(l).sort())).toEqual([
+      ['id', 'status'],
+      ['id', 'status'],
+    ]);
+    const geo = await t.rt.app.inject({ url: '/v1/search/rentals?areas=300&perPage=2&fields=price&format=geojson', headers: { authorization: `Bearer ${t.key}` } });
+    expect(JSON.parse(geo.body).features.map((f: any) => Object.keys(f.properties).sort())).toEqual([
+      ['id', 'price'],
+      ['id', 'price'],
+    ]);
+  });
+
+  it('an unknown field is 400 naming it; fields with CSV is 400', async () => {
+    for (const [url, named] of [
+      ['/v1/search/sales?fields=price,colour', 'colour'],
+      ['/v1/property/1545?fields=pricehistory', 'pricehistory'],
+      ['/v1/search/sales?fields=price&format=csv', 'CSV'],
+    ]) {
+      const res = await get(t.rt.app, url, t.key);
+      expect(res.status, url).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ name: 'fields', message: expect.stringContaining(named) })]);
+    }
+  });
+});

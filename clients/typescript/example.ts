@@ -7,7 +7,7 @@ const { data: search } = await client.GET('/v1/search/rentals', { params: { quer
 console.log(`${search?.meta.total} rentals; first: ${search?.data[0]?.id} at $${search?.data[0]?.price}`);
 
 const { data: listing } = await client.GET('/v1/property/{id}', { params: { path: { id: '1001001' } } });
-console.log(`${listing?.data.address.street} ${listing?.data.address.unit}: $${listing?.data.price}`);
+console.log(`${listing?.data.address?.street} ${listing?.data.address?.unit}: $${listing?.data.price}`);
 
 let count = 0;
 for await (const rental of client.pages('/v1/search/rentals', { areas: '300', amenities: 'DOORMAN', perPage: 50 })) count += rental.price > 0 ? 1 : 0;

@@ -5,6 +5,8 @@ import type { Plan } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
+import { ListingDetail } from '../schemas/listing.js';
+import { fieldsParam, project, sparseFields } from '../sparse-fields.js';
 
 const detailResponse = Type.Object(
   { data: Type.Ref('ListingDetail'), meta: Type.Ref('SingleMeta') },
@@ -101,7 +103,10 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
           'A batch counts as one request toward the minute limit and the monthly quota.',
         tags: ['property'],
         querystring: Type.Object(
-          { ids: Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}(,[A-Za-z0-9_-]{1,40}){0,49}$', maxLength: 2100, description: 'Comma-separated listing ids, at most 50.' }) },
+          {
+            ids: Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}(,[A-Za-z0-9_-]{1,40}){0,49}$', maxLength: 2100, description: 'Comma-separated listing ids, at most 50.' }),
+            fields: Type.Optional(fieldsParam(ListingDetail)),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -123,11 +128,12 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         security: [{ bearerAuth: [] }],
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { ids } = request.query;
+      const keep = sparseFields(request.query.fields, ListingDetail, reply);
       const unique = [...new Set(ids.split(','))];
       const answer = await deps.mirror.listingsByIds(unique);
-      return { data: answer.listings, meta: { ...answer.freshness, missing: answer.missing } };
+      return { data: answer.listings.map((l) => project(l, keep)), meta: { ...answer.freshness, missing: answer.missing } };
     },
   );
 
@@ -149,6 +155,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
               pattern: LISTING_URL_PATTERN,
               description: 'Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`.',
             }),
+            fields: Type.Optional(fieldsParam(ListingDetail)),
           },
           { additionalProperties: false },
         ),
@@ -156,13 +163,14 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         security: [{ bearerAuth: [] }],
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { url } = request.query;
+      const keep = sparseFields(request.query.fields, ListingDetail, reply);
       const path = listingPath(url);
       if (!path) throw invalidParams([{ name: 'url', in: 'query', message: 'must be a listing path such as /rental/1545 or /building/<slug>/<unit>' }]);
       const answer = await deps.mirror.listingByUrlPath(path);
       if (!answer) throw notFound(`No listing at ${path}.`);
-      return { data: answer.listing, meta: answer.freshness };
+      return { data: project(answer.listing, keep), meta: answer.freshness };
     },
   );
 
@@ -175,15 +183,17 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         description: 'Sale or rental listing detail. Off-market listings still answer, with their status. A listing not yet mirrored is fetched from upstream.',
         tags: ['property'],
         params: Type.Object({ id: ID }),
+        querystring: Type.Object({ fields: Type.Optional(fieldsParam(ListingDetail)) }, { additionalProperties: false }),
         response: { 200: detailResponse, ...problemResponses(400, 401, 404, 414, 429, 502, 503, 504) },
         security: [{ bearerAuth: [] }],
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params;
+      const keep = sparseFields(request.query.fields, ListingDetail, reply);
       const answer = await deps.mirror.listing(id);
       if (!answer) throw notFound(`No listing with id ${id}.`);
-      return { data: answer.listing, meta: answer.freshness };
+      return { data: project(answer.listing, keep), meta: answer.freshness };
     },
   );
 }

@@ -10,6 +10,8 @@ import type { ListingSearch, SortDirection, SortField } from '../../store/search
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
+import { ListingSummary } from '../schemas/listing.js';
+import { project, sparseFields } from '../sparse-fields.js';
 import { CursorError, decodeCursor } from '../../read/search-cursor.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
@@ -164,6 +166,11 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
     },
   });
   const answer = async (kind: ListingKind, path: string, query: AnyQuery, request: FastifyRequest, reply: FastifyReply) => {
+    const format = searchFormat(query.format, request.headers.accept);
+    if (query.fields !== undefined && format === 'csv') throw invalidParams([{ name: 'fields', in: 'query', message: 'applies to JSON and GeoJSON answers; a CSV has its fixed columns' }]);
+    const keep = sparseFields(query.fields, ListingSummary, reply);
+    // A GeoJSON feature's geometry is the listing's position: kept whatever the fields.
+    if (keep && format === 'geojson') keep.add('geoPoint');
     const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
     const found = await deps.mirror.search(search, boroughs, polygon);
     const meta = {
@@ -173,14 +180,14 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
       perPage: search.perPage,
       links: pageLinks(path, request.url, search.page, search.perPage, found.total, found.nextCursor),
     };
-    const format = searchFormat(query.format, request.headers.accept);
-    if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(found.items, meta));
+    const items = keep ? found.items.map((item) => project(item, keep)) : found.items;
+    if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(items, meta));
     if (format === 'csv') {
       const link = linkHeader(meta.links);
       if (link) reply.header('Link', link);
       return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(found.items));
     }
-    return { data: found.items, meta };
+    return { data: items, meta };
   };
   app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) => answer('sale', '/v1/search/sales', request.query, request, reply));
   app.get('/v1/search/rentals', options(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>

@@ -1,5 +1,7 @@
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES, SALE_TYPES } from '../../domain/listing.js';
+import { fieldsParam } from '../sparse-fields.js';
+import { ListingSummary } from './listing.js';
 
 const MONEY_MAX = 10_000_000_000;
 const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MONEY_MAX, description });
@@ -68,6 +70,7 @@ export const commonFilters = {
     pattern: '^[\\x3F-\\x7E]+$',
     description: 'An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site\'s own outline format: only listings inside.',
   }),
+  fields: fieldsParam(ListingSummary),
   format: Type.Enum(['json', 'geojson', 'csv'], { description: 'Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same.' }),
   sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC.' }),
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
