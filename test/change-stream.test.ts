@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { get } from './helpers/http.js';
+import { feedSince, get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
 import { openStream, type OpenStream } from './helpers/sse.js';
 import { waitFor } from './helpers/wait.js';
@@ -8,18 +8,6 @@ import { waitFor } from './helpers/wait.js';
 // feed (GET /v1/changes) of the same mirror after a market day and a sync.
 const runtime = useRuntimesPerTest();
 const DAY = 24 * 3_600_000;
-
-async function feed(rt: { app: any }, key: string, since: number, filter = ''): Promise<any[]> {
-  const events: any[] = [];
-  let cursor = String(since);
-  for (;;) {
-    const page = await get(rt.app, `/v1/changes?since=${cursor}&perPage=500${filter}`, key);
-    expect(page.status).toBe(200);
-    if (!page.body.data.length) return events;
-    events.push(...page.body.data);
-    cursor = page.body.meta.next;
-  }
-}
 
 describe('the change stream', () => {
   it('sends the feed\'s events, resumes from Last-Event-ID without loss or repeat, then goes on live with heartbeats', async () => {
@@ -32,7 +20,7 @@ describe('the change stream', () => {
     rt.marketClock!.advance(DAY);
     now += DAY;
     await rt.syncer.syncScope('rental', 100);
-    const expected = await feed(rt, key, start);
+    const expected = await feedSince(rt.app, key, start);
     expect(expected.length).toBeGreaterThan(20);
 
     // Part of the backlog, then the connection drops.
@@ -59,7 +47,7 @@ describe('the change stream', () => {
     rt.marketClock!.advance(DAY);
     now += DAY;
     await rt.syncer.syncScope('sale', 100);
-    const live = await feed(rt, key, head);
+    const live = await feedSince(rt.app, key, head);
     expect(live.length).toBeGreaterThan(0);
     await waitFor(() => second.events.length >= expected.length - half + live.length, 'the live events');
     expect(second.events.slice(expected.length - half).map((e) => e.id)).toEqual(live.map((e) => e.id));
@@ -77,13 +65,13 @@ describe('the change stream', () => {
     now += DAY;
     await rt.syncer.syncScope('rental', 200);
     await rt.syncer.syncScope('rental', 100);
-    const all = await feed(rt, key, start);
+    const all = await feedSince(rt.app, key, start);
     // Brooklyn (200) rentals of $2,500 to $4,000 with at most one bedroom, price changes and status changes.
     const brooklyn = new Set((await rt.store.db.selectFrom('listings').select('id').where('borough_id', '=', 200).execute()).map((r) => r.id));
     const want = all.filter((e) => e.kind === 'rental' && brooklyn.has(e.listingId) && e.newPrice >= 2500 && e.newPrice <= 4000 && e.listing.bedroomCount !== null && e.listing.bedroomCount <= 1 && e.type !== 'listing.listed');
     expect(want.length).toBeGreaterThan(0);
     const filter = '&kind=rental&areas=200&minPrice=2500&maxPrice=4000&maxBeds=1&types=listing.price_changed,listing.status_changed';
-    expect((await feed(rt, key, start, filter)).map((e) => e.id)).toEqual(want.map((e) => e.id));
+    expect((await feedSince(rt.app, key, start, filter)).map((e) => e.id)).toEqual(want.map((e) => e.id));
     const stream = await openStream(`${base}/v1/changes/stream?since=${start}${filter}`, { authorization: `Bearer ${key}` });
     await waitFor(() => stream.events.length >= want.length, 'the filtered events');
     const tail = await rt.changes.latestId();

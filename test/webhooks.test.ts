@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addSubscription } from '../src/notify/webhook-admin.js';
-import { get } from './helpers/http.js';
+import { feedSince, get } from './helpers/http.js';
 import { ROOT, SHARED_DATA } from './helpers/paths.js';
 import { startReceiver } from './helpers/receiver.js';
 import { useRuntimesPerTest, type TestRuntime } from './helpers/runtime.js';
@@ -14,17 +14,6 @@ import { waitFor } from './helpers/wait.js';
 const runtime = useRuntimesPerTest();
 const DAY = 24 * 3_600_000;
 const FAST = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,0.2,0.2', WEBHOOK_POLL_SECONDS: '0.05', CHANGES_STREAM_POLL_SECONDS: '0.05' };
-
-async function feed(rt: TestRuntime, key: string, since: number, filter: string): Promise<any[]> {
-  const events: any[] = [];
-  let cursor = String(since);
-  for (;;) {
-    const page = await get(rt.app, `/v1/changes?since=${cursor}&perPage=500${filter}`, key);
-    if (!page.body.data.length) return events;
-    events.push(...page.body.data);
-    cursor = page.body.meta.next;
-  }
-}
 
 const keyId = async (rt: TestRuntime) => (await rt.keys.list()).at(-1)!.id;
 
@@ -43,8 +32,8 @@ describe('webhooks', () => {
       expect(prices.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       rt.marketClock!.advance(DAY);
       await rt.syncer.syncScope('rental', 300);
-      const wantPrices = await feed(rt, key, start, '&types=listing.price_changed&kind=rental');
-      const wantStatuses = await feed(rt, key, start, '&types=listing.status_changed&kind=rental&minPrice=2000');
+      const wantPrices = await feedSince(rt.app, key, start, '&types=listing.price_changed&kind=rental');
+      const wantStatuses = await feedSince(rt.app, key, start, '&types=listing.status_changed&kind=rental&minPrice=2000');
       expect(wantPrices.length).toBeGreaterThan(5);
       expect(wantStatuses.length).toBeGreaterThan(0);
 

@@ -64,3 +64,16 @@ export function rawRequest(port: number, head: string): Promise<RawAnswer> {
     });
   });
 }
+
+/** Every change event after cursor `since` (GET /v1/changes, `filter` appended to the query), following `meta.next` to the end. */
+export async function feedSince(app: FastifyInstance, key: string, since: number, filter = ''): Promise<any[]> {
+  const events: any[] = [];
+  let cursor = String(since);
+  for (;;) {
+    const page = await get(app, `/v1/changes?since=${cursor}&perPage=500${filter}`, key);
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    if (!page.body.data.length) return events;
+    events.push(...page.body.data);
+    cursor = page.body.meta.next;
+  }
+}
