@@ -19,7 +19,6 @@ async function all(path: string) {
   return items;
 }
 
-const ids = (rows: { rental_id?: string }[]) => rows.map((r) => r.rental_id).sort();
 const saleId = (r: { index: number }) => String(1_000_000 + r.index);
 
 describe('rental filters against the source rows', () => {

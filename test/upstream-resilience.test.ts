@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/app.js';
 import { get } from './helpers/http.js';
-import { useRuntimesPerTest, type TestRuntime } from './helpers/runtime.js';
+import { useRuntimesPerTest } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
 
 // How the service treats a busy or failing upstream: interactive lookups first, a bounded queue, no

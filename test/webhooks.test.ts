@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addSubscription } from '../src/notify/webhook-admin.js';
-import { feedSince, get } from './helpers/http.js';
+import { feedSince } from './helpers/http.js';
 import { ROOT, SHARED_DATA } from './helpers/paths.js';
 import { startReceiver } from './helpers/receiver.js';
 import { useRuntimesPerTest, type TestRuntime } from './helpers/runtime.js';

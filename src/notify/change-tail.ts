@@ -18,11 +18,12 @@ export class ChangeTail {
   ) {}
 
   /**
-   * Resolves when the log holds an event newer than `after`, when `timeoutSeconds` pass, when
-   * `signal` aborts or when the tail closes, whichever comes first. Never rejects.
+   * Resolves when the log holds an event newer than `after` (true), or when `timeoutSeconds` pass,
+   * `signal` aborts or the tail closes (false), whichever comes first. Never rejects.
    */
-  wait(after: number, timeoutSeconds: number, signal?: AbortSignal): Promise<void> {
-    if (this.closed || signal?.aborted || this.latest > after) return Promise.resolve();
+  wait(after: number, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.latest > after) return Promise.resolve(true);
+    if (this.closed || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const waiter = {
         after,
@@ -30,7 +31,7 @@ export class ChangeTail {
           clearTimeout(timeout);
           signal?.removeEventListener('abort', waiter.wake);
           this.waiters.delete(waiter);
-          resolve();
+          resolve(this.latest > after);
         },
       };
       const timeout = setTimeout(waiter.wake, timeoutSeconds * 1000);

@@ -27,7 +27,7 @@ export interface WebhookAdminDeps {
  */
 export async function addSubscription(deps: WebhookAdminDeps, input: { keyId: string; url: string; events: string[]; filter: string }): Promise<{ subscription: WebhookSubscriptionRow; secret: string }> {
   const now = deps.clock();
-  const key = (await deps.keys.list()).find((k) => k.id === input.keyId);
+  const key = await deps.keys.findById(input.keyId);
   if (!key) throw new WebhookAdminError(`no key with id ${input.keyId} (see keys list)`);
   if (key.revoked_at) throw new WebhookAdminError(`key ${input.keyId} is revoked`);
   if (key.expires_at && new Date(key.expires_at) <= now) throw new WebhookAdminError(`key ${input.keyId} expired on ${key.expires_at}`);

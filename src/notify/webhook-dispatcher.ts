@@ -116,17 +116,19 @@ export class WebhookDispatcher {
     const subscriptions = await this.deps.webhooks.active();
     if (!subscriptions.length) return;
     const tree = await this.deps.areaTree();
+    // The head is read once, before any page: every matching event up to it is in the pages read after,
+    // so each cursor may move past it (a later event is left for the next pass).
+    const head = await this.deps.changes.latestId();
     for (const s of subscriptions) {
       const now = this.deps.clock();
       const deliver = this.qualifies(s, now);
       const filter = { ...changeFilterOf(filterParams(s.filter), tree), types: s.events.split(',') };
       let cursor = Number(s.cursor);
       for (;;) {
-        // The head first: every matching event up to it is in the page, so the cursor may move past it.
-        const head = await this.deps.changes.latestId();
         const events = deliver ? await this.deps.changes.page(cursor, FAN_OUT_BATCH, filter) : [];
         const full = events.length === FAN_OUT_BATCH;
-        const next = full ? events.at(-1)!.id : Math.max(head, cursor);
+        // Ids become visible in order, so past the last event read nothing matching is left behind either.
+        const next = full ? events.at(-1)!.id : Math.max(head, cursor, events.at(-1)?.id ?? 0);
         if (next === cursor) break;
         const items = events.map((e) => ({
           eventId: e.id,

@@ -45,6 +45,10 @@ export class KeysRepository {
     return this.db.selectFrom('api_keys').selectAll().where('digest', '=', digest).executeTakeFirst();
   }
 
+  async findById(id: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   async list(): Promise<ApiKeyRow[]> {
     return this.db.selectFrom('api_keys').selectAll().orderBy('created_at').execute();
   }

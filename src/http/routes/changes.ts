@@ -175,8 +175,8 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
           if (events.length) cursor = events.at(-1)!.id;
           if (events.length === STREAM_BATCH) continue;
           const seen = Math.max(head, cursor);
-          await deps.tail.wait(seen, heartbeatSeconds, gone.signal);
-          if (stream.open && (await deps.changes.latestId()) <= seen) await stream.comment(`heartbeat ${deps.clock().toISOString()}`);
+          const news = await deps.tail.wait(seen, heartbeatSeconds, gone.signal);
+          if (!news && stream.open) await stream.comment(`heartbeat ${deps.clock().toISOString()}`);
         }
       } catch (error) {
         request.log.warn({ err: (error as Error).message }, 'change stream ended by an error');
