@@ -11,6 +11,7 @@ import type { Mirror } from './read/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { registerRateLimits } from './http/plugins/rate-limits.js';
+import { registerAnswerCache } from './http/plugins/answer-cache.js';
 import type { PlanLimiters } from './access/plan-limiters.js';
 import type { QuotaMeter } from './access/quota-meter.js';
 import type { KeyResolver } from './access/key-resolver.js';
@@ -291,6 +292,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app, routes);
   registerAuth(app, { keys: deps.keys, resolver: deps.keyResolver, config: deps.config, clock: deps.clock });
   registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
+  // After auth and rate limits (a reused answer is counted and limited like any other).
+  if (deps.config.answerCacheBytes > 0) {
+    registerAnswerCache(app, { versions: () => deps.mirror.writeVersion, ttlSeconds: deps.config.readCacheSeconds, maxBytes: deps.config.answerCacheBytes, clock: deps.clock });
+  }
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });

@@ -71,6 +71,8 @@ export interface Config {
    * instance may take to show in totals and freshness (this instance's own writes show at once).
    */
   readCacheSeconds: number;
+  /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
+  answerCacheBytes: number;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
@@ -211,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS', 1),
     slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000),
     readCacheSeconds: num(env, 'READ_CACHE_SECONDS', 2),
+    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB', 32) * 1024 * 1024),
     plans: {
       free: plan('free', 10, 10, 100),
       starter: plan('starter', 50, 30, 5000),

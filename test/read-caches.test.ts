@@ -34,4 +34,36 @@ describe('read caches', () => {
     expect(after).not.toBe(before);
     await waitFor(async () => (await get(a.app, url, key)).body.meta.total === after, 'the other instance\'s sync in this instance\'s answers');
   }, 120_000);
+
+  it('the answer cache: a repeated request reuses the answer (counted and limited as any), for READ_CACHE_SECONDS at most, never past the data\'s freshness', async () => {
+    let now = Date.now();
+    const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '60' }, { clock: () => new Date(now), realLimits: true });
+    const key = await a.key('pro');
+    const url = '/v1/property/1545';
+    // The listing's data age, asked by another URL (an answer of its own), sets the clock for what follows.
+    const first = await get(a.app, `${url}?fields=id`, key);
+    expect(first.body.meta.source).toBe('cached');
+    now = Date.parse(first.body.meta.dataAge) + 10_000;
+    const fresh = await get(a.app, url, key);
+    // A write this process did not make (as another instance's would be): the stored answer is reused.
+    await a.store.db.updateTable('listings').set({ price: fresh.body.data.price + 1 }).where('id', '=', '1545').execute();
+    const again = await get(a.app, url, key);
+    expect(again.body).toEqual(fresh.body);
+    expect(again.headers.etag).toBe(fresh.headers.etag);
+    expect(again.headers['last-modified']).toBe(fresh.headers['last-modified']);
+    expect(Number(again.headers['x-ratelimit-remaining'])).toBe(Number(fresh.headers['x-ratelimit-remaining']) - 1);
+    // Past READ_CACHE_SECONDS the route runs again and sees the write.
+    now += 601_000;
+    const later = await get(a.app, url, key);
+    expect(later.body.data.price).toBe(fresh.body.data.price + 1);
+    expect(later.headers.etag).not.toBe(fresh.headers.etag);
+    // Once the data is older than its threshold, no reused 'cached' answer: the route judges it stale.
+    now = Date.parse(first.body.meta.dataAge) + 100_001_000;
+    expect((await get(a.app, url, key)).body.meta.source).not.toBe('cached');
+    // The limits count reused answers too: the minute's 60 end in 429 whatever the cache holds.
+    const statuses = [];
+    for (let i = 0; i < 60; i++) statuses.push((await get(a.app, url, key)).status);
+    expect(statuses.at(-1)).toBe(429);
+  }, 120_000);
 });
+

@@ -7,9 +7,14 @@ export function newApiKey(prefix: string): string {
   return `${prefix}_${randomUUID()}`;
 }
 
+/** The key pattern of each prefix, compiled once (it is tested on every request). */
+const keyPatterns = new Map<string, RegExp>();
+
 /** Whether `key` has the form `<PREFIX>_<uuid v4>` (lower-case hex). */
 export function isWellFormedKey(key: string, prefix: string): boolean {
-  return new RegExp(`^${prefix.replace(/[^A-Za-z0-9]/g, '\\$&')}_${UUID_V4}$`).test(key);
+  let pattern = keyPatterns.get(prefix);
+  if (!pattern) keyPatterns.set(prefix, (pattern = new RegExp(`^${prefix.replace(/[^A-Za-z0-9]/g, '\\$&')}_${UUID_V4}$`)));
+  return pattern.test(key);
 }
 
 /**

@@ -95,6 +95,14 @@ export class Mirror {
     return states;
   }
 
+  /**
+   * This process's write versions of listings, scopes and areas as one string: it changes with every write
+   * this process makes to the mirror, so caches of answers keyed by it show local writes at once.
+   */
+  get writeVersion(): string {
+    return `${this.deps.listings.version}.${this.deps.scopes.version}.${this.deps.areas.version}`;
+  }
+
   private get now(): Date {
     return this.deps.clock();
   }

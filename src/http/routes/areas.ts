@@ -22,6 +22,7 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
   app.get(
     '/v1/areas/:id',
     {
+      config: { answerCache: true },
       schema: {
         operationId: 'getArea',
         summary: 'One area, with its outline',
@@ -47,6 +48,7 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
   app.get(
     '/v1/areas',
     {
+      config: { answerCache: true },
       schema: {
         operationId: 'listAreas',
         summary: 'Areas and neighbourhoods',

@@ -95,6 +95,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
   app.get(
     '/v1/properties',
     {
+      config: { answerCache: true },
       schema: {
         operationId: 'getProperties',
         summary: 'Several listings by upstream id (batch)',
@@ -140,6 +141,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
   app.get(
     '/v1/property/by-url',
     {
+      config: { answerCache: true },
       schema: {
         operationId: 'getPropertyByUrl',
         summary: 'Listing detail by its URL on the upstream site',
@@ -177,6 +179,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
   app.get(
     '/v1/property/:id',
     {
+      config: { answerCache: true },
       schema: {
         operationId: 'getProperty',
         summary: 'Listing detail by upstream listing id',

@@ -142,7 +142,7 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** The route's options; generic in its query schema, so that each route's request.query is typed by its own. */
   const options = <Q extends typeof SalesQuery | typeof RentalsQuery>(querystring: Q, summary: string, operationId: string) => ({
-    config: { access: 'anonymous' as const },
+    config: { access: 'anonymous' as const, answerCache: true },
     schema: {
       operationId,
       summary,

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** true: identical requests to this GET route may be answered from the {@link registerAnswerCache answer cache}. */
+    answerCache?: boolean;
+  }
+}
+
+/** The freshness part of an answer's meta (spec 3): what decides whether it may be reused, and for how long. */
+interface CacheableMeta {
+  dataAge?: string;
+  source?: string;
+  freshnessThreshold?: number;
+  refreshTriggered?: boolean;
+}
+
+interface Entry {
+  /** The answer as the handler returned it: the hooks that set headers from `meta` read it again on a hit. */
+  payload: unknown;
+  /** The same answer serialized once by the route's response schema. */
+  body: string;
+  /** Milliseconds since the epoch after which the entry is not used. */
+  until: number;
+}
+
+export interface AnswerCacheOptions {
+  /** This process's write versions of the mirror: an entry is only found while they are unchanged. */
+  versions: () => string;
+  /** Seconds an answer may be reused (READ_CACHE_SECONDS: how long another instance's write may take to show). */
+  ttlSeconds: number;
+  /** The most bytes of serialized answers held (UTF-16 code units, roughly bytes for this JSON). */
+  maxBytes: number;
+  clock: () => Date;
+}
+
+/**
+ * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), reused
+ * when the same caller plan asks the same URL with the same `Accept`, while this process has written
+ * nothing to the mirror since, for at most `ttlSeconds`, and never past the moment the data turns stale.
+ * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
+ * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
+ * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
+ * the header hooks read the same payload); only the route's work and the serialization are skipped.
+ */
+export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
+  const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 200 });
+  const keys = new WeakMap<FastifyRequest, string>();
+  const hits = new WeakSet<FastifyRequest>();
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return;
+    const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
+    const entry = entries.get(key);
+    if (entry && entry.until > options.clock().getTime()) {
+      hits.add(request);
+      return reply.type('application/json; charset=utf-8').serializer(() => entry.body).send(entry.payload);
+    }
+    keys.set(request, key);
+  });
+
+  // A computed answer worth keeping is noted before serialization (its meta says so), and kept with its
+  // body once serialized, by whatever serializer the route used (its schema's, or JSON.stringify for
+  // sparse fields). Route-level onSend hooks (compression) run after this one: the body is still plain.
+  const pending = new WeakMap<FastifyRequest, { key: string; payload: unknown; until: number }>();
+  app.addHook('preSerialization', async (request, reply, payload: unknown) => {
+    const key = keys.get(request);
+    if (key === undefined || hits.has(request) || reply.statusCode !== 200) return payload;
+    const type = reply.getHeader('content-type');
+    if (type !== undefined && !String(type).startsWith('application/json')) return payload;
+    const until = reusableUntil((payload as { meta?: CacheableMeta } | null)?.meta, options);
+    if (until !== null) pending.set(request, { key, payload, until });
+    return payload;
+  });
+  app.addHook('onSend', async (request, reply, body: unknown) => {
+    const kept = pending.get(request);
+    if (kept && typeof body === 'string' && reply.statusCode === 200) entries.set(kept.key, { payload: kept.payload, body, until: kept.until });
+    return body;
+  });
+}
+
+/**
+ * Until when (ms since the epoch) an answer with this meta may be reused: `ttlSeconds` from now, but not
+ * past the instant its data turns stale; null when it must not be reused (no freshness meta, not
+ * `cached`, or it started a refresh).
+ */
+function reusableUntil(meta: CacheableMeta | undefined, options: AnswerCacheOptions): number | null {
+  if (!meta?.dataAge || meta.source !== 'cached' || meta.refreshTriggered || meta.freshnessThreshold === undefined) return null;
+  const now = options.clock().getTime();
+  const staleAt = Date.parse(meta.dataAge) + meta.freshnessThreshold * 1000;
+  const until = Math.min(now + options.ttlSeconds * 1000, staleAt);
+  return until > now ? until : null;
+}
