@@ -1,72 +1,45 @@
 /**
- * Benchmark: the real service (embedded SQLite or PostgreSQL, local upstream) on loopback, driven by
- * autocannon, and for each scenario a bare `node:http` server answering the very same bytes, measured
- * in the same run: the ratio says how close the service comes to what this machine can serve at all.
- * Prints req/s, p50 and p99 per scenario, then the service process's resident memory; writes the
- * table and the command to bench/results/. Usage: `npm run bench` (BENCH_SECONDS, BENCH_CONNECTIONS, DATABASE_URL to change
- * it). Traffic stays on 127.0.0.1.
+ * Benchmark: the real service (embedded SQLite or PostgreSQL) on loopback, driven by autocannon, and for
+ * each scenario in the same run (this machine is noisy, so only ratios within one run mean anything):
+ *   - a bare `node:http` server answering the very same bytes: the limit of this machine;
+ *   - a generic database-to-REST peer, @platformatic/db, over the same rows with the nearest query it
+ *     can express (SQLite runs only; see bench/peer.ts).
+ * Prints req/s, p50 and p99 per scenario and each req/s as a ratio of the bare server's; then the
+ * service's resident memory, the sync rate (a full sync of an empty mirror from the local upstream)
+ * and, with BENCH_LISTINGS, the seed rate. Writes it all and the command to bench/results/.
+ *
+ * Processes: the local upstream runs alone (as the real site would be elsewhere), the service alone
+ * (its RSS is its own), the load generator here. Traffic stays on 127.0.0.1.
+ *
+ * Usage: `npm run bench`. BENCH_SECONDS (10), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
+ * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
+ * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
+ * of scenario names).
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import pino from 'pino';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { issueKey } from '../src/keys/key-admin.js';
 import { startRuntime } from '../src/runtime.js';
+import { openStore } from '../src/store/database.js';
+import { ListingsRepository } from '../src/store/listings-repository.js';
+import { seedListings } from '../src/sync/seed.js';
+import { startPeer, type Peer } from './peer.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const dir = resolve('.cache', 'bench');
 mkdirSync(dir, { recursive: true });
-
-// The service runs in a process of its own (as `nyc-listings serve` would), so that its memory is
-// measured alone and the load generator does not share its event loop. Freshness thresholds are a
-// year: the benchmark measures reads, not a sync started by a stale scope in the middle of it.
 const databaseUrl = process.env.DATABASE_URL ?? join(dir, 'mirror.db');
-const serviceEnv: Record<string, string> = {
-  ...(process.env as Record<string, string>),
-  DATABASE_URL: databaseUrl,
-  MARKET_CLOCK: 'off',
-  SYNC_INTERVAL_SECONDS: '0',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-  RATE_LIMIT_BUSINESS_PER_MINUTE: '100000000',
-  QUOTA_BUSINESS_PER_MONTH: '1000000000',
-  ...Object.fromEntries(['SEARCH', 'PROPERTY', 'BUILDING', 'AREAS'].map((r) => [`FRESHNESS_${r}_SECONDS`, '31536000'])),
-};
-const config = loadConfig(serviceEnv);
-// The first run on an empty database syncs it here, before anything is timed.
-const setup = await startRuntime(config, { logger: pino({ level: 'warn' }), scheduler: false, webhooks: false });
-await setup.coordinator.idle();
-const key = await issueKey(setup.keys, config, { plan: 'business', label: 'bench', expires: null });
-const listings = await setup.listings.count();
-const dialect = setup.store.dialect;
-await setup.close();
-const started = Date.now();
-const service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--port', String(await freePort()), '--host', '127.0.0.1'], {
-  env: serviceEnv,
-  stdio: ['ignore', 'ignore', 'pipe'],
-});
-const address = await new Promise<string>((resolve, reject) => {
-  let log = '';
-  service.stderr.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-    const match = /nyc-listings listening on (http:\/\/[0-9.:]+)/.exec(log);
-    if (match) resolve(match[1]);
-  });
-  service.once('exit', (code) => reject(new Error(`the service exited (${code}): ${log.slice(-2000)}`)));
-});
-console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
-const headers = { authorization: `Bearer ${key}` };
-
-/** Resident memory of the service process, MiB (Linux). */
-function serviceRss(): number {
-  const status = readFileSync(`/proc/${service.pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
-}
+const postgres = /^postgres(ql)?:/.test(databaseUrl);
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -76,74 +49,221 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The URL of page `n` reached by following `links.next` (keyset cursors) from `first`. */
-async function byCursor(first: string, n: number): Promise<string> {
+/** Runs `node --import tsx src/main.ts <args>` and resolves once its stderr matches `ready` (with the match). */
+async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    let log = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log = (log + chunk.toString()).slice(-8000);
+      const found = ready.exec(log);
+      if (found) resolve(found);
+    });
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited (${code}): ${log.slice(-2000)}`)));
+  });
+  return { child, match };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((exited) => child.once('exit', exited));
+}
+
+/** Resident memory of a process, MiB (Linux). */
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
+}
+
+// The local upstream in a process of its own, its market still: the benchmark measures reads.
+const baseEnv: Record<string, string> = { ...(process.env as Record<string, string>), MARKET_CLOCK: 'off', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+const upstreamPort = await freePort();
+const upstream = await spawnCommand(['upstream', '--port', String(upstreamPort)], baseEnv, /local upstream listening/);
+const upstreamUrl = `http://127.0.0.1:${upstreamPort}/`;
+
+// Freshness thresholds are a year: no sync starts in the middle of a measurement.
+const serviceEnv: Record<string, string> = {
+  ...baseEnv,
+  UPSTREAM_URL: upstreamUrl,
+  // An UPSTREAM_URL gets the real site's polite defaults (1 s pacing, one call at a time); this one is the
+  // local upstream, so it gets what the embedded default uses for it.
+  UPSTREAM_PACING_SECONDS: '0',
+  UPSTREAM_CONCURRENCY: '4',
+  HYDRATION_BATCH: '100',
+  DATABASE_URL: databaseUrl,
+  SYNC_INTERVAL_SECONDS: '0',
+  RATE_LIMIT_BUSINESS_PER_MINUTE: '100000000',
+  QUOTA_BUSINESS_PER_MONTH: '1000000000',
+  ...Object.fromEntries(['SEARCH', 'PROPERTY', 'BUILDING', 'AREAS'].map((r) => [`FRESHNESS_${r}_SECONDS`, '31536000'])),
+};
+const config = loadConfig(serviceEnv);
+const quiet = pino({ level: 'warn' });
+
+/**
+ * Sync rate: a full sync (areas, every scope, every listing's details) of an empty mirror of the same
+ * kind from the local upstream, in listings a second. A fresh SQLite file, or a fresh PostgreSQL schema.
+ */
+async function syncRate(): Promise<{ listings: number; seconds: number; perSecond: number }> {
+  let url = join(dir, 'sync-rate.db');
+  let dropSchema: (() => Promise<void>) | null = null;
+  if (postgres) {
+    const schema = `nyc_listings_bench_sync_${process.pid}`;
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    url = `${databaseUrl.split('?')[0]}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    dropSchema = async () => {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    };
+  } else for (const suffix of ['', '-wal', '-shm']) rmSync(url + suffix, { force: true });
+  const runtime = await startRuntime({ ...config, databaseUrl: url }, { logger: quiet, initialSync: false, scheduler: false, webhooks: false });
+  const started = performance.now();
+  const failed = await runtime.syncer.syncAll();
+  const elapsed = (performance.now() - started) / 1000;
+  if (failed.length) throw new Error(`the sync-rate sync failed: ${failed.join(', ')}`);
+  const listings = await runtime.listings.count();
+  await runtime.close();
+  await dropSchema?.();
+  return { listings, seconds: Math.round(elapsed * 10) / 10, perSecond: Math.round(listings / elapsed) };
+}
+const sync = process.env.BENCH_SYNC === 'off' ? null : await syncRate();
+if (sync) console.log(`sync: ${sync.listings} listings in ${sync.seconds} s, ${sync.perSecond} listings/s (areas, 10 scopes, details)`);
+
+// The mirror measured: synced on first use, then seeded to BENCH_LISTINGS when asked.
+const setup = await startRuntime(config, { logger: quiet, scheduler: false, webhooks: false });
+await setup.coordinator.idle();
+const key = await issueKey(setup.keys, config, { plan: 'business', label: 'bench', expires: null });
+const dialect = setup.store.dialect;
+await setup.close();
+let seed: Awaited<ReturnType<typeof seedListings>> | null = null;
+if (process.env.BENCH_LISTINGS) {
+  const store = await openStore(databaseUrl);
+  seed = await seedListings(store, Number(process.env.BENCH_LISTINGS), 2016);
+  await store.close();
+  console.log(`seed: ${seed.added} synthetic listings in ${seed.seconds} s, ${seed.perSecond} listings/s`);
+}
+const store = await openStore(databaseUrl);
+const listings = await new ListingsRepository(store.db).count();
+/** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
+const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
+await store.close();
+
+const started = Date.now();
+const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/);
+const address = service.match[1];
+console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
+const headers = { authorization: `Bearer ${key}` };
+const peer: Peer | null = postgres || process.env.BENCH_PEER === 'off' ? null : await startPeer(databaseUrl.replace(/^sqlite:/, ''), await freePort());
+
+/** The URL of the page reached by following `links.next` (keyset cursors) from `first`, `n - 1` times or to the last page. */
+async function byCursor(first: string, n = Infinity): Promise<string> {
   let url = first;
   for (let page = 1; page < n; page++) {
     const answer = await request(`${address}${url}`, { headers });
-    url = ((await answer.body.json()) as { meta: { links: { next: string } } }).meta.links.next;
+    const next = ((await answer.body.json()) as { meta: { links: { next: string | null } } }).meta.links.next;
+    if (!next) break;
+    url = next;
   }
   return url;
 }
 
-const scenarios: [string, string][] = [
-  ['search rentals, page 1 of a borough', '/v1/search/rentals?areas=100'],
-  ['search rentals, deep page (150 of 20)', '/v1/search/rentals?perPage=20&page=150'],
-  ['search rentals, the same page by cursor', await byCursor('/v1/search/rentals?perPage=20', 150)],
-  ['search rentals, 5 filters, by price', '/v1/search/rentals?areas=200&minBeds=1&maxPrice=4000&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC'],
-  // A different maximum price on every request: no answer is reused, every one is counted and read.
-  ['search rentals, uncached (a new maxPrice each time)', '/v1/search/rentals?areas=200&minBeds=1&maxPrice=VARIES&sort=PRICE&sortDir=ASC'],
-  ['search sales by price per sq ft', '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500'],
-  ['search sales, page of 500', '/v1/search/sales?perPage=500'],
-  ['property by id', '/v1/property/1001001'],
-  ['property by url', '/v1/property/by-url?url=/rental/1545'],
-  ['areas', '/v1/areas'],
+
+/**
+ * A scenario: the service's path (`{varies}` in it is replaced on each request by `vary()`, so that
+ * no answer is reused), and the peer's nearest request for the same rows (none when it has no match).
+ */
+interface Scenario {
+  name: string;
+  path: string;
+  vary?: () => string;
+  peer?: string;
+}
+const R = '/listings?where.kind.eq=rental&where.status.eq=ACTIVE';
+const S = '/listings?where.kind.eq=sale&where.status.eq=ACTIVE';
+const scenarios: Scenario[] = [
+  { name: 'search rentals, page 1 of a borough', path: '/v1/search/rentals?areas=100', peer: `${R}&where.boroughId.eq=100&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=50&totalCount=true` },
+  { name: 'search rentals, deep page (150 of 20)', path: '/v1/search/rentals?perPage=20&page=150', peer: `${R}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=20&offset=2980&totalCount=true` },
+  { name: 'search rentals, the same page by cursor', path: await byCursor('/v1/search/rentals?perPage=20', 150) },
+  { name: 'search rentals, last page of a borough by cursor', path: await byCursor('/v1/search/rentals?areas=100') },
+  {
+    name: 'search rentals, 5 filters, by price',
+    path: '/v1/search/rentals?areas=200&minBeds=1&maxPrice=4000&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC',
+    // The peer cannot join amenities: four of the five filters.
+    peer: `${R}&where.boroughId.eq=200&where.bedroomCount.gte=1&where.price.lte=4000&where.noFee.eq=1&orderby.price=asc&orderby.id=asc&limit=50&totalCount=true`,
+  },
+  {
+    name: 'search rentals, uncached (a new maxPrice each time)',
+    path: '/v1/search/rentals?areas=200&minBeds=1&maxPrice={varies}&sort=PRICE&sortDir=ASC',
+    vary: () => String(2000 + Math.floor(Math.random() * 1_000_000)),
+    peer: `${R}&where.boroughId.eq=200&where.bedroomCount.gte=1&where.price.lte={varies}&orderby.price=asc&orderby.id=asc&limit=50&totalCount=true`,
+  },
+  { name: 'search sales by price per sq ft', path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500', peer: `${S}&where.sqft.gte=500&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true` },
+  { name: 'search sales, page of 500', path: '/v1/search/sales?perPage=500', peer: `${S}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=500&totalCount=true` },
+  { name: 'property by id', path: '/v1/property/1001001', peer: '/listings/1001001' },
+  { name: 'property by id, any listing at random', path: '/v1/property/{varies}', vary: () => allIds[Math.floor(Math.random() * allIds.length)], peer: '/listings/{varies}' },
+  { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
+  { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
 ];
 
-/** autocannon against `url` for the configured time; req/s, p50 and p99 in ms. */
-async function load(url: string, withHeaders: Record<string, string>) {
-  // Each request of a varying scenario asks a maximum price of its own ($2,000 to $1,002,000). Its
-  // request hook cannot cross into a worker thread, so that load runs on this thread (the service has a
-  // process of its own; the bare servers here are idle then). Other loads run in a worker thread.
-  const varies = url.includes('VARIES');
-  const requests: autocannon.Request[] | undefined = varies
-    ? [{ setupRequest: (req) => ({ ...req, path: req.path!.replace(/maxPrice=[0-9A-Z]+/, `maxPrice=${2000 + Math.floor(Math.random() * 1_000_000)}`) }) }]
-    : undefined;
-  const result = await autocannon({ url: varies ? url.replace('VARIES', '3000') : url, headers: withHeaders, connections, duration: seconds, requests, ...(varies ? {} : { workers: 1 }) });
-  if (result.non2xx || result.errors) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+/** autocannon against `base + path` for the configured time; req/s, p50 and p99 in ms. */
+async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string) {
+  // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
+  // service and the peer have processes of their own; the bare servers here are idle then).
+  const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
+  const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
+  if (result.non2xx || result.errors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
+const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
 const rows = [];
-for (const [name, path] of scenarios) {
+for (const scenario of scenarios) {
+  if (only && !only.test(scenario.name)) continue;
+  const example = scenario.path.replace('{varies}', scenario.vary?.() ?? '');
   // The bare server answers with the service's own answer: the same status, type and bytes.
-  const answer = await request(`${address}${path.replace('VARIES', '3000')}`, { headers });
+  const answer = await request(`${address}${example}`, { headers });
   const body = Buffer.from(await answer.body.arrayBuffer());
+  if (answer.statusCode !== 200) throw new Error(`${example}: ${answer.statusCode} ${body}`);
   const type = String(answer.headers['content-type']);
   const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body));
   await new Promise<void>((ready) => bare.listen(0, '127.0.0.1', ready));
-  const service = await load(`${address}${path}`, headers);
-  const limit = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}${path}`, {});
+  const measured = await load(address, scenario.path, headers, scenario.vary);
+  const limit = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, example, {});
   await new Promise((closed) => bare.close(closed));
-  rows.push({
-    scenario: name,
+  const other = peer && scenario.peer ? await load(peer.url, scenario.peer, {}, scenario.vary) : null;
+  const row = {
+    scenario: scenario.name,
     bytes: body.length,
-    'req/s': service.rps,
-    'p50 ms': service.p50,
-    'p99 ms': service.p99,
+    'req/s': measured.rps,
+    'p50 ms': measured.p50,
+    'p99 ms': measured.p99,
     'bare req/s': limit.rps,
-    ratio: `${((service.rps / limit.rps) * 100).toFixed(1)} %`,
-  });
+    ratio: pct(measured.rps, limit.rps),
+    'peer req/s': other?.rps ?? null,
+    'peer p99': other?.p99 ?? null,
+    'vs peer': other ? `${(measured.rps / other.rps).toFixed(1)}x` : null,
+  };
+  rows.push(row);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms), ${row.ratio} of bare${other ? `, ${row['vs peer']} the peer` : ''}`);
 }
-const rss = serviceRss();
+const serviceRssMiB = rssOf(service.child.pid!);
+const peerRssMiB = peer ? rssOf(peer.pid) : null;
 console.table(rows);
-console.log(`service rss ${rss} MiB; ${connections} connections, ${seconds} s a run; ${listings} listings on ${dialect}`);
-const command = `BENCH_SECONDS=${seconds} BENCH_CONNECTIONS=${connections}${process.env.DATABASE_URL ? ` DATABASE_URL=${dialect === 'postgres' ? '<postgres>' : process.env.DATABASE_URL}` : ''} npm run bench`;
+console.log(
+  `service rss ${serviceRssMiB} MiB${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
+    `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
+);
+const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
+if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
+const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('bench', 'results'), { recursive: true });
 writeFileSync(
   resolve('bench', 'results', `${stamp}-${dialect}-${listings}.json`),
-  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB: rss, rows }, null, 2)}\n`,
+  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
 );
-service.kill('SIGTERM');
-await new Promise((exited) => service.once('exit', exited));
+await peer?.stop();
+await stop(service.child);
+await stop(upstream.child);

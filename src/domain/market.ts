@@ -18,8 +18,12 @@ export interface MarketFigures {
  * "type 7" definition: the median of an even count is the mean of the two middle values). Null when empty.
  */
 export function quantile(values: number[], q: number): number | null {
-  if (!values.length) return null;
-  const sorted = [...values].sort((a, b) => a - b);
+  return sortedQuantile([...values].sort((a, b) => a - b), q);
+}
+
+/** {@link quantile} of values already sorted ascending (no copy, no sort). */
+function sortedQuantile(sorted: number[], q: number): number | null {
+  if (!sorted.length) return null;
   const position = (sorted.length - 1) * q;
   const below = Math.floor(position);
   const above = Math.ceil(position);
@@ -34,13 +38,16 @@ export function marketFigures(listings: { price: number; pricePerSqft: number | 
   const groups = new Map<string, number[]>();
   for (const l of listings) {
     const label = l.bedroomCount === null ? 'UNKNOWN' : l.bedroomCount === 0 ? 'STUDIO' : String(l.bedroomCount);
-    groups.set(label, [...(groups.get(label) ?? []), l.price]);
+    let prices = groups.get(label);
+    if (!prices) groups.set(label, (prices = []));
+    prices.push(l.price);
   }
+  const prices = listings.map((l) => l.price).sort((a, b) => a - b);
   return {
     activeCount: listings.length,
-    medianPrice: round2(quantile(listings.map((l) => l.price), 0.5)),
-    p25Price: round2(quantile(listings.map((l) => l.price), 0.25)),
-    p75Price: round2(quantile(listings.map((l) => l.price), 0.75)),
+    medianPrice: round2(sortedQuantile(prices, 0.5)),
+    p25Price: round2(sortedQuantile(prices, 0.25)),
+    p75Price: round2(sortedQuantile(prices, 0.75)),
     medianPricePerSqft: round2(quantile(known(listings.map((l) => l.pricePerSqft)), 0.5)),
     medianDaysOnMarket: round2(quantile(known(listings.map((l) => l.daysOnMarket)), 0.5)),
     byBedroom: [...groups.entries()]

@@ -7,7 +7,8 @@ import { KNOWN_AMENITIES, type ListingDetail, type ListingKind, type ListingSumm
 import { mortgageFactor } from '../domain/monthly-cost.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
-import { rowToDetail, rowToSummary, type ListingRow } from '../store/listing-rows.js';
+import type { ListingRow } from '../store/listing-rows.js';
+import { rowToDetail, rowToSummary } from './listing-presenters.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFigures, type MarketFigures } from '../domain/market.js';
@@ -23,13 +24,13 @@ import { encodeCursor } from './search-cursor.js';
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
   syncScope(kind: ListingKind, boroughId: number): Promise<unknown>;
-  syncAreas(): Promise<unknown>;
+  /** Syncs the area list and returns the tree it made. */
+  syncAreas(): Promise<AreaTree>;
   /** `interactive`: a caller waits for the answer (served before background work). */
   refreshListing(id: string, kind?: ListingKind, priority?: 'interactive' | 'background'): Promise<boolean>;
   refreshBuilding(idOrSlug: string, priority?: 'interactive' | 'background'): Promise<Building | null>;
   /** Hydrates these listings through the detail queries. */
   hydrate(kind: ListingKind, ids: string[], priority?: 'interactive' | 'background'): Promise<void>;
-  areaTree(): Promise<AreaTree>;
   /** False while the upstream refuses calls (circuit breaker open): no refresh is started then. */
   canRefresh(): boolean;
 }
@@ -70,18 +71,20 @@ export class Mirror {
   /**
    * Search answers by listings version and the whole search, for `readCacheSeconds`: the same question
    * asked again meanwhile is answered from memory (days on market in it may be that many seconds old).
-   * Bounded by the summaries held, about 50,000 (some tens of megabytes).
+   * Bounded by the summaries held, about 10,000 (some megabytes): the answer cache in front of it keeps the
+   * serialized answers of the same requests; this one serves what it cannot (another plan or Accept, stale data).
    */
   private readonly pages: LRUCache<string, Omit<SearchAnswer, 'freshness'>>;
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
   private readonly areaLists: LRUCache<string, Area[]>;
   private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
+  private tree: { version: number; until: number; tree: Promise<AreaTree> } | null = null;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.totals = new LRUCache({ max: 10_000, ttl });
     this.areaLists = new LRUCache({ max: 200, ttl });
-    this.pages = new LRUCache({ maxSize: 50_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
+    this.pages = new LRUCache({ maxSize: 10_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
   }
 
   /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
@@ -127,8 +130,18 @@ export class Mirror {
     return { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: true };
   }
 
-  async areaTree(): Promise<AreaTree> {
-    return this.deps.refresher.areaTree();
+  /**
+   * The area tree, read from the store again after this process syncs areas (their version) and at least
+   * every `readCacheSeconds` (another instance's sync); synced from upstream first when the store has none.
+   */
+  areaTree(): Promise<AreaTree> {
+    const version = this.deps.areas.version;
+    const cached = this.tree;
+    if (cached && cached.version === version && cached.until > Date.now()) return cached.tree;
+    const tree = this.deps.areas.tree().then((stored) => (stored.areas.length ? stored : this.deps.refresher.syncAreas()));
+    tree.catch(() => (this.tree = null));
+    this.tree = { version, until: Date.now() + this.deps.config.readCacheSeconds * 1000, tree };
+    return tree;
   }
 
   /** Freshness of data covering these boroughs (all five when none) for `kind`: the oldest scope's, refreshing stale ones. */

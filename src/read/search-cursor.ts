@@ -4,10 +4,16 @@ import { KEYSET, type ListingSearch, type SearchAfter } from '../store/search-qu
 /** Raised when a cursor is malformed or belongs to another search (filters, sort or direction). */
 export class CursorError extends Error {}
 
-/** What a cursor must agree with: the filters and the order, not the page or its size. */
+/**
+ * What a cursor must agree with: the filters and the order, not the page or its size; whatever order
+ * the query string gave its parameters in.
+ */
 function fingerprint(search: ListingSearch): string {
   const { page: _page, perPage: _perPage, after: _after, ...rest } = search;
-  return createHash('sha256').update(JSON.stringify(rest)).digest('base64url').slice(0, 12);
+  const canonical = Object.entries(rest)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 12);
 }
 
 /**

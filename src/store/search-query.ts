@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { BoundingBox } from '../domain/outline.js';
+import type { SearchFilters } from '../domain/search-filters.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
@@ -10,40 +11,17 @@ export type SortField = 'RECOMMENDED' | 'PRICE' | 'LISTED_AT' | 'PRICE_PER_SQFT'
 export type SortDirection = 'ASC' | 'DESC';
 
 /**
- * A validated search, in the API's terms: prices and monthly cost in dollars, areas in square feet,
- * days as whole days, instants as UTC ISO 8601. `areaIds` are already expanded to descendants.
- * Boolean filters: `true` keeps listings known to have the feature; `false` keeps the others
- * (known not to, or unknown).
+ * A validated search: the {@link SearchFilters} (the domain's one definition, in the API's terms and
+ * units; instants normalised to UTC) plus what the route resolved: `areaIds` expanded to descendants,
+ * comma lists split, the geography parsed, the order and the page.
  */
-export interface ListingSearch {
+export type ListingSearch = SearchFilters & {
   kind: ListingKind;
   areaIds?: number[];
-  minPrice?: number;
-  maxPrice?: number;
-  minBeds?: number;
-  maxBeds?: number;
-  minBaths?: number;
-  maxBaths?: number;
-  minSqft?: number;
-  maxSqft?: number;
+  /** All required. */
   amenities?: string[];
-  petsAllowed?: boolean;
+  /** Any may match. */
   buildingTypes?: string[];
-  prewar?: boolean;
-  saleType?: string;
-  minDaysOnMarket?: number;
-  maxDaysOnMarket?: number;
-  listedAfter?: string;
-  listedBefore?: string;
-  hasOpenHouse?: boolean;
-  has3dTour?: boolean;
-  /** Dollars a month; needs `mortgageFactor`. */
-  maxMonthlyCost?: number;
-  minTransitScore?: number;
-  noFee?: boolean;
-  furnished?: boolean;
-  /** `YYYY-MM-DD`: available on or before this day. */
-  availableBefore?: string;
   /** Listings inside this box. */
   bbox?: BoundingBox;
   /** Listings within `radius` metres of this point (great-circle); `DISTANCE` sorts by it. */
@@ -56,7 +34,7 @@ export interface ListingSearch {
   perPage: number;
   /** Keyset pagination: the page starts after this row of the order (and `page` skips nothing). */
   after?: SearchAfter;
-}
+};
 
 /** A position in a search's order: the sort key values of a row (nullable ones may be null) and its id. */
 export interface SearchAfter {

@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { ListingRecord } from '../domain/listing.js';
-import { rowToSummary, type ListingRow, type SummaryRow } from '../store/listing-rows.js';
+import type { ListingRow, SummaryRow } from '../store/listing-rows.js';
+import { rowToSummary } from '../read/listing-presenters.js';
 import type { ChangeRules, StoredState } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 

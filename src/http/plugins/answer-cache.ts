@@ -21,6 +21,8 @@ interface Entry {
   payload: unknown;
   /** The same answer serialized once by the route's response schema. */
   body: string;
+  /** Its ETag (of the plain body, as @fastify/etag makes it before any compression). */
+  etag: string | undefined;
   /** Milliseconds since the epoch after which the entry is not used. */
   until: number;
 }
@@ -55,6 +57,8 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     const entry = entries.get(key);
     if (entry && entry.until > options.clock().getTime()) {
       hits.add(request);
+      // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
+      if (entry.etag) reply.header('etag', entry.etag);
       return reply.type('application/json; charset=utf-8').serializer(() => entry.body).send(entry.payload);
     }
     keys.set(request, key);
@@ -62,7 +66,8 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
 
   // A computed answer worth keeping is noted before serialization (its meta says so), and kept with its
   // body once serialized, by whatever serializer the route used (its schema's, or JSON.stringify for
-  // sparse fields). Route-level onSend hooks (compression) run after this one: the body is still plain.
+  // sparse fields). This onSend hook runs after @fastify/etag's (registered before it) and before the
+  // route-level one of compression: the body is still plain and its ETag is set.
   const pending = new WeakMap<FastifyRequest, { key: string; payload: unknown; until: number }>();
   app.addHook('preSerialization', async (request, reply, payload: unknown) => {
     const key = keys.get(request);
@@ -75,7 +80,10 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   });
   app.addHook('onSend', async (request, reply, body: unknown) => {
     const kept = pending.get(request);
-    if (kept && typeof body === 'string' && reply.statusCode === 200) entries.set(kept.key, { payload: kept.payload, body, until: kept.until });
+    if (kept && typeof body === 'string' && reply.statusCode === 200) {
+      const etag = reply.getHeader('etag');
+      entries.set(kept.key, { payload: kept.payload, body, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
+    }
     return body;
   });
 }

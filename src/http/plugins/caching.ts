@@ -1,7 +1,5 @@
 import etag from '@fastify/etag';
 import type { FastifyInstance } from 'fastify';
-import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 
 interface EnvelopeMeta {
   dataAge?: string;
@@ -25,18 +23,7 @@ export function linkHeader(links: Record<string, string | null>): string {
  * key sees depends on its plan.
  */
 export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
-  // The same body string (an answer reused by the answer cache) is hashed once: a Map finds it by the
-  // string's own hash, which V8 computes once per string. Bounded small, since it also holds bodies
-  // seen once; compressed payloads (Buffers) are hashed as the plugin would.
-  const etags = new LRUCache<string, string>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (_etag, body) => body.length + 64 });
-  const sha1 = (payload: string | Buffer) => createHash('sha1').update(payload).digest('base64');
-  const hashFn = (payload: string | Buffer) => {
-    if (typeof payload !== 'string') return sha1(payload);
-    let tag = etags.get(payload);
-    if (tag === undefined) etags.set(payload, (tag = sha1(payload)));
-    return tag;
-  };
-  await app.register(etag, { weak: false, hashFn });
+  await app.register(etag, { weak: false });
   app.addHook('preSerialization', async (_request, reply, payload: unknown) => {
     const meta = (payload as { meta?: EnvelopeMeta } | null)?.meta;
     if (reply.statusCode !== 200 || !meta?.dataAge) return payload;

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
 import type { Mirror } from '../../read/mirror.js';
 import { decodeOutline, type BoundingBox, type Outline } from '../../domain/outline.js';
-import type { ListingSearch, SortDirection, SortField } from '../../store/search-query.js';
+import type { ListingSearch } from '../../store/search-query.js';
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
@@ -35,40 +35,23 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   const { areaIds, boroughs } = resolveAreas(q.areas, await mirror.areaTree());
   const geo = geoFilters(q);
   const cap = config.plans[principalOf(request).plan].maxPerPage;
+  // The query's own filters pass as they are (one definition: the domain's SearchFilters); the rest is resolved here.
+  const { areas: _areas, amenities, buildingType, bbox: _bbox, near: _near, radius: _radius, polygon: _polygon, fields: _fields, format: _format, cursor, sort, sortDir, page, perPage, ...filters } = q;
   const search: ListingSearch = {
+    ...filters,
     kind,
     areaIds,
-    minPrice: q.minPrice,
-    maxPrice: q.maxPrice,
-    minBeds: q.minBeds,
-    maxBeds: q.maxBeds,
-    minBaths: q.minBaths,
-    maxBaths: q.maxBaths,
-    minSqft: q.minSqft,
-    maxSqft: q.maxSqft,
-    amenities: csvList(q.amenities),
-    petsAllowed: q.petsAllowed,
-    buildingTypes: csvList(q.buildingType),
-    prewar: q.prewar,
-    saleType: q.saleType,
-    minDaysOnMarket: q.minDaysOnMarket,
-    maxDaysOnMarket: q.maxDaysOnMarket,
+    amenities: csvList(amenities),
+    buildingTypes: csvList(buildingType),
     // The schema's date-time format accepted only instants parseInstant can normalise.
     listedAfter: q.listedAfter ? parseInstant(q.listedAfter)!.toISOString() : undefined,
     listedBefore: q.listedBefore ? parseInstant(q.listedBefore)!.toISOString() : undefined,
-    hasOpenHouse: q.hasOpenHouse,
-    has3dTour: q.has3dTour,
-    maxMonthlyCost: q.maxMonthlyCost,
-    minTransitScore: q.minTransitScore,
-    noFee: q.noFee,
-    furnished: q.furnished,
-    availableBefore: q.availableBefore,
     bbox: geo.bbox,
     near: geo.near,
-    sort: (q.sort ?? 'RECOMMENDED') as SortField,
-    sortDir: (q.sortDir ?? 'DESC') as SortDirection,
-    page: q.page ?? 1,
-    perPage: Math.min(q.perPage ?? DEFAULT_PER_PAGE, cap),
+    sort: sort ?? 'RECOMMENDED',
+    sortDir: sortDir ?? 'DESC',
+    page: page ?? 1,
+    perPage: Math.min(perPage ?? DEFAULT_PER_PAGE, cap),
   };
   const ranges: [string, number | undefined, number | undefined][] = [
     ['Price', q.minPrice, q.maxPrice],
@@ -81,9 +64,9 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   if (inverted.length) {
     throw invalidParams(inverted.map(([name]) => ({ name: `min${name}`, in: 'query', message: `must not exceed max${name}` })));
   }
-  if (q.cursor) {
+  if (cursor) {
     try {
-      search.after = decodeCursor(search, q.cursor);
+      search.after = decodeCursor(search, cursor);
     } catch (error) {
       if (!(error instanceof CursorError)) throw error;
       throw invalidParams([{ name: 'cursor', in: 'query', message: error.message }]);

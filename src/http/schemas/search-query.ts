@@ -1,12 +1,9 @@
 import { Type, type TProperties, type TSchema } from 'typebox';
-import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES, SALE_TYPES } from '../../domain/listing.js';
+import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
+import { COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
 import { fieldsParam } from '../sparse-fields.js';
 import { ListingSummary } from './listing.js';
 
-const MONEY_MAX = 10_000_000_000;
-const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MONEY_MAX, description });
-const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 100, description });
-const Flag = (description: string) => Type.Boolean({ description });
 /** Every property optional, no others allowed: a query string's schema. */
 export function queryObject<T extends TProperties>(properties: T) {
   const optional = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v as TSchema)]));
@@ -25,37 +22,17 @@ export const commonFilters = {
     maxLength: 400,
     description: 'Comma-separated area ids from /v1/areas (at most 50). A listing matches when its area or any ancestor is listed.',
   }),
-  minPrice: Money('Minimum price in US dollars (a month for rentals).'),
-  maxPrice: Money('Maximum price in US dollars (a month for rentals).'),
-  minBeds: Count('Minimum bedrooms (a studio has 0).'),
-  maxBeds: Count('Maximum bedrooms.'),
-  minBaths: Count('Minimum full bathrooms.'),
-  maxBaths: Count('Maximum full bathrooms.'),
-  minSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Minimum floor area, square feet (listings of unknown area are left out).' }),
-  maxSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Maximum floor area, square feet (listings of unknown area are left out).' }),
+  // The filters that mean the same in the store: defined once in the domain.
+  ...COMMON_FILTERS,
   amenities: Type.String({
     pattern: csv(KNOWN_AMENITIES),
     maxLength: 400,
     description: `Comma-separated amenities, all required: ${KNOWN_AMENITIES.join(', ')}.`,
   }),
-  petsAllowed: Flag('true: pets known to be allowed; false: the others.'),
   buildingType: Type.String({
     pattern: csv(KNOWN_BUILDING_TYPES),
     maxLength: 400,
     description: `Comma-separated building types, any may match: ${KNOWN_BUILDING_TYPES.join(', ')}.`,
-  }),
-  prewar: Flag('true: built before 1940; false: built 1940 or later, or year unknown.'),
-  minDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minimum whole days on market (UTC).' }),
-  maxDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Maximum whole days on market (UTC).' }),
-  listedAfter: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly after this instant (ISO 8601). Listings with no known date are left out.' }),
-  listedBefore: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly before this instant (ISO 8601). Listings with no known date are left out.' }),
-  hasOpenHouse: Flag('true: an open house is scheduled in the future.'),
-  has3dTour: Flag('true: the listing has a 3D tour.'),
-  minTransitScore: Type.Integer({
-    minimum: 0,
-    maximum: 100,
-    description:
-      'Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list).',
   }),
   bbox: Type.String({
     pattern: `^${COORD},${COORD},${COORD},${COORD}$`,
@@ -96,13 +73,7 @@ const SORT_DESCRIPTION =
 export const SalesQuery = queryObject(
   {
     ...commonFilters,
-    saleType: Type.Enum([...SALE_TYPES], { description: 'RESALE, SPONSOR_UNIT or FORECLOSURE.' }),
-    maxMonthlyCost: Type.Integer({
-      minimum: 0,
-      maximum: MONEY_MAX,
-      description:
-        'Maximum monthly cost in dollars: mortgage payment on the price (20% down, 30-year fixed, configurable rate, 6.5% by default) + maintenance + common charges + property tax (unknown charges count as 0).',
-    }),
+    ...SALE_FILTERS,
     sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
   },
 );
@@ -111,9 +82,7 @@ export const SalesQuery = queryObject(
 export const RentalsQuery = queryObject(
   {
     ...commonFilters,
-    noFee: Flag('true: no broker fee.'),
-    furnished: Flag('true: furnished.'),
-    availableBefore: Type.String({ format: 'date', description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.' }),
+    ...RENTAL_FILTERS,
     sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
   },
 );
