@@ -213,7 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS', 1),
     slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000),
     readCacheSeconds: num(env, 'READ_CACHE_SECONDS', 2),
-    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB', 32) * 1024 * 1024),
+    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB', 16) * 1024 * 1024),
     plans: {
       free: plan('free', 10, 10, 100),
       starter: plan('starter', 50, 30, 5000),

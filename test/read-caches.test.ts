@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
@@ -52,6 +53,16 @@ describe('read caches', () => {
     expect(again.headers.etag).toBe(fresh.headers.etag);
     expect(again.headers['last-modified']).toBe(fresh.headers['last-modified']);
     expect(Number(again.headers['x-ratelimit-remaining'])).toBe(Number(fresh.headers['x-ratelimit-remaining']) - 1);
+    // A reused answer is compressed like any other, and still answers If-None-Match with 304.
+    const search = '/v1/search/rentals?areas=300&perPage=50';
+    const plain = await get(a.app, search, key);
+    for (let i = 0; i < 2; i++) {
+      const br = await a.app.inject({ url: search, headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'br' } });
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(JSON.parse(brotliDecompressSync(br.rawPayload).toString())).toEqual(plain.body);
+    }
+    const notModified = await a.app.inject({ url, headers: { authorization: `Bearer ${key}`, 'if-none-match': String(fresh.headers.etag) } });
+    expect(notModified.statusCode).toBe(304);
     // Past READ_CACHE_SECONDS the route runs again and sees the write.
     now += 601_000;
     const later = await get(a.app, url, key);

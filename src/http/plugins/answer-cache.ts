@@ -17,10 +17,16 @@ interface CacheableMeta {
 }
 
 interface Entry {
-  /** The answer as the handler returned it: the hooks that set headers from `meta` read it again on a hit. */
-  payload: unknown;
-  /** The same answer serialized once by the route's response schema. */
-  body: string;
+  /**
+   * The answer's `meta` alone (not its data, which the body holds): on a hit the hooks that set headers
+   * from `meta` read it again. Keeping the data objects too would hold several times the body's size.
+   */
+  meta: unknown;
+  /**
+   * The same answer serialized once by the route's serializer, as bytes: a Buffer is compact and outside
+   * the JavaScript heap, where the serializer's string (built by concatenation) may take several times its length.
+   */
+  body: Buffer;
   /** Its ETag (of the plain body, as @fastify/etag makes it before any compression). */
   etag: string | undefined;
   /** Milliseconds since the epoch after which the entry is not used. */
@@ -32,7 +38,7 @@ export interface AnswerCacheOptions {
   versions: () => string;
   /** Seconds an answer may be reused (READ_CACHE_SECONDS: how long another instance's write may take to show). */
   ttlSeconds: number;
-  /** The most bytes of serialized answers held (UTF-16 code units, roughly bytes for this JSON). */
+  /** The most bytes of serialized answers held (each counted with about a kilobyte for its key and meta). */
   maxBytes: number;
   clock: () => Date;
 }
@@ -47,7 +53,7 @@ export interface AnswerCacheOptions {
  * the header hooks read the same payload); only the route's work and the serialization are skipped.
  */
 export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
-  const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 200 });
+  const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
   const keys = new WeakMap<FastifyRequest, string>();
   const hits = new WeakSet<FastifyRequest>();
 
@@ -59,7 +65,8 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
       hits.add(request);
       // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
       if (entry.etag) reply.header('etag', entry.etag);
-      return reply.type('application/json; charset=utf-8').serializer(() => entry.body).send(entry.payload);
+      // A Buffer is a valid serialized payload; the serializer type says string only.
+      return reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
     }
     keys.set(request, key);
   });
@@ -68,21 +75,22 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   // body once serialized, by whatever serializer the route used (its schema's, or JSON.stringify for
   // sparse fields). This onSend hook runs after @fastify/etag's (registered before it) and before the
   // route-level one of compression: the body is still plain and its ETag is set.
-  const pending = new WeakMap<FastifyRequest, { key: string; payload: unknown; until: number }>();
+  const pending = new WeakMap<FastifyRequest, { key: string; meta: CacheableMeta; until: number }>();
   app.addHook('preSerialization', async (request, reply, payload: unknown) => {
     const key = keys.get(request);
     if (key === undefined || hits.has(request) || reply.statusCode !== 200) return payload;
     const type = reply.getHeader('content-type');
     if (type !== undefined && !String(type).startsWith('application/json')) return payload;
-    const until = reusableUntil((payload as { meta?: CacheableMeta } | null)?.meta, options);
-    if (until !== null) pending.set(request, { key, payload, until });
+    const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
+    const until = reusableUntil(meta, options);
+    if (until !== null) pending.set(request, { key, meta: meta!, until });
     return payload;
   });
   app.addHook('onSend', async (request, reply, body: unknown) => {
     const kept = pending.get(request);
     if (kept && typeof body === 'string' && reply.statusCode === 200) {
       const etag = reply.getHeader('etag');
-      entries.set(kept.key, { payload: kept.payload, body, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
+      entries.set(kept.key, { meta: kept.meta, body: Buffer.from(body), etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
     }
     return body;
   });
