@@ -9,7 +9,8 @@
  * and, with BENCH_LISTINGS, the seed rate. Writes it all and the command to bench/results/.
  *
  * Processes: the local upstream runs alone (as the real site would be elsewhere), the service alone
- * (its RSS is its own), the load generator here. Traffic stays on 127.0.0.1.
+ * (its RSS is its own), the load generator here; the peer starts once the service has been measured and
+ * stopped. Traffic stays on 127.0.0.1.
  *
  * Usage: `npm run bench`. BENCH_SECONDS (10), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
@@ -155,7 +156,6 @@ const service = await spawnCommand(['serve', '--port', String(await freePort()),
 const address = service.match[1];
 console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
 const headers = { authorization: `Bearer ${key}` };
-const peer: Peer | null = postgres || process.env.BENCH_PEER === 'off' ? null : await startPeer(databaseUrl.replace(/^sqlite:/, ''), await freePort());
 
 /** The URL of the page reached by following `links.next` (keyset cursors) from `first`, `n - 1` times or to the last page. */
 async function byCursor(first: string, n = Infinity): Promise<string> {
@@ -207,20 +207,24 @@ const scenarios: Scenario[] = [
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
 ];
 
-/** autocannon against `base + path` for the configured time; req/s, p50 and p99 in ms. */
-async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string) {
+/**
+ * autocannon against `base + path` for the configured time; req/s, p50 and p99 in ms, and the requests
+ * that failed (a timeout is 10 s). Failures of the bare server end the run; the service's and the
+ * peer's are counted and shown (`tolerateErrors`).
+ */
+async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string, tolerateErrors = false) {
   // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
   // service and the peer have processes of their own; the bare servers here are idle then).
   const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
   const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
-  if (result.non2xx || result.errors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
+  if ((result.non2xx || result.errors) && !tolerateErrors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors };
 }
 
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
-const rows = [];
-for (const scenario of scenarios) {
-  if (only && !only.test(scenario.name)) continue;
+const selected = scenarios.filter((scenario) => !only || only.test(scenario.name));
+const rows: Record<string, string | number | null>[] = [];
+for (const scenario of selected) {
   const example = scenario.path.replace('{varies}', scenario.vary?.() ?? '');
   // The bare server answers with the service's own answer: the same status, type and bytes.
   const answer = await request(`${address}${example}`, { headers });
@@ -229,27 +233,57 @@ for (const scenario of scenarios) {
   const type = String(answer.headers['content-type']);
   const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body));
   await new Promise<void>((ready) => bare.listen(0, '127.0.0.1', ready));
-  const measured = await load(address, scenario.path, headers, scenario.vary);
+  const measured = await load(address, scenario.path, headers, scenario.vary, true);
   const limit = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, example, {});
   await new Promise((closed) => bare.close(closed));
-  const other = peer && scenario.peer ? await load(peer.url, scenario.peer, {}, scenario.vary) : null;
   const row = {
     scenario: scenario.name,
     bytes: body.length,
     'req/s': measured.rps,
     'p50 ms': measured.p50,
     'p99 ms': measured.p99,
+    failed: measured.failed,
     'bare req/s': limit.rps,
     ratio: pct(measured.rps, limit.rps),
-    'peer req/s': other?.rps ?? null,
-    'peer p99': other?.p99 ?? null,
-    'vs peer': other ? `${(measured.rps / other.rps).toFixed(1)}x` : null,
+    'peer req/s': null as number | null,
+    'peer p99': null as number | null,
+    'peer failed': null as number | null,
+    'vs peer': null as string | null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms), ${row.ratio} of bare${other ? `, ${row['vs peer']} the peer` : ''}`);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed), ${row.ratio} of bare`);
 }
 const serviceRssMiB = rssOf(service.child.pid!);
-const peerRssMiB = peer ? rssOf(peer.pid) : null;
+await stop(service.child);
+
+// The peer is measured after the service has stopped, one scenario after another once it answers again:
+// it may go on working through requests the load generator gave up on, and must not compete with the service.
+const peer: Peer | null = postgres || process.env.BENCH_PEER === 'off' ? null : await startPeer(databaseUrl.replace(/^sqlite:/, ''), await freePort());
+let peerRssMiB: number | null = null;
+if (peer) {
+  for (const [i, scenario] of selected.entries()) {
+    if (!scenario.peer) continue;
+    const idle = await request(`${peer.url}/areas?limit=1`, { headersTimeout: 180_000, bodyTimeout: 180_000 }).then(
+      async (r) => (await r.body.dump(), true),
+      () => false,
+    );
+    if (!idle) {
+      console.log('the peer did not answer within 3 minutes: its remaining scenarios are not measured');
+      break;
+    }
+    const other = await load(peer.url, scenario.peer, {}, scenario.vary, true);
+    Object.assign(rows[i], {
+      'peer req/s': other.rps,
+      'peer p99': other.p99,
+      'peer failed': other.failed,
+      'vs peer': other.rps > 0 ? `${((rows[i]['req/s'] as number) / other.rps).toFixed(1)}x` : 'peer answered none',
+    });
+    console.log(`peer, ${scenario.name}: ${other.rps} req/s (p99 ${other.p99} ms, ${other.failed} failed)`);
+  }
+  peerRssMiB = rssOf(peer.pid);
+  await peer.stop();
+}
+
 console.table(rows);
 console.log(
   `service rss ${serviceRssMiB} MiB${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
@@ -264,6 +298,4 @@ writeFileSync(
   resolve('bench', 'results', `${stamp}-${dialect}-${listings}.json`),
   `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
 );
-await peer?.stop();
-await stop(service.child);
 await stop(upstream.child);

@@ -50,7 +50,8 @@ export interface AnswerCacheOptions {
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
  * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
- * the header hooks read the same payload); only the route's work and the serialization are skipped.
+ * the hooks that set headers from `meta` read the kept meta); only the route's work and the
+ * serialization are skipped. Another instance's writes show within `ttlSeconds`, as in the read caches.
  */
 export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
   const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
