@@ -91,7 +91,10 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     const kept = pending.get(request);
     if (kept && typeof body === 'string' && reply.statusCode === 200) {
       const etag = reply.getHeader('etag');
-      entries.set(kept.key, { meta: kept.meta, body: Buffer.from(body), etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
+      // A Buffer of its own: a small Buffer.from() is a slice of a shared 8 KB pool, which it would keep alive.
+      const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+      bytes.write(body);
+      entries.set(kept.key, { meta: kept.meta, body: bytes, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
     }
     return body;
   });
