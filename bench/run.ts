@@ -23,6 +23,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { request } from 'undici';
@@ -135,6 +136,9 @@ if (sync) console.log(`sync: ${sync.listings} listings in ${sync.seconds} s, ${s
 // The mirror measured: synced on first use, then seeded to BENCH_LISTINGS when asked.
 const setup = await startRuntime(config, { logger: quiet, scheduler: false, webhooks: false });
 await setup.coordinator.idle();
+// Planner statistics as a running PostgreSQL would have them (autovacuum analyzes a table some time after
+// a bulk write; a mirror synced a moment ago may not have them yet). SQLite gathers its own on open.
+if (setup.store.dialect === 'postgres') await sql`analyze`.execute(setup.store.db);
 const key = await issueKey(setup.keys, config, { plan: 'business', label: 'bench', expires: null });
 const dialect = setup.store.dialect;
 await setup.close();
