@@ -201,7 +201,12 @@ function afterRow(sort: Exclude<SortField, 'DISTANCE'>, dir: 'asc' | 'desc', aft
       else beyond = keys[i].nullable ? eb.or([eb(keys[i].column, op, after.keys[i] as never), eb(keys[i].column, 'is', null)]) : eb(keys[i].column, op, after.keys[i] as never);
       terms.push(eb.and([...equal, beyond]));
     }
-    return eb.or(terms);
+    const expanded = eb.or(terms);
+    if (keys[0].nullable) return expanded;
+    // A bound on the leading key that every term implies: with it the index scan starts at the previous
+    // page's last row. PostgreSQL does not derive it from the OR, and scanned from the top of the order
+    // on every page instead (0.4 s a page deep into a borough at a million listings).
+    return eb.and([eb(keys[0].column, dir === 'asc' ? '>=' : '<=', after.keys[0] as never), expanded]);
   };
 }
 
