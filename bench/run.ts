@@ -136,9 +136,10 @@ if (sync) console.log(`sync: ${sync.listings} listings in ${sync.seconds} s, ${s
 // The mirror measured: synced on first use, then seeded to BENCH_LISTINGS when asked.
 const setup = await startRuntime(config, { logger: quiet, scheduler: false, webhooks: false });
 await setup.coordinator.idle();
-// Planner statistics as a running PostgreSQL would have them (autovacuum analyzes a table some time after
-// a bulk write; a mirror synced a moment ago may not have them yet). SQLite gathers its own on open.
-if (setup.store.dialect === 'postgres') await sql`analyze`.execute(setup.store.db);
+// Planner statistics and the visibility map as a running PostgreSQL would have them (autovacuum vacuums and
+// analyzes a table some time after a bulk write; a mirror synced or seeded a moment ago has neither, and
+// without the visibility map a count cannot be read from an index alone). SQLite gathers its own on open.
+if (setup.store.dialect === 'postgres') await sql`vacuum analyze`.execute(setup.store.db);
 const key = await issueKey(setup.keys, config, { plan: 'business', label: 'bench', expires: null });
 const dialect = setup.store.dialect;
 await setup.close();
