@@ -1,6 +1,5 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
-import { BulkInsert } from './bulk-insert.js';
 import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
 import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
@@ -249,26 +248,17 @@ export class ListingsRepository {
         ? (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows
         : [];
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
-      // Statements compiled once per batch size, then run with each batch's values.
-      const listings = new BulkInsert(trx, 'listings');
-      const amenityRows = new BulkInsert(trx, 'listing_amenities');
-      // Amenity rows wait for a full statement of 1,000, so that nearly every statement has the same shape.
-      let amenities: { listing_id: string; amenity: string }[] = [];
       for (const items of batches) {
         // Rows of about 60 columns: 250 a statement stays under both databases' parameter limits.
         for (let i = 0; i < items.length; i += 250) {
           const batch = items.slice(i, i + 250);
-          await listings.insert(batch.map((item) => item.row));
-          for (const item of batch) for (const amenity of item.amenities) amenities.push({ listing_id: item.row.id, amenity });
-          while (amenities.length >= 1000) {
-            await amenityRows.insert(amenities.slice(0, 1000));
-            amenities = amenities.slice(1000);
-          }
+          await trx.insertInto('listings').values(batch.map((item) => item.row)).execute();
+          const amenities = batch.flatMap((item) => item.amenities.map((amenity) => ({ listing_id: item.row.id, amenity })));
+          for (let j = 0; j < amenities.length; j += 1000) await trx.insertInto('listing_amenities').values(amenities.slice(j, j + 1000)).execute();
         }
         written += items.length;
         onBatch(written);
       }
-      await amenityRows.insert(amenities);
       for (const index of indexes) await sql.raw(index.sql).execute(trx);
     });
     this.writes++;

@@ -56,14 +56,12 @@ export interface AnswerCacheOptions {
 export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
   const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
   const keys = new WeakMap<FastifyRequest, string>();
-  const hits = new WeakSet<FastifyRequest>();
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return;
     const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
     const entry = entries.get(key);
     if (entry && entry.until > options.clock().getTime()) {
-      hits.add(request);
       // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
       if (entry.etag) reply.header('etag', entry.etag);
       // A Buffer is a valid serialized payload; the serializer type says string only.
@@ -79,7 +77,8 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   const pending = new WeakMap<FastifyRequest, { key: string; meta: CacheableMeta; until: number }>();
   app.addHook('preSerialization', async (request, reply, payload: unknown) => {
     const key = keys.get(request);
-    if (key === undefined || hits.has(request) || reply.statusCode !== 200) return payload;
+    // No key: not opted in, or answered from the cache (a hit sets none).
+    if (key === undefined || reply.statusCode !== 200) return payload;
     const type = reply.getHeader('content-type');
     if (type !== undefined && !String(type).startsWith('application/json')) return payload;
     const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
