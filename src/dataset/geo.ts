@@ -1,5 +1,5 @@
 import proj4 from 'proj4';
-import type { GeoPoint } from '../domain/listing.js';
+import type { GeoPoint } from '../wire/common.js';
 
 /** EPSG:2263, NAD83 / New York Long Island (US survey feet), the projection of PLUTO's XCoord/YCoord. */
 const EPSG_2263 =

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { MultiPolygon, Polygon } from 'geojson';
-import type { GeoPoint } from '../domain/listing.js';
+import type { GeoPoint } from '../wire/common.js';
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import { UPSTREAM_BOROUGH_BY_NAME } from './areas.js';
 import { readJson } from './read.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { GeoPoint } from '../domain/listing.js';
+import type { GeoPoint } from '../wire/common.js';
 import { normalizeStreet } from './address.js';
 import { statePlaneToWgs84 } from './geo.js';
 import { readCsv } from './read.js';

@@ -1,48 +1,12 @@
+import type { Address, GeoPoint } from '../wire/common.js';
+import type { Contact, Fee, PriceEvent } from '../wire/listing.js';
+
 /**
- * Listings as the API shows them (spec 2.4 and 2.5) and as the store keeps them.
- * Money is in US dollars (rent a month for rentals, asking price for sales), areas in square feet,
- * dates and instants in UTC.
+ * Listings as the store keeps them, and their rules (days on market, price per square foot); the wire
+ * shapes are in `src/wire/listing.ts`. Money is in US dollars (rent a month for rentals, asking price
+ * for sales), areas in square feet, dates and instants in UTC.
  */
 export type ListingKind = 'sale' | 'rental';
-
-/** Street address (spec 2.2); any part may be unknown (null). */
-export interface Address {
-  street: string | null;
-  unit: string | null;
-  city: string | null;
-  state: string | null;
-  zipCode: string | null;
-}
-
-export interface GeoPoint {
-  latitude: number;
-  longitude: number;
-}
-
-export interface Fee {
-  typeLabel: string | null;
-  requirement: string | null;
-  refundability: string | null;
-  calcType: string | null;
-  amount: number | null;
-  timing: string | null;
-  occurrence: string | null;
-}
-
-export interface Contact {
-  name: string | null;
-  phone: string | null;
-  sourceGroup: string | null;
-}
-
-/** One price event: `LISTED`, `PRICE_INCREASE`, `PRICE_DECREASE`, `DELISTED` (open set). */
-export interface PriceEvent {
-  date: string;
-  price: number;
-  event: string;
-  /** Change against the previous price, in percent; null for the first event. */
-  pctChange: number | null;
-}
 
 /**
  * Everything the mirror knows of one listing: the upstream's fields after mapping (ids in the API's
@@ -97,35 +61,8 @@ export interface ListingRecord {
   upstreamPriceHistory: PriceEvent[];
 }
 
-/** Listing summary on the wire (spec 2.4): the record's own fields plus days on market. */
-export interface ListingSummary
-  extends Pick<
-    ListingRecord,
-    | 'id' | 'address' | 'price' | 'bedroomCount' | 'fullBathroomCount' | 'halfBathroomCount' | 'buildingType' | 'areaName'
-    | 'status' | 'geoPoint' | 'leadPhotoKey' | 'sourceGroupLabel' | 'urlPath' | 'tier'
-  > {
-  daysOnMarket: number | null;
-  /** Metres from the point a search was asked around (`near`); only then. */
-  distance?: number;
-}
-
-/** Listing detail on the wire (spec 2.5), plus `areaId`, `buildingId`, `listedAt`, `transitScore`. */
-export interface ListingDetail
-  extends ListingSummary,
-    Pick<
-      ListingRecord,
-      | 'areaId' | 'buildingId' | 'listedAt' | 'netEffective' | 'monthsFree' | 'sqft' | 'rooms' | 'leaseTerm' | 'furnished'
-      | 'availableAt' | 'saleType' | 'noFee' | 'petsAllowed' | 'fees' | 'contacts' | 'photos' | 'floorPlanKey' | 'has3dTour' | 'hasVideo'
-    > {
-  transitScore: number | null;
-  pricePerSqft: number | null;
-  amenities: { name: string; available: boolean }[];
-  priceHistory: PriceEvent[];
-}
-
 const DAY_MS = 86_400_000;
 
-/** Whole days between the listing date and `now` (UTC); null when the listing date is unknown. */
 /**
  * What a listing's detail answer adds to its search node (hydration): the listing date, amenities,
  * building, address completions, sale charges, photos and floor plan, open house. Unknown values are null.
@@ -151,6 +88,7 @@ export interface HydratedFacts {
   yearBuilt: number | null;
 }
 
+/** Whole days between the listing date and `now` (UTC); null when the listing date is unknown. */
 export function daysOnMarket(listedAt: string | null, now: Date): number | null {
   if (!listedAt) return null;
   return Math.max(0, Math.floor((now.getTime() - Date.parse(listedAt)) / DAY_MS));

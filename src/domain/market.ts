@@ -1,17 +1,4 @@
-/**
- * Market figures of a set of active listings: prices in US dollars (rent a month, or asking price),
- * price per square foot in dollars, days on market in whole days.
- */
-export interface MarketFigures {
-  activeCount: number;
-  medianPrice: number | null;
-  p25Price: number | null;
-  p75Price: number | null;
-  medianPricePerSqft: number | null;
-  medianDaysOnMarket: number | null;
-  /** Active listings by bedroom count (`STUDIO`, `1`, ... `UNKNOWN`), studios first. */
-  byBedroom: { bedrooms: string; activeCount: number; medianPrice: number | null }[];
-}
+import type { MarketFigures } from '../wire/market.js';
 
 /**
  * The `q`-quantile (0-1) of `values` by linear interpolation between the closest ranks (the common

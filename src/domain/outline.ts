@@ -1,7 +1,7 @@
 import polyline from '@mapbox/polyline';
 import booleanPointInPolygon from '@turf/boolean-point-in-polygon';
 import type { MultiPolygon, Polygon, Position } from 'geojson';
-import type { GeoPoint } from './listing.js';
+import type { GeoPoint } from '../wire/common.js';
 
 /** An area's outline as GeoJSON (WGS84, `[longitude, latitude]` positions). */
 export type Outline = Polygon | MultiPolygon;

@@ -1,4 +1,4 @@
-import type { GeoPoint } from './listing.js';
+import type { GeoPoint } from '../wire/common.js';
 
 /** A subway station: name and WGS84 position (from MTA's station list). */
 export interface Station {

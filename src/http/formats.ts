@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { ListingSummary } from '../domain/listing.js';
+import type { ListingSummary } from '../wire/listing.js';
 
 /** The answer formats of a search: the `{data, meta}` envelope, a GeoJSON FeatureCollection, or CSV. */
 export type SearchFormat = 'json' | 'geojson' | 'csv';

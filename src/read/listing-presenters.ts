@@ -1,4 +1,5 @@
-import { daysOnMarket, type ListingDetail, type ListingRecord, type ListingSummary, type PriceEvent } from '../domain/listing.js';
+import { daysOnMarket, type ListingRecord } from '../domain/listing.js';
+import type { ListingDetail, ListingSummary, PriceEvent } from '../wire/listing.js';
 import type { ListingRow, SummaryRow } from '../store/listing-rows.js';
 
 /** Presenters: stored rows -> the listing shapes on the wire (spec 2.4, 2.5). */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Building } from '../domain/building.js';
+import type { Building } from '../wire/building.js';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { Database } from './schema.js';
 

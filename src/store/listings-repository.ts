@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
-import type { HydratedFacts, ListingKind, ListingRecord, PriceEvent } from '../domain/listing.js';
+import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
+import type { PriceEvent } from '../wire/listing.js';
 import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 

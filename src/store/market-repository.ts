@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { daysOnMarket, type ListingKind } from '../domain/listing.js';
-import type { MarketFigures } from '../domain/market.js';
+import type { MarketFigures } from '../wire/market.js';
 import type { Database } from './schema.js';
 
 /** The active listings behind market figures, and the daily snapshots of those figures. */

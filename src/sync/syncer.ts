@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
-import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS, type Building } from '../domain/building.js';
+import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/building.js';
+import type { Building } from '../wire/building.js';
 import { changedFields } from '../domain/change.js';
 import { LISTING_CHANGE_RULES } from './listing-changes.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';

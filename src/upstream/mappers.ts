@@ -1,6 +1,7 @@
 import { AreaTree, BOROUGHS, buildAreas, type Area } from '../domain/area.js';
-import type { Building } from '../domain/building.js';
-import type { GeoPoint, HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
+import type { Building } from '../wire/building.js';
+import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
+import type { GeoPoint } from '../wire/common.js';
 import { toApiAreaId } from './borough-ids.js';
 import type { SiteArea, UpstreamBuildingDetail, UpstreamEdge, UpstreamGeoPoint, UpstreamListingDetail, UpstreamSearchNode } from './types.js';
 

@@ -10,7 +10,8 @@ import { resolveAreas } from '../area-param.js';
 import { principalOf } from '../plugins/auth.js';
 import { Problem } from '../problem.js';
 import { ChangesQuery, ChangesStreamQuery } from '../schemas/change-query.js';
-import { Nullable, problemResponses } from '../schemas/common.js';
+import { Nullable } from '../../wire/common.js';
+import { problemResponses } from '../schemas/common.js';
 import { EventStreamWriter } from '../sse.js';
 
 /** Events a stream reads from the log at once. */

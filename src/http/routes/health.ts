@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { ListingsRepository } from '../../store/listings-repository.js';
 import { AREAS_SCOPE, scopeFailing, type CrawlReport, type ScopesRepository } from '../../store/scopes-repository.js';
 import type { UpstreamClient } from '../../upstream/client.js';
-import { NoQuery, Nullable, problemResponses } from '../schemas/common.js';
+import { Nullable } from '../../wire/common.js';
+import { NoQuery, problemResponses } from '../schemas/common.js';
 
 const HealthSchema = Type.Object({
   status: Type.Enum(['ok', 'degraded', 'unavailable'], {

@@ -6,20 +6,10 @@ import type { Mirror } from '../../read/mirror.js';
 import { resolveAreas } from '../area-param.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
+import { MarketFigures } from '../../wire/market.js';
 
 const DAY_MS = 86_400_000;
 
-const Figures = {
-  activeCount: Type.Integer({ description: 'Active listings.' }),
-  medianPrice: Type.Union([Type.Number(), Type.Null()], { description: 'Median price, dollars (rent a month, or asking price).' }),
-  p25Price: Type.Union([Type.Number(), Type.Null()], { description: '25th percentile price, dollars.' }),
-  p75Price: Type.Union([Type.Number(), Type.Null()], { description: '75th percentile price, dollars.' }),
-  medianPricePerSqft: Type.Union([Type.Number(), Type.Null()], { description: 'Median dollars per square foot, over listings of known size.' }),
-  medianDaysOnMarket: Type.Union([Type.Number(), Type.Null()], { description: 'Median whole days on market, over listings of known listing date.' }),
-  byBedroom: Type.Array(Type.Object({ bedrooms: Type.String(), activeCount: Type.Integer(), medianPrice: Type.Union([Type.Number(), Type.Null()]) }), {
-    description: 'Active listings by bedroom count (STUDIO, 1, 2, ..., UNKNOWN) with their median price.',
-  }),
-};
 const QUANTILES =
   'Quantiles interpolate linearly between the closest ranks ("type 7": the median of an even count is the mean of the two middle values); ' +
   'figures are rounded to cents and computed from the mirror\'s active listings.';
@@ -45,7 +35,7 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ data: Type.Object({ kind: Type.String(), ...Figures }), meta: Type.Ref('SingleMeta') }, { description: 'The figures and their freshness.' }), ...problemResponses(400, 401, 429) },
+        response: { 200: Type.Object({ data: Type.Object({ kind: Type.String(), ...MarketFigures.properties }), meta: Type.Ref('SingleMeta') }, { description: 'The figures and their freshness.' }), ...problemResponses(400, 401, 429) },
         security: [{ bearerAuth: [] }],
       },
     },
@@ -79,7 +69,7 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ data: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...Figures })), meta: Type.Ref('SingleMeta') }, { description: 'The days recorded in the range, oldest first.' }),
+          200: Type.Object({ data: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...MarketFigures.properties })), meta: Type.Ref('SingleMeta') }, { description: 'The days recorded in the range, oldest first.' }),
           ...problemResponses(400, 401, 403, 429),
         },
         security: [{ bearerAuth: [] }],

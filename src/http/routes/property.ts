@@ -5,7 +5,7 @@ import type { Plan } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
-import { ListingDetail } from '../schemas/listing.js';
+import { ListingDetail } from '../../wire/listing.js';
 import { fieldsParam, project, sparseFields } from '../sparse-fields.js';
 
 const detailResponse = Type.Object(

@@ -10,7 +10,7 @@ import type { ListingSearch } from '../../store/search-query.js';
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
-import { ListingSummary } from '../schemas/listing.js';
+import { ListingSummary } from '../../wire/listing.js';
 import { project, sparseFields } from '../sparse-fields.js';
 import { CursorError, decodeCursor } from '../../read/search-cursor.js';
 import { linkHeader } from '../plugins/caching.js';

@@ -1,33 +1,6 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { Address, GeoPoint, Nullable } from '../../wire/common.js';
 import { PROBLEM_CODES } from '../problem.js';
-
-/**
- * `schema` or null. A primitive becomes `type: [t, "null"]` (JSON Schema 2020-12 / OpenAPI 3.1), which
- * the response serializer handles far faster than `anyOf`; objects and references use `anyOf`.
- */
-export const Nullable = <T extends TSchema>(schema: T) => {
-  const type = (schema as { type?: unknown }).type;
-  if (typeof type === 'string' && ['string', 'number', 'integer', 'boolean'].includes(type)) {
-    return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
-  }
-  return Type.Union([schema, Type.Null()]);
-};
-
-export const Address = Type.Object(
-  {
-    street: Nullable(Type.String()),
-    unit: Nullable(Type.String()),
-    city: Nullable(Type.String()),
-    state: Nullable(Type.String()),
-    zipCode: Nullable(Type.String()),
-  },
-  { $id: 'Address', description: 'Street address; any part may be unknown (null).' },
-);
-
-export const GeoPoint = Type.Object(
-  { latitude: Type.Number(), longitude: Type.Number() },
-  { $id: 'GeoPoint', description: 'WGS84 position in decimal degrees.' },
-);
 
 const metaBase = {
   dataAge: Type.String({ format: 'date-time', description: 'When the data was last confirmed by the upstream (UTC).' }),

@@ -2,7 +2,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
 import { COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
 import { fieldsParam } from '../sparse-fields.js';
-import { ListingSummary } from './listing.js';
+import { ListingSummary } from '../../wire/listing.js';
 
 /** Every property optional, no others allowed: a query string's schema. */
 export function queryObject<T extends TProperties>(properties: T) {

@@ -1,10 +1,37 @@
-import { Type } from 'typebox';
-import { Nullable } from './common.js';
+import { Type, type Static } from 'typebox';
+import { Nullable, type WireRefs } from './common.js';
+
+/**
+ * Listings on the wire (spec 2.4 summary, 2.5 detail). Money in US dollars (rent a month for rentals,
+ * asking price for sales), areas in square feet, distances in metres, dates and instants in UTC.
+ */
 
 const NInt = () => Nullable(Type.Integer());
 const NNum = () => Nullable(Type.Number());
 const NStr = () => Nullable(Type.String());
 const NBool = () => Nullable(Type.Boolean());
+
+/** A fee of a rental, as the site lists it; `amount` in dollars. */
+export const Fee = Type.Object({
+  typeLabel: NStr(),
+  requirement: NStr(),
+  refundability: NStr(),
+  calcType: NStr(),
+  amount: NNum(),
+  timing: NStr(),
+  occurrence: NStr(),
+});
+
+/** Who lists the unit. */
+export const Contact = Type.Object({ name: NStr(), phone: NStr(), sourceGroup: NStr() });
+
+/** One price event; `pctChange` is null for the first event. */
+export const PriceEvent = Type.Object({
+  date: Type.String({ format: 'date' }),
+  price: Type.Number(),
+  event: Type.String({ description: 'LISTED, PRICE_INCREASE, PRICE_DECREASE, DELISTED (open set).' }),
+  pctChange: Nullable(Type.Number({ description: 'Percent change from the previous price.' })),
+});
 
 const summaryFields = {
   id: Type.String({ description: "The upstream site's listing id." }),
@@ -48,30 +75,19 @@ export const ListingDetail = Type.Object(
     noFee: NBool(),
     petsAllowed: NBool(),
     amenities: Type.Array(Type.Object({ name: Type.String(), available: Type.Boolean() })),
-    fees: Type.Array(
-      Type.Object({
-        typeLabel: NStr(),
-        requirement: NStr(),
-        refundability: NStr(),
-        calcType: NStr(),
-        amount: NNum(),
-        timing: NStr(),
-        occurrence: NStr(),
-      }),
-    ),
-    contacts: Type.Array(Type.Object({ name: NStr(), phone: NStr(), sourceGroup: NStr() })),
+    fees: Type.Array(Fee),
+    contacts: Type.Array(Contact),
     photos: Type.Array(Type.String()),
     floorPlanKey: NStr(),
     has3dTour: NBool(),
     hasVideo: NBool(),
-    priceHistory: Type.Array(
-      Type.Object({
-        date: Type.String({ format: 'date' }),
-        price: Type.Number(),
-        event: Type.String({ description: 'LISTED, PRICE_INCREASE, PRICE_DECREASE, DELISTED (open set).' }),
-        pctChange: Nullable(Type.Number({ description: 'Percent change from the previous price.' })),
-      }),
-    ),
+    priceHistory: Type.Array(PriceEvent),
   },
   { $id: 'ListingDetail' },
 );
+
+export type Fee = Static<typeof Fee>;
+export type Contact = Static<typeof Contact>;
+export type PriceEvent = Static<typeof PriceEvent>;
+export type ListingSummary = Static<typeof ListingSummary, WireRefs>;
+export type ListingDetail = Static<typeof ListingDetail, WireRefs>;

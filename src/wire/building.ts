@@ -1,11 +1,14 @@
-import { Type } from 'typebox';
-import { Nullable } from './common.js';
+import { Type, type Static } from 'typebox';
+import { Nullable, type WireRefs } from './common.js';
+
+/** Buildings (spec 2.6) and areas (spec 2.7) on the wire. Prices in dollars; unknown values are null. */
 
 const NInt = () => Nullable(Type.Integer());
 const NStr = () => Nullable(Type.String());
 const NBool = () => Nullable(Type.Boolean());
 
-const Inventory = Type.Object({
+/** Units of one kind in a building, by bedroom count: counts, and prices in dollars. */
+export const Inventory = Type.Object({
   activeCount: Type.Integer(),
   byBedroom: Type.Array(
     Type.Object({
@@ -94,3 +97,7 @@ export const AreaSchema = Type.Object(
   },
   { $id: 'Area' },
 );
+
+export type Inventory = Static<typeof Inventory>;
+export type ByBedroom = Inventory['byBedroom'][number];
+export type Building = Static<typeof BuildingSchema, WireRefs>;
