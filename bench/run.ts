@@ -15,7 +15,7 @@
  * Usage: `npm run bench`. BENCH_SECONDS (10), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
  * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
- * of scenario names).
+ * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,8 +52,8 @@ async function freePort(): Promise<number> {
 }
 
 /** Runs `node --import tsx src/main.ts <args>` and resolves once its stderr matches `ready` (with the match). */
-async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -157,7 +157,8 @@ const allIds = (await store.db.selectFrom('listings').select('id').where('status
 await store.close();
 
 const started = Date.now();
-const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/);
+const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/, profile);
 const address = service.match[1];
 console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
 const headers = { authorization: `Bearer ${key}` };

@@ -1,8 +1,10 @@
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuzzOpenApi } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
+import { ListingsRepository } from '../src/store/listings-repository.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
@@ -83,6 +85,25 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect(detail.body.data.priceHistory[0]).toMatchObject({ event: 'LISTED', price: 1180000 });
     expect((await get(onPg.app, `/v1/building/${detail.body.data.buildingId}`, key)).status).toBe(200);
     expect((await get(onPg.app, '/v1/usage', key)).body.data.month.used).toBe(2);
+  });
+
+  it('a query text seen twice runs as a named prepared statement, and answers as before', async () => {
+    const listing = (await onSqlite.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
+    const expected = await onSqlite.listings.detailById(listing);
+    // One pinned connection, so that the statements it prepared can be listed from it.
+    const [first, second, prepared] = await onPg.store.db.connection().execute(async (connection) => {
+      const repository = new ListingsRepository(connection);
+      const one = await repository.detailById(listing);
+      const two = await repository.detailById(listing);
+      const statements = await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'nyc_listings_%'`.execute(connection);
+      return [one, two, statements.rows.map((r) => r.statement)];
+    });
+    expect(prepared.some((text) => text.includes('from "listing_amenities"'))).toBe(true);
+    for (const answer of [first, second]) {
+      expect(answer?.amenities).toEqual(expected?.amenities);
+      expect(answer?.history).toEqual(expected?.history);
+      expect(answer?.row.price).toBe(expected?.row.price);
+    }
   });
 });
 

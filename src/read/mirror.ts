@@ -11,7 +11,7 @@ import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { ListingRow } from '../store/listing-rows.js';
 import { rowToDetail, rowToSummary } from './listing-presenters.js';
-import type { ListingsRepository } from '../store/listings-repository.js';
+import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFigures } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
@@ -245,9 +245,15 @@ export class Mirror {
     return { items: rows.map((r) => rowToSummary(r, this.now)), total, nextCursor };
   }
 
-  private async detail(row: ListingRow, freshness: Freshness): Promise<{ listing: ListingDetail; freshness: Freshness }> {
-    const [amenities, history] = await Promise.all([this.deps.listings.amenities(row.id), this.deps.listings.priceHistory(row.id)]);
-    return { listing: rowToDetail(row, amenities, KNOWN_AMENITIES, history, this.now), freshness };
+  /** A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query). */
+  private present(found: StoredDetail, freshness: Freshness): { listing: ListingDetail; freshness: Freshness } {
+    return { listing: rowToDetail(found.row, found.amenities, KNOWN_AMENITIES, found.history, this.now), freshness };
+  }
+
+  /** A stored listing's detail: hydrated first if it still waits for its details, judged as it was held. */
+  private async storedDetail(found: StoredDetail): Promise<{ listing: ListingDetail; freshness: Freshness }> {
+    const hydrated = await this.hydrated(found);
+    return this.present(hydrated, await this.judgeListing(found.row));
   }
 
   private judgeListing(row: ListingRow): Promise<Freshness> {
@@ -262,25 +268,26 @@ export class Mirror {
    * Hydrates a stored listing that still waits for its details while the caller waits, at most
    * `hydration.waitSeconds`; on a timeout or an upstream failure the listing is answered as held.
    */
-  private async hydrated(row: ListingRow): Promise<ListingRow> {
-    if (!row.needs_detail || !this.deps.refresher.canRefresh()) return row;
+  private async hydrated(found: StoredDetail): Promise<StoredDetail> {
+    const row = found.row;
+    if (!row.needs_detail || !this.deps.refresher.canRefresh()) return found;
     const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)));
     const outcome = await Promise.race([hydration.then(() => 'done' as const, () => 'failed' as const), timeout]);
     clearTimeout(timer);
-    if (outcome !== 'done') return row;
-    return (await this.deps.listings.findById(row.id)) ?? row;
+    if (outcome !== 'done') return found;
+    return (await this.deps.listings.detailById(row.id)) ?? found;
   }
 
   /** One listing's detail by upstream id; fetched from upstream when not stored; null when upstream has none. */
   async listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
-    const stored = await this.deps.listings.findById(id);
-    if (stored) return this.detail(await this.hydrated(stored), await this.judgeListing(stored));
+    const stored = await this.deps.listings.detailById(id);
+    if (stored) return this.storedDetail(stored);
     if (!(await this.deps.refresher.refreshListing(id, undefined, 'interactive'))) return null;
-    const fetched = await this.deps.listings.findById(id);
+    const fetched = await this.deps.listings.detailById(id);
     if (!fetched) return null;
-    return this.detail(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
+    return this.present(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
   }
 
   /**
@@ -293,12 +300,12 @@ export class Mirror {
     const missing: string[] = [];
     const judged: Freshness[] = [];
     for (const id of ids) {
-      const stored = await this.deps.listings.findById(id);
+      const stored = await this.deps.listings.detailById(id);
       if (!stored) {
         missing.push(id);
         continue;
       }
-      const answer = await this.detail(await this.hydrated(stored), await this.judgeListing(stored));
+      const answer = await this.storedDetail(stored);
       listings.push(answer.listing);
       judged.push(answer.freshness);
     }
@@ -315,7 +322,8 @@ export class Mirror {
    */
   async listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.findByUrlPath(path);
-    if (stored) return this.detail(await this.hydrated(stored), await this.judgeListing(stored));
+    const found = stored && (await this.deps.listings.detailById(stored.id));
+    if (found) return this.storedDetail(found);
     const direct = /^\/(rental|sale)\/([A-Za-z0-9_-]+)$/.exec(path);
     if (!direct) return null;
     return this.listing(direct[2]);

@@ -53,6 +53,42 @@ function reuseStatements(sqlite: SqliteDatabase.Database): void {
   }) as typeof sqlite.prepare;
 }
 
+/** Query texts named (prepared once per PostgreSQL connection, then only bound and executed). */
+const NAMED_STATEMENTS_MAX = 500;
+
+/**
+ * Makes the pool's connections run a parameterized query text they have seen before as a named
+ * prepared statement: node-postgres sends every other query unnamed, so PostgreSQL parses and plans it
+ * anew each time, which costs more than running a short query (a listing's detail: 710 us unnamed,
+ * 270 us named, measured on this machine). A text is named on its second sighting (one-off shapes never
+ * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. PostgreSQL
+ * decides per statement whether a generic plan is as cheap as a custom one (`plan_cache_mode` auto).
+ * A statement prepared before another instance altered a table it reads fails until this process
+ * restarts (migrations only add; a new version's instances are started afresh).
+ */
+function nameRepeatedStatements(pool: pg.Pool): void {
+  const names = new Map<string, string>();
+  const seenOnce = new LRUCache<string, true>({ max: 2 * NAMED_STATEMENTS_MAX });
+  const nameOf = (text: string): string | undefined => {
+    const known = names.get(text);
+    if (known !== undefined || names.size >= NAMED_STATEMENTS_MAX) return known;
+    if (!seenOnce.has(text)) {
+      seenOnce.set(text, true);
+      return undefined;
+    }
+    const name = `nyc_listings_${names.size}`;
+    names.set(text, name);
+    return name;
+  };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+      const name = typeof config === 'string' && Array.isArray(values) ? nameOf(config) : undefined;
+      return name === undefined ? query(config, values, callback) : query({ name, text: config, values }, callback);
+    };
+  });
+}
+
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
@@ -65,6 +101,7 @@ export async function openStore(url: string): Promise<Store> {
     // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
     pg.types.setTypeParser(20, (v) => Number(v));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
+    nameRepeatedStatements(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     store = { db, dialect: 'postgres', close: () => db.destroy() };
   } else {

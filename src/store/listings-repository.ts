@@ -1,4 +1,6 @@
-import { PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { PriceEvent } from '../wire/listing.js';
@@ -30,6 +32,13 @@ export interface ApplyResult {
 
 /** Computes the derived values of a record (transit score, recommended score). */
 export type Deriver = (record: ListingRecord) => Derived;
+
+/** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
+export interface StoredDetail {
+  row: ListingRow;
+  amenities: string[];
+  history: PriceEvent[];
+}
 
 /** A listing's price (dollars) and status as the store held them before a write. */
 export interface StoredState {
@@ -305,21 +314,61 @@ export class ListingsRepository {
     return this.db.selectFrom('listings').selectAll().where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst();
   }
 
+  /**
+   * A listing's row, amenities (by name, sorted) and the mirror's price events (oldest first) in one
+   * query: a detail answer is one round trip, not three. The statement is built once per repository and
+   * run with each id. Undefined when the mirror does not hold the listing.
+   */
+  async detailById(id: string): Promise<StoredDetail | undefined> {
+    this.detailQuery ??= this.buildDetailQuery();
+    const result = await this.db.executeQuery<ListingRow & { amenity_rows: unknown; history_rows: unknown }>(
+      CompiledQuery.raw(this.detailQuery.sql, [id]),
+    );
+    const found = result.rows[0];
+    if (!found) return undefined;
+    const { amenity_rows, history_rows, ...row } = found;
+    // SQLite answers the aggregated rows as JSON text; pg has parsed them already.
+    const json = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : ((v as T[] | null) ?? []));
+    return {
+      row,
+      amenities: json<{ amenity: string }>(amenity_rows).map((a) => a.amenity),
+      history: json<{ date: string; price: number | string; event: string; pct_change: number | null }>(history_rows).map((h) => ({
+        date: h.date,
+        price: Number(h.price),
+        event: h.event,
+        pctChange: h.pct_change,
+      })),
+    };
+  }
+
+  private detailQuery: CompiledQuery | undefined;
+
+  /** The detail query, compiled with a stand-in id: its one parameter is the listing id. */
+  private buildDetailQuery(): CompiledQuery {
+    const jsonArrayFrom = this.db.getExecutor().adapter instanceof PostgresAdapter ? pgJsonArrayFrom : sqliteJsonArrayFrom;
+    const compiled = this.db
+      .selectFrom('listings')
+      .selectAll('listings')
+      .select((eb) => [
+        jsonArrayFrom(eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity')).as('amenity_rows'),
+        jsonArrayFrom(
+          eb
+            .selectFrom('price_history')
+            .select(['date', 'price', 'event', 'pct_change'])
+            .whereRef('listing_id', '=', 'listings.id')
+            .orderBy('recorded_at')
+            .orderBy('event'),
+        ).as('history_rows'),
+      ])
+      .where('listings.id', '=', '')
+      .compile();
+    if (compiled.parameters.length !== 1) throw new Error(`the detail query has ${compiled.parameters.length} parameters, not 1`);
+    return compiled;
+  }
+
   async amenities(id: string): Promise<string[]> {
     const rows = await this.db.selectFrom('listing_amenities').select('amenity').where('listing_id', '=', id).orderBy('amenity').execute();
     return rows.map((r) => r.amenity);
-  }
-
-  /** The mirror's price events of a listing, oldest first. */
-  async priceHistory(id: string): Promise<PriceEvent[]> {
-    const rows = await this.db
-      .selectFrom('price_history')
-      .selectAll()
-      .where('listing_id', '=', id)
-      .orderBy('recorded_at')
-      .orderBy('event')
-      .execute();
-    return rows.map((r) => ({ date: r.date, price: Number(r.price), event: r.event, pctChange: r.pct_change }));
   }
 
   /** Whether any active listing is stored (one index probe, for health checks). */
