@@ -224,7 +224,14 @@ async function load(base: string, path: string, withHeaders: Record<string, stri
   const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
   const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
   if ((result.non2xx || result.errors) && !tolerateErrors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors };
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, total: result.requests.total };
+}
+
+/** CPU time a process has used so far (user + system), in microseconds (Linux: /proc, in clock ticks of 10 ms). */
+function cpuMicrosOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // After the command name: utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
@@ -239,7 +246,10 @@ for (const scenario of selected) {
   const type = String(answer.headers['content-type']);
   const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body));
   await new Promise<void>((ready) => bare.listen(0, '127.0.0.1', ready));
+  const cpuBefore = cpuMicrosOf(service.child.pid!);
   const measured = await load(address, scenario.path, headers, scenario.vary, true);
+  // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
+  const cpuPerRequest = Math.round((cpuMicrosOf(service.child.pid!) - cpuBefore) / Math.max(1, measured.total));
   const limit = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, example, {});
   await new Promise((closed) => bare.close(closed));
   const row = {
@@ -249,6 +259,7 @@ for (const scenario of selected) {
     'p50 ms': measured.p50,
     'p99 ms': measured.p99,
     failed: measured.failed,
+    'CPU us/req': cpuPerRequest,
     'bare req/s': limit.rps,
     ratio: pct(measured.rps, limit.rps),
     'peer req/s': null as number | null,
@@ -257,7 +268,7 @@ for (const scenario of selected) {
     'vs peer': null as string | null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed), ${row.ratio} of bare`);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare`);
 }
 const serviceRssMiB = rssOf(service.child.pid!);
 await stop(service.child);

@@ -57,17 +57,20 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
   const keys = new WeakMap<FastifyRequest, string>();
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return;
+  // Callback hooks throughout: nothing here waits, and an async hook costs a promise and a microtask.
+  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
+    if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
     const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
     const entry = entries.get(key);
     if (entry && entry.until > options.clock().getTime()) {
       // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
       if (entry.etag) reply.header('etag', entry.etag);
-      // A Buffer is a valid serialized payload; the serializer type says string only.
-      return reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
+      // Answered here, so `done` is not called. A Buffer is a valid serialized payload; the serializer type says string only.
+      reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
+      return;
     }
     keys.set(request, key);
+    done();
   });
 
   // A computed answer worth keeping is noted before serialization (its meta says so), and kept with its
@@ -75,18 +78,18 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   // sparse fields). This onSend hook runs after @fastify/etag's (registered before it) and before the
   // route-level one of compression: the body is still plain and its ETag is set.
   const pending = new WeakMap<FastifyRequest, { key: string; meta: CacheableMeta; until: number }>();
-  app.addHook('preSerialization', async (request, reply, payload: unknown) => {
+  app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
     const key = keys.get(request);
     // No key: not opted in, or answered from the cache (a hit sets none).
-    if (key === undefined || reply.statusCode !== 200) return payload;
-    const type = reply.getHeader('content-type');
-    if (type !== undefined && !String(type).startsWith('application/json')) return payload;
-    const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
-    const until = reusableUntil(meta, options);
-    if (until !== null) pending.set(request, { key, meta: meta!, until });
-    return payload;
+    const type = key === undefined || reply.statusCode !== 200 ? undefined : String(reply.getHeader('content-type') ?? 'application/json');
+    if (key !== undefined && type?.startsWith('application/json')) {
+      const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
+      const until = reusableUntil(meta, options);
+      if (until !== null) pending.set(request, { key, meta: meta!, until });
+    }
+    done(null, payload);
   });
-  app.addHook('onSend', async (request, reply, body: unknown) => {
+  app.addHook('onSend', (request, reply, body: unknown, done) => {
     const kept = pending.get(request);
     if (kept && typeof body === 'string' && reply.statusCode === 200) {
       const etag = reply.getHeader('etag');
@@ -95,7 +98,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
       bytes.write(body);
       entries.set(kept.key, { meta: kept.meta, body: bytes, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
     }
-    return body;
+    done(null, body);
   });
 }
 

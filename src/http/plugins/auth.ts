@@ -80,12 +80,14 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
       void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
     }
   });
-  app.addHook('preHandler', async (request) => {
-    if (accessOf(request) !== 'public' && !request.principal) throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.');
+  // A callback hook: it waits for nothing, and an async hook costs a promise and a microtask per request.
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (accessOf(request) !== 'public' && !request.principal) return done(unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.'));
     const minPlan = request.is404 ? undefined : request.routeOptions.config?.minPlan;
     if (minPlan && request.principal && PLANS.indexOf(request.principal.plan) < PLANS.indexOf(minPlan)) {
-      throw new Problem('PLAN_REQUIRED', `This endpoint is for the ${minPlan} plan and above; this key's plan is ${request.principal.plan}.`);
+      return done(new Problem('PLAN_REQUIRED', `This endpoint is for the ${minPlan} plan and above; this key's plan is ${request.principal.plan}.`));
     }
+    done();
   });
 }
 

@@ -24,21 +24,23 @@ export function linkHeader(links: Record<string, string | null>): string {
  */
 export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
   await app.register(etag, { weak: false });
-  app.addHook('preSerialization', async (_request, reply, payload: unknown) => {
+  // Callback hooks: nothing to wait for, and an async hook costs a promise and a microtask per request.
+  app.addHook('preSerialization', (_request, reply, payload: unknown, done) => {
     const meta = (payload as { meta?: EnvelopeMeta } | null)?.meta;
-    if (reply.statusCode !== 200 || !meta?.dataAge) return payload;
-    const confirmed = Date.parse(meta.dataAge);
-    reply.header('Last-Modified', new Date(confirmed).toUTCString());
-    const secondsLeft = Math.max(0, Math.floor((meta.freshnessThreshold ?? 0) - (deps.clock().getTime() - confirmed) / 1000));
-    reply.header('Cache-Control', `private, max-age=${secondsLeft}`);
-    if (meta.links) {
-      const link = linkHeader(meta.links);
-      if (link) reply.header('Link', link);
+    if (reply.statusCode === 200 && meta?.dataAge) {
+      const confirmed = Date.parse(meta.dataAge);
+      reply.header('Last-Modified', new Date(confirmed).toUTCString());
+      const secondsLeft = Math.max(0, Math.floor((meta.freshnessThreshold ?? 0) - (deps.clock().getTime() - confirmed) / 1000));
+      reply.header('Cache-Control', `private, max-age=${secondsLeft}`);
+      if (meta.links) {
+        const link = linkHeader(meta.links);
+        if (link) reply.header('Link', link);
+      }
     }
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('Vary', 'Authorization, Accept-Encoding');
-    return payload;
+    done(null, payload);
   });
 }

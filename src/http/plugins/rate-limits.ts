@@ -33,11 +33,18 @@ export function registerRateLimits(
 ): void {
   const countedMonth = new WeakMap<FastifyRequest, string>();
   // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook: only a 304 has something to wait for, and an async hook costs a promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const month = countedMonth.get(request);
-    if (reply.statusCode !== 304 || !month || !request.principal) return;
-    await deps.limiters.refund(request.principal.plan, request.principal.subject);
-    deps.quotas.uncount(request.principal.subject, month);
+    if (reply.statusCode !== 304 || !month || !request.principal) return done();
+    const { plan, subject } = request.principal;
+    deps.limiters.refund(plan, subject).then(
+      () => {
+        deps.quotas.uncount(subject, month);
+        done();
+      },
+      (error: Error) => done(error),
+    );
   });
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.principal || request.routeOptions.config?.limited === false) return;
