@@ -72,6 +72,15 @@ describe('nyc-listings seed', () => {
     const key = await rt.key('pro');
     const one = ra.synthetic.find((s) => s.kind === 'rental')!;
     expect((await get(rt.app, `/v1/property/${one.id}`, key)).body.data).toMatchObject({ id: one.id, price: one.price });
+    // The spatial index holds every placed listing (filled after the load), and its trigger is back.
+    const file = new Database(a, { readonly: true });
+    const counts = file.prepare("select (select count(*) from listings_rtree) as indexed, (select count(*) from listings where latitude is not null and longitude is not null) as placed, (select count(*) from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert') as triggers").get() as Record<string, number>;
+    file.close();
+    expect(counts).toEqual({ indexed: counts.placed, placed: counts.placed, triggers: 1 });
+    const box = [one.longitude - 0.0005, one.latitude - 0.0005, one.longitude + 0.0005, one.latitude + 0.0005].map((v) => v.toFixed(6)).join(',');
+    const nearby = await get(rt.app, `/v1/search/rentals?bbox=${box}&perPage=500`, key);
+    expect(nearby.status, JSON.stringify(nearby.body)).toBe(200);
+    expect(nearby.body.data.map((l: { id: string }) => l.id)).toContain(one.id);
     await rt.syncer.syncScope('rental', one.borough_id);
     expect(rows(a).synthetic.filter((s) => s.status === 'ACTIVE').length).toBe(3000);
   }, 120_000);

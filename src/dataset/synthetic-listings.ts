@@ -36,11 +36,14 @@ export function* deriveSyntheticListings<T extends SourceListing>(
   seed: number,
 ): Generator<{ source: T; listing: T & { synthetic: 1 } }> {
   if (!sources.length) throw new Error('no listings to derive synthetic ones from: sync the mirror first');
+  // Rows as the SQLite driver makes them hold their ~55 columns in V8's slow (dictionary) mode, and
+  // copying one took 18 us; a spread copy is a fast-mode object, and copying that takes 2 (measured).
+  const rows = sources.map((source) => ({ ...source }));
   const random = seededRandom(seed);
   const boxes = new Map<number, BoundingBox>();
   const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   for (let i = 0; i < count; i++) {
-    const source = sources[Math.floor(random() * sources.length)];
+    const source = rows[Math.floor(random() * rows.length)];
     const id = String(FIRST_SYNTHETIC_ID + i);
     const step = source.kind === 'rental' ? 5 : 1000;
     const price = Math.max(step, Math.round((source.price * Math.exp(0.15 * normal())) / step) * step);

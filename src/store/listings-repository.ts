@@ -258,6 +258,12 @@ export class ListingsRepository {
         ? (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows
         : [];
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
+      // The spatial index is filled once after the rows, in one statement, rather than by its trigger row by row.
+      const trigger = sqlite
+        ? (await sql<{ sql: string }>`select sql from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert'`.execute(trx)).rows[0]
+        : undefined;
+      const firstRowid = sqlite ? Number((await sql<{ m: number | null }>`select max(rowid) as m from listings`.execute(trx)).rows[0].m ?? 0) : 0;
+      if (trigger) await sql`drop trigger listings_rtree_insert`.execute(trx);
       for (const items of batches) {
         // Rows of about 60 columns: 250 a statement stays under both databases' parameter limits.
         for (let i = 0; i < items.length; i += 250) {
@@ -270,6 +276,10 @@ export class ListingsRepository {
         onBatch(written);
       }
       for (const index of indexes) await sql.raw(index.sql).execute(trx);
+      if (trigger) {
+        await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where rowid > ${firstRowid} and latitude is not null and longitude is not null`.execute(trx);
+        await sql.raw(trigger.sql).execute(trx);
+      }
     });
     this.writes++;
     return written;
