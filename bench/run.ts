@@ -15,7 +15,8 @@
  * Usage: `npm run bench`. BENCH_SECONDS (10), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
  * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
- * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`).
+ * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`),
+ * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -157,8 +158,8 @@ const allIds = (await store.db.selectFrom('listings').select('id').where('status
 await store.close();
 
 const started = Date.now();
-const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/, profile);
+const nodeFlags = [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [])];
+const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/, nodeFlags);
 const address = service.match[1];
 console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
 const headers = { authorization: `Bearer ${key}` };
@@ -306,7 +307,7 @@ console.log(
   `service rss ${serviceRssMiB} MiB${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
     `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
 );
-const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
+const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
 if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
 const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -16,6 +16,9 @@ interface CacheableMeta {
   refreshTriggered?: boolean;
 }
 
+/** How many recently asked keys the admission check remembers (a key is some 150 bytes). */
+const DOORKEEPER_KEYS = 20_000;
+
 interface Entry {
   /**
    * The answer's `meta` alone (not its data, which the body holds): on a hit the hooks that set headers
@@ -44,9 +47,9 @@ export interface AnswerCacheOptions {
 }
 
 /**
- * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), reused
- * when the same caller plan asks the same URL with the same `Accept`, while this process has written
- * nothing to the mirror since, for at most `ttlSeconds`, and never past the moment the data turns stale.
+ * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), kept
+ * from the second time a request is asked (admission, below) and reused when the same caller plan asks
+ * the same URL with the same `Accept`, while this process has written nothing to the mirror since, for at most `ttlSeconds`, and never past the moment the data turns stale.
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
  * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
@@ -55,6 +58,10 @@ export interface AnswerCacheOptions {
  */
 export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
   const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
+  // Admission: an answer is kept the second time its key is asked within the last DOORKEEPER_KEYS keys.
+  // Requests that never repeat (a random listing, a price typed once) then cost no copy and no eviction,
+  // and the kept answers are not pushed out, nor the old generation churned, by ones nobody asks again.
+  const askedOnce = new LRUCache<string, true>({ max: DOORKEEPER_KEYS });
   const keys = new WeakMap<FastifyRequest, string>();
 
   // Callback hooks throughout: nothing here waits, and an async hook costs a promise and a microtask.
@@ -69,7 +76,8 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
       reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
       return;
     }
-    keys.set(request, key);
+    if (askedOnce.has(key)) keys.set(request, key);
+    else askedOnce.set(key, true);
     done();
   });
 
@@ -80,7 +88,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   const pending = new WeakMap<FastifyRequest, { key: string; meta: CacheableMeta; until: number }>();
   app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
     const key = keys.get(request);
-    // No key: not opted in, or answered from the cache (a hit sets none).
+    // No key: not opted in, asked for the first time, or answered from the cache (a hit sets none).
     const type = key === undefined || reply.statusCode !== 200 ? undefined : String(reply.getHeader('content-type') ?? 'application/json');
     if (key !== undefined && type?.startsWith('application/json')) {
       const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
