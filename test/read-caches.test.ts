@@ -36,6 +36,20 @@ describe('read caches', () => {
     await waitFor(async () => (await get(a.app, url, key)).body.meta.total === after, 'the other instance\'s sync in this instance\'s answers');
   }, 120_000);
 
+  it('the area tree: an area another instance stored is known to searches within READ_CACHE_SECONDS', async () => {
+    const a = await runtime({ READ_CACHE_SECONDS: '0.5' });
+    const key = await a.key('pro');
+    const url = '/v1/search/rentals?areas=9999999';
+    const unknown = await get(a.app, url, key);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors[0]).toMatchObject({ name: 'areas', message: expect.stringContaining('9999999') });
+    // As another instance's areas sync would leave it: a neighbourhood under Brooklyn, in the database only.
+    await a.store.db.insertInto('areas').values({ id: 9999999, name: 'Test Yard', level: 2, parent_id: 200, slug: 'test-yard', borough_id: 200, outline: null }).execute();
+    await waitFor(async () => (await get(a.app, url, key)).status === 200, 'the new area known to this instance\'s searches');
+    const known = await get(a.app, url, key);
+    expect(known.body.meta.total).toBe(0);
+  }, 120_000);
+
   it('the answer cache: a request asked again reuses the answer from its second ask on (counted and limited as any), for READ_CACHE_SECONDS at most, never past the data\'s freshness', async () => {
     let now = Date.now();
     const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '60' }, { clock: () => new Date(now), realLimits: true });
