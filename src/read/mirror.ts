@@ -321,8 +321,8 @@ export class Mirror {
    * from upstream when not stored; `/building/<slug>/<unit>` paths are answered from the mirror only.
    */
   async listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
-    const stored = await this.deps.listings.findByUrlPath(path);
-    const found = stored && (await this.deps.listings.detailById(stored.id));
+    const id = await this.deps.listings.idByUrlPath(path);
+    const found = id === undefined ? undefined : await this.deps.listings.detailById(id);
     if (found) return this.storedDetail(found);
     const direct = /^\/(rental|sale)\/([A-Za-z0-9_-]+)$/.exec(path);
     if (!direct) return null;

@@ -320,8 +320,9 @@ export class ListingsRepository {
     return this.db.selectFrom('listings').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async findByUrlPath(urlPath: string): Promise<ListingRow | undefined> {
-    return this.db.selectFrom('listings').selectAll().where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst();
+  /** The id of the listing at this path on the upstream site (the newest seen), or undefined. */
+  async idByUrlPath(urlPath: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('listings').select('id').where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst())?.id;
   }
 
   /**
