@@ -64,8 +64,9 @@ const NAMED_STATEMENTS_MAX = 500;
  * 270 us named, measured on this machine). A text is named on its second sighting (one-off shapes never
  * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. PostgreSQL
  * decides per statement whether a generic plan is as cheap as a custom one (`plan_cache_mode` auto).
- * A statement prepared before another instance altered a table it reads fails until this process
- * restarts (migrations only add; a new version's instances are started afresh).
+ * PostgreSQL replans a named statement by itself when an index it used is dropped or added; but one
+ * that reads `*` from a table another instance has since given a column fails ("cached plan must not
+ * change result type") until this process restarts, as a new version's instances are started afresh.
  */
 function nameRepeatedStatements(pool: pg.Pool): void {
   const names = new Map<string, string>();

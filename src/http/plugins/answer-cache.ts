@@ -49,7 +49,8 @@ export interface AnswerCacheOptions {
 /**
  * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), kept
  * from the second time a request is asked (admission, below) and reused when the same caller plan asks
- * the same URL with the same `Accept`, while this process has written nothing to the mirror since, for at most `ttlSeconds`, and never past the moment the data turns stale.
+ * the same URL with the same `Accept`, while this process has written nothing to the mirror since, for
+ * at most `ttlSeconds`, and never past the moment the data turns stale.
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
  * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
@@ -89,8 +90,9 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
     const key = keys.get(request);
     // No key: not opted in, asked for the first time, or answered from the cache (a hit sets none).
-    const type = key === undefined || reply.statusCode !== 200 ? undefined : String(reply.getHeader('content-type') ?? 'application/json');
-    if (key !== undefined && type?.startsWith('application/json')) {
+    // Only JSON is kept (no content type set yet means the route's JSON serializer).
+    const json = () => String(reply.getHeader('content-type') ?? 'application/json').startsWith('application/json');
+    if (key !== undefined && reply.statusCode === 200 && json()) {
       const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
       const until = reusableUntil(meta, options);
       if (until !== null) pending.set(request, { key, meta: meta!, until });
