@@ -24,16 +24,19 @@ export class BuildingsRepository {
   }
 
   /**
-   * Inserts or replaces a building (by id); a slug held by another id moves to this one. With
-   * `changed` (the fields that differ from the stored copy, non-empty), a `building.updated` event is
-   * appended to the change log in the same transaction.
+   * Inserts or replaces buildings (by id), all in one transaction; a slug held by another id moves to
+   * the building now holding it. For each building with `changed` fields (those that differ from the
+   * stored copy), a `building.updated` event is appended to the change log in the same transaction.
    */
-  async put(building: Building, fetchedAt: string, changed: string[] = []): Promise<void> {
+  async put(items: { building: Building; changed: string[] }[], fetchedAt: string): Promise<void> {
+    if (!items.length) return;
     await this.db.transaction().execute(async (trx) => {
-      if (changed.length) {
+      const updates = items.filter((item) => item.changed.length);
+      if (updates.length) {
         await lockChangeLog(trx);
-        await appendChanges(trx, [
-          {
+        await appendChanges(
+          trx,
+          updates.map(({ building, changed }) => ({
             type: 'building.updated',
             listing_id: null,
             building_id: building.id,
@@ -43,15 +46,18 @@ export class BuildingsRepository {
             bedrooms: null,
             occurred_at: fetchedAt,
             data: JSON.stringify({ building, changedFields: changed }),
-          },
-        ]);
+          })),
+        );
       }
-      await trx.deleteFrom('buildings').where('slug', '=', building.slug).where('id', '!=', building.id).execute();
-      await trx
-        .insertInto('buildings')
-        .values({ id: building.id, slug: building.slug, data: JSON.stringify(building), fetched_at: fetchedAt })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ slug: building.slug, data: JSON.stringify(building), fetched_at: fetchedAt }))
-        .execute();
+      for (const { building } of items) {
+        await trx.deleteFrom('buildings').where('slug', '=', building.slug).where('id', '!=', building.id).execute();
+        const data = JSON.stringify(building);
+        await trx
+          .insertInto('buildings')
+          .values({ id: building.id, slug: building.slug, data, fetched_at: fetchedAt })
+          .onConflict((oc) => oc.column('id').doUpdateSet({ slug: building.slug, data, fetched_at: fetchedAt }))
+          .execute();
+      }
     });
   }
 }

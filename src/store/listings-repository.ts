@@ -97,26 +97,35 @@ export class ListingsRepository {
           ),
         );
         const rows = batch.map((r) => recordToRow(r, derive(r), at, options.detail ? at : null));
+        const columns = (Object.keys(rows[0]) as (keyof ListingRow)[]).filter(
+          // A search node lacks what only a detail gives: keep what hydration stored.
+          (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && (options.detail || !HYDRATED_COLUMNS.has(key)),
+        );
         await trx
           .insertInto('listings')
           .values(rows)
           .onConflict((oc) =>
-            oc.column('id').doUpdateSet((eb) => {
-              const set: Record<string, unknown> = {};
-              for (const key of Object.keys(rows[0]) as (keyof ListingRow)[]) {
-                if (key === 'id' || key === 'first_seen_at' || key === 'needs_detail') continue;
-                // A search node lacks what only a detail gives: keep what hydration stored.
-                if (!options.detail && HYDRATED_COLUMNS.has(key)) continue;
-                set[key] = eb.ref(`excluded.${key}`);
-              }
-              // A new price or status sends the listing back for hydration.
-              set.needs_detail = options.detail
-                ? 0
-                : sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
-              return set as never;
-            }),
+            oc
+              .column('id')
+              .doUpdateSet((eb) => {
+                const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
+                // A new price or status sends the listing back for hydration.
+                set.needs_detail = options.detail
+                  ? 0
+                  : sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
+                return set as never;
+              })
+              // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
+              // table. Only a row that differs is updated here; the time it was seen is set below.
+              .where((eb) =>
+                eb.or([
+                  ...columns.filter((key) => key !== 'last_seen_at').map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
+                  ...(options.detail ? [eb('listings.needs_detail', '<>', 0)] : []),
+                ]),
+              ),
           )
           .execute();
+        await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
         if (options.detail) {
           await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
           const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));

@@ -47,6 +47,12 @@ export interface SyncerDeps {
 }
 
 /** One part of a crawl: the filters of one search that stays under the result cap. */
+/** A building as the mirror stores it, with the fields that differ from the stored copy. */
+interface MappedBuilding {
+  building: Building;
+  changed: string[];
+}
+
 interface CrawlPart {
   label: string;
   filters: UpstreamSearchFilters;
@@ -342,10 +348,16 @@ export class Syncer {
     }
     if (missing.length) {
       const answers = await this.deps.client.buildingsOfListings(kind, missing.map(([, listingId]) => listingId), priority);
+      const fetched: MappedBuilding[] = [];
       for (const [buildingId, listingId] of missing) {
         const answer = answers.get(listingId);
-        if (answer) buildings.set(buildingId, await this.storeBuilding(answer, listingId));
+        if (!answer) continue;
+        const mapped = await this.mapBuilding(answer, listingId);
+        fetched.push(mapped);
+        buildings.set(buildingId, mapped.building);
       }
+      // One transaction for the batch's buildings: a commit each cost more than the writes themselves.
+      await this.deps.buildings.put(fetched, this.now());
     }
     const items: { id: string; facts: HydratedFacts }[] = [];
     for (const [id, detail] of details) {
@@ -356,8 +368,11 @@ export class Syncer {
     await this.deps.listings.applyDetails(items, this.now());
   }
 
-  /** Maps and stores a building answer; the slug, position and amenities come from the listing that led to it. */
-  private async storeBuilding(answer: UpstreamBuildingDetail, listingId: string): Promise<Building> {
+  /**
+   * Maps a building answer; the slug, position and amenities come from the listing that led to it.
+   * `changed` names the fields that differ from the stored copy (empty when none is stored).
+   */
+  private async mapBuilding(answer: UpstreamBuildingDetail, listingId: string): Promise<MappedBuilding> {
     const listing = await this.deps.listings.findById(listingId);
     const amenities = listing ? await this.deps.listings.amenities(listingId) : [];
     const building = mapBuildingDetail(answer, {
@@ -368,8 +383,7 @@ export class Syncer {
       amenities: { list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)), doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
     });
     const stored = await this.deps.buildings.find(building.id);
-    await this.deps.buildings.put(building, this.now(), changedFields(stored?.building, building, LISTING_DERIVED_BUILDING_FIELDS));
-    return building;
+    return { building, changed: changedFields(stored?.building, building, LISTING_DERIVED_BUILDING_FIELDS) };
   }
 
   /**
@@ -422,7 +436,9 @@ export class Syncer {
     if (!listing) return null;
     const answer = (await this.deps.client.buildingsOfListings(listing.kind as ListingKind, [listing.id], priority)).get(listing.id);
     if (!answer) return null;
-    return this.storeBuilding(answer, listing.id);
+    const mapped = await this.mapBuilding(answer, listing.id);
+    await this.deps.buildings.put([mapped], this.now());
+    return mapped.building;
   }
 }
 

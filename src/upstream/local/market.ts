@@ -30,6 +30,8 @@ export interface LocalSorting {
 export class LocalMarket {
   readonly areas: SiteArea[];
   private readonly listings = new Map<string, InventoryListing>();
+  /** The same listings per kind, in inventory order: a search walks only its own kind. */
+  private readonly byKind: Record<'sale' | 'rental', InventoryListing[]> = { sale: [], rental: [] };
   private readonly buildingsById = new Map<string, LocalBuilding>();
   /** The NYC area tree in upstream numbering (the five borough ids are the same set in both numberings). */
   private readonly tree: AreaTree;
@@ -40,7 +42,10 @@ export class LocalMarket {
   constructor(inventory: Inventory, clock: () => Date = () => new Date()) {
     this.areas = inventory.areas;
     this.clock = clock;
-    for (const l of inventory.listings) this.listings.set(`${l.kind}:${l.node.id}`, l);
+    for (const l of inventory.listings) {
+      this.listings.set(`${l.kind}:${l.node.id}`, l);
+      this.byKind[l.kind].push(l);
+    }
     for (const b of inventory.buildings) this.buildingsById.set(b.id, b);
     this.tree = new AreaTree(buildAreas(inventory.areas.map((a) => ({ id: a.numericId, name: a.name, parentId: a.parentId }))));
   }
@@ -62,8 +67,7 @@ export class LocalMarket {
 
   /** Every listing (of one kind when given), whatever its status. */
   all(kind?: 'sale' | 'rental'): InventoryListing[] {
-    const every = [...this.listings.values()];
-    return kind ? every.filter((l) => l.kind === kind) : every;
+    return kind ? [...this.byKind[kind]] : [...this.listings.values()];
   }
 
   /** A listing the site shows (active or off the market); not one that is yet to be listed. */
@@ -81,7 +85,7 @@ export class LocalMarket {
     const within = (v: number | null | undefined, b?: { lowerBound?: number | null; upperBound?: number | null } | null) =>
       !b || (v !== null && v !== undefined && (b.lowerBound == null || v >= b.lowerBound) && (b.upperBound == null || v <= b.upperBound));
     const box = filters.boundingBox;
-    const result = this.all(kind).filter((l) => {
+    const result = this.byKind[kind].filter((l) => {
       const n = l.node;
       if (n.status !== 'ACTIVE') return false;
       if (areas && !areas.has(l.areaId)) return false;
@@ -106,7 +110,10 @@ export class LocalMarket {
         : sorting?.attribute === 'SQFT'
           ? l.node.livingAreaSize
           : Date.parse(l.node.listedAt ?? '1970-01-01');
-    return result.sort((a, b) => dir * (key(a) - key(b)) || Number(a.node.id) - Number(b.node.id));
+    // Keys worked out once a listing, not twice a comparison: a crawl asks for every page of a scope.
+    const keyed = result.map((l) => ({ l, key: key(l), id: Number(l.node.id) }));
+    keyed.sort((x, y) => dir * (x.key - y.key) || x.id - y.id);
+    return keyed.map((k) => k.l);
   }
 
   /** Price events the market made for a listing, oldest first (empty when none). */
