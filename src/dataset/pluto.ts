@@ -30,7 +30,8 @@ const positive = (value: string | undefined): number | null => {
  */
 export function loadPlutoIndex(sharedDataDir: string): Map<string, PlutoLot> {
   const index = new Map<string, PlutoLot>();
-  for (const row of readCsv(join(sharedDataDir, 'pluto', 'pluto-16v2-manhattan.csv.gz'), 'latin1')) {
+  const columns = ['Address', 'ZipCode', 'BBL', 'CD', 'Council', 'PolicePrct', 'BldgClass', 'NumFloors', 'UnitsRes', 'YearBuilt', 'XCoord', 'YCoord'] as const;
+  for (const row of readCsv(join(sharedDataDir, 'pluto', 'pluto-16v2-manhattan.csv.gz'), 'latin1', columns)) {
     if (!row.Address || !/^\d/.test(row.Address)) continue;
     const key = `${normalizeStreet(row.Address)}|${row.ZipCode}`;
     if (index.has(key)) continue;

@@ -1,5 +1,5 @@
-import { parse } from 'csv-parse/sync';
 import { PLANS, type Config, type Plan } from '../config.js';
+import { parseCsv } from '../dataset/read.js';
 import { isWellFormedKey, keyDigest, newApiKey } from '../domain/api-key.js';
 import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
 
@@ -39,7 +39,7 @@ export function listKeys(rows: ApiKeyRow[]): string {
  * @throws Error naming the row of a malformed key or unknown plan (nothing is imported then).
  */
 export async function importKeys(keys: KeysRepository, config: Config, fileName: string, text: string): Promise<{ inserted: number; updated: number }> {
-  const rows = (fileName.endsWith('.json') ? JSON.parse(text) : parse(text, { columns: true, trim: true, skip_empty_lines: true })) as Record<string, string>[];
+  const rows = (fileName.endsWith('.json') ? JSON.parse(text) : parseCsv(text)) as Record<string, string>[];
   const checked = rows.map((row, i) => {
     const plan = String(row.plan ?? '').toLowerCase();
     if (!isWellFormedKey(String(row.key ?? ''), config.apiKeyPrefix)) throw new Error(`row ${i + 1}: key is not ${config.apiKeyPrefix}_<uuid v4>`);
