@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 
 // The command line as a person meets it: help, version, named mistakes with exit code 2, and serve.
-const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
 // A database of its own: a command must never write into the checkout's data/ folder.
 const env = { ...process.env, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info', DATABASE_URL: join(mkdtempSync(join(tmpdir(), 'cli-')), 'mirror.db') };
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -17,7 +16,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 async function cliWith(withEnv: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(tsx, ['src/main.ts', ...args], { cwd: ROOT, env: withEnv });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], { cwd: ROOT, env: withEnv });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -58,7 +57,7 @@ describe('the command line', () => {
     copyFileSync(TEMPLATE_DB, db);
     const syncEnv = { ...env, DATABASE_URL: db, MARKET_CLOCK: 'off' };
     // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
-    const { stdout: onTerminal } = await promisify(execFile)('script', ['-qec', `${tsx} src/main.ts sync`, '/dev/null'], { cwd: ROOT, env: syncEnv });
+    const { stdout: onTerminal } = await promisify(execFile)('script', ['-qec', `${process.execPath} ${CLI} sync`, '/dev/null'], { cwd: ROOT, env: syncEnv });
     expect(onTerminal).toMatch(/scopes\s+\[[█░]+\] 10\/10/);
     expect(onTerminal).toMatch(/INFO.*sync done/);
     expect(onTerminal).not.toContain('"level":30');
@@ -76,7 +75,7 @@ describe('the command line', () => {
     });
     const db = join(mkdtempSync(join(tmpdir(), 'serve-')), 'mirror.db');
     copyFileSync(TEMPLATE_DB, db);
-    const child = spawn(tsx, ['src/main.ts', 'serve', '--port', String(port), '--host', '127.0.0.1'], {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--host', '127.0.0.1'], {
       cwd: ROOT,
       env: { ...env, DATABASE_URL: db, MARKET_CLOCK: 'off', SYNC_INTERVAL_SECONDS: '0' },
       stdio: ['ignore', 'ignore', 'pipe'],

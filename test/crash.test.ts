@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 
 function counts(file: string) {
   const db = new Database(file);
@@ -23,9 +23,9 @@ function counts(file: string) {
 /** Runs `nyc-listings sync` in a child process; kills it with SIGKILL after `killAfterScopes` scopes, if given. */
 function sync(file: string, env: Record<string, string>, killAfterScopes?: number): Promise<{ code: number | null; signal: string | null; scopes: number; log: string }> {
   return new Promise((resolve) => {
-    // Node itself with tsx's loader, not the tsx launcher: the launcher runs the script in a grandchild,
+    // Node itself on the compiled command line, no launcher: a launcher runs the script in a grandchild,
     // which a SIGKILL to the launcher would orphan, still writing while the test goes on.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'sync'], {
+    const child = spawn(process.execPath, [CLI, 'sync'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],

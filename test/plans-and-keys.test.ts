@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importKeys } from '../src/keys/key-admin.js';
 import { expectProblem, get } from './helpers/http.js';
-import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 
 const run = promisify(execFile);
@@ -126,14 +126,13 @@ describe('keys at rest and on the command line', () => {
   it('`keys issue` prints the key alone on stdout; `keys list` never prints it', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'keys-cli-')), 'k.db');
     const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent' };
-    const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
-    const issued = await run(tsx, ['src/main.ts', 'keys', 'issue', '--plan', 'pro', '--label', 'acme'], { cwd: ROOT, env });
+    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--label', 'acme'], { cwd: ROOT, env });
     expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$/);
-    const listed = await run(tsx, ['src/main.ts', 'keys', 'list'], { cwd: ROOT, env });
+    const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
     expect(listed.stdout).toContain('acme');
     expect(listed.stdout).not.toContain(issued.stdout.trim().split('_')[1]);
     writeFileSync(join(db, '..', 'import.json'), JSON.stringify([{ key: 'SERVICE_2d1b4e3a-9f6c-4b5d-9e4a-7c8d9e0f1a2b', plan: 'free' }]));
-    const imported = await run(tsx, ['src/main.ts', 'keys', 'import', join(db, '..', 'import.json')], { cwd: ROOT, env });
+    const imported = await run(process.execPath, [CLI, 'keys', 'import', join(db, '..', 'import.json')], { cwd: ROOT, env });
     expect(imported.stderr).toContain('imported 1 new');
   });
 });

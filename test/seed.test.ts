@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { decodeOutline, outlineContains } from '../src/domain/outline.js';
 import { get } from './helpers/http.js';
-import { ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
 
 // `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
@@ -15,7 +15,7 @@ import { useRuntimesPerTest } from './helpers/runtime.js';
 const runtime = useRuntimesPerTest();
 const run = promisify(execFile);
 const env = (db: string) => ({ ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info' });
-const seed = (db: string, ...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'seed', ...args], { cwd: ROOT, env: env(db) });
+const seed = (db: string, ...args: string[]) => run(process.execPath, [CLI, 'seed', ...args], { cwd: ROOT, env: env(db) });
 
 function rows(file: string) {
   const db = new Database(file, { readonly: true });
@@ -89,7 +89,7 @@ describe('nyc-listings seed', () => {
     const db = join(mkdtempSync(join(tmpdir(), 'seed-tty-')), 'mirror.db');
     copyFileSync(TEMPLATE_DB, db);
     const n = rows(db).real.length + 10_000;
-    const { stdout } = await run('script', ['-qec', `${process.execPath} --import tsx src/main.ts seed --listings ${n}`, '/dev/null'], { cwd: ROOT, env: env(db) });
+    const { stdout } = await run('script', ['-qec', `${process.execPath} ${CLI} seed --listings ${n}`, '/dev/null'], { cwd: ROOT, env: env(db) });
     expect(stdout).toMatch(/seed\s+\[[█░]+\] 10000\/10000/);
     await expect(seed(db, '--listings', 'many')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--listings') });
   }, 120_000);

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { feedSince } from './helpers/http.js';
-import { ROOT, SHARED_DATA } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA } from './helpers/paths.js';
 import { startReceiver } from './helpers/receiver.js';
 import { useRuntimesPerTest, type TestRuntime } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
@@ -126,7 +126,7 @@ describe('webhooks', () => {
     await rt.close();
     const cli = async (args: string[], env: Record<string, string> = {}) => {
       try {
-        const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts', 'webhooks', ...args], {
+        const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'webhooks', ...args], {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent', ...env },
         });
