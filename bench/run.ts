@@ -54,7 +54,9 @@ async function freePort(): Promise<number> {
 
 /** Runs `node --import tsx src/main.ts <args>` and resolves once its stderr matches `ready` (with the match). */
 async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // The compiled command line (`npm run bench` builds it first), as `npm start` runs it: under tsx the
+  // service carried a loader and esbuild's name-keeping wrappers, which production does not.
+  const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => {

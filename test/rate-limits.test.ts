@@ -92,6 +92,21 @@ describe('monthly quota', () => {
     await expectProblem(second.app, '/v1/search/rentals', 429, 'QUOTA_EXCEEDED', key);
     expect((await get(second.app, '/v1/usage', key)).body.data.month).toMatchObject({ used: 5, remaining: 0 });
   });
+
+  it('the quota is per calendar month in UTC: refused until the month ends, with Retry-After to that second, then counted afresh', async () => {
+    let now = Date.parse('2026-11-30T23:59:50Z');
+    const rt = await startTestRuntime({ QUOTA_FREE_PER_MONTH: '2' }, { realLimits: true, clock: () => new Date(now) });
+    started.push(rt);
+    const key = await rt.key('free');
+    for (let i = 0; i < 2; i++) expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
+    const refused = await expectProblem(rt.app, '/v1/areas?level=0', 429, 'QUOTA_EXCEEDED', key);
+    expect(refused.retryAfter).toBe(10);
+    now += 4_000;
+    expect((await get(rt.app, '/v1/usage', key)).body.data.month).toMatchObject({ month: '2026-11', used: 2, remaining: 0, resetSeconds: 6 });
+    now = Date.parse('2026-12-01T00:00:05Z');
+    expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
+    expect((await get(rt.app, '/v1/usage', key)).body.data.month).toMatchObject({ month: '2026-12', used: 1, remaining: 1 });
+  });
 });
 
 describe('limits shared through Redis', () => {

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomUUID, timingSafeEqual } from 'node:crypto';
 
 const UUID_V4 = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 
@@ -22,7 +22,8 @@ export function isWellFormedKey(key: string, prefix: string): boolean {
  * else SHA-256. The plain key is never stored.
  */
 export function keyDigest(key: string, pepper: string | null): string {
-  return pepper ? createHmac('sha256', pepper).update(key).digest('hex') : createHash('sha256').update(key).digest('hex');
+  // crypto.hash is the one-shot form: no Hash object per request.
+  return pepper ? createHmac('sha256', pepper).update(key).digest('hex') : hash('sha256', key, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */

@@ -24,12 +24,18 @@ export function linkHeader(links: Record<string, string | null>): string {
  */
 export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
   await app.register(etag, { weak: false });
+  // Answers of one scope share their dataAge until it syncs again: its HTTP date is written once.
+  let lastModified = { dataAge: '', confirmed: 0, header: '' };
   // Callback hooks: nothing to wait for, and an async hook costs a promise and a microtask per request.
   app.addHook('preSerialization', (_request, reply, payload: unknown, done) => {
     const meta = (payload as { meta?: EnvelopeMeta } | null)?.meta;
     if (reply.statusCode === 200 && meta?.dataAge) {
-      const confirmed = Date.parse(meta.dataAge);
-      reply.header('Last-Modified', new Date(confirmed).toUTCString());
+      if (meta.dataAge !== lastModified.dataAge) {
+        const confirmed = Date.parse(meta.dataAge);
+        lastModified = { dataAge: meta.dataAge, confirmed, header: new Date(confirmed).toUTCString() };
+      }
+      const { confirmed } = lastModified;
+      reply.header('Last-Modified', lastModified.header);
       const secondsLeft = Math.max(0, Math.floor((meta.freshnessThreshold ?? 0) - (deps.clock().getTime() - confirmed) / 1000));
       reply.header('Cache-Control', `private, max-age=${secondsLeft}`);
       if (meta.links) {
