@@ -87,6 +87,7 @@ export class AreaTree {
   private readonly byId: Map<number, Area>;
   private readonly children = new Map<number, number[]>();
   private readonly byName = new Map<string, Area[]>();
+  private readonly descendants = new Map<number, readonly number[]>();
 
   constructor(readonly areas: Area[]) {
     this.byId = new Map(areas.map((a) => [a.id, a]));
@@ -110,15 +111,19 @@ export class AreaTree {
   }
 
   /** `id` and every area below it. */
-  withDescendants(id: number): number[] {
-    const out: number[] = [];
+  withDescendants(id: number): readonly number[] {
+    // Worked out once an area: every search naming areas asks, and the tree does not change.
+    let out = this.descendants.get(id);
+    if (out) return out;
+    const found = new Set<number>();
     const stack = [id];
     while (stack.length) {
       const next = stack.pop()!;
-      if (out.includes(next)) continue;
-      out.push(next);
+      if (found.has(next)) continue;
+      found.add(next);
       stack.push(...(this.children.get(next) ?? []));
     }
+    this.descendants.set(id, (out = [...found]));
     return out;
   }
 

@@ -8,7 +8,7 @@ export class MarketRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Active listings of `kind` in these areas (ids already expanded to descendants; all when none), optionally of some bedroom counts. */
-  async activeListings(kind: ListingKind, areaIds: number[] | undefined, bedrooms: number[] | undefined, now: Date) {
+  async activeListings(kind: ListingKind, areaIds: readonly number[] | undefined, bedrooms: number[] | undefined, now: Date) {
     let q = this.db.selectFrom('listings').select(['price', 'price_per_sqft', 'listed_at', 'bedroom_count']).where('kind', '=', kind).where('status', '=', 'ACTIVE');
     if (areaIds) q = q.where('area_id', 'in', areaIds.length ? areaIds : [-1]);
     if (bedrooms) q = q.where('bedroom_count', 'in', bedrooms);

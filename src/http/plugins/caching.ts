@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import etag from '@fastify/etag';
 import type { FastifyInstance } from 'fastify';
 
@@ -23,7 +24,8 @@ export function linkHeader(links: Record<string, string | null>): string {
  * key sees depends on its plan.
  */
 export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
-  await app.register(etag, { weak: false });
+  // The plugin's own SHA-1, one-shot: no Hash object per answer (the same ETags as its default).
+  await app.register(etag, { weak: false, hashFn: (payload) => hash('sha1', payload, 'base64') });
   // Answers of one scope share their dataAge until it syncs again: its HTTP date is written once.
   let lastModified = { dataAge: '', confirmed: 0, header: '' };
   // Callback hooks: nothing to wait for, and an async hook costs a promise and a microtask per request.
