@@ -1,5 +1,7 @@
+import { Type, type Static } from 'typebox';
 import type { ListingKind } from './listing.js';
 import type { AreaTree } from './area.js';
+import { AREA_LIST, COMMON_FILTERS } from './search-filters.js';
 
 /** Kinds of change the feed, the stream and webhooks report. */
 export const CHANGE_TYPES = ['listing.listed', 'listing.price_changed', 'listing.status_changed', 'building.updated'] as const;
@@ -46,16 +48,26 @@ export interface ChangeFilter {
   maxBeds?: number;
 }
 
-/** A change filter as written in a query string (`types` and `areas` comma-separated). */
-export interface ChangeFilterParams {
-  types?: string;
-  kind?: ListingKind;
-  areas?: string;
-  minPrice?: number;
-  maxPrice?: number;
-  minBeds?: number;
-  maxBeds?: number;
-}
+const typeList = CHANGE_TYPES.map((t) => t.replace('.', '\\.')).join('|');
+
+/**
+ * Filters on change events as a query string writes them (`types` and `areas` comma-separated), the
+ * same as on search where they overlap: the feed, the stream and a webhook subscription's `--filter`
+ * all read this one definition. Price and bedrooms are the listing's after the change.
+ */
+export const CHANGE_FILTERS = {
+  types: Type.String({ pattern: `^(${typeList})(,(${typeList}))*$`, maxLength: 200, description: `Comma-separated event types: ${CHANGE_TYPES.join(', ')}.` }),
+  kind: Type.Enum(['rental', 'sale'], { description: 'Only rentals or only sales.' }),
+  areas: AREA_LIST,
+  minPrice: COMMON_FILTERS.minPrice,
+  maxPrice: COMMON_FILTERS.maxPrice,
+  minBeds: COMMON_FILTERS.minBeds,
+  maxBeds: COMMON_FILTERS.maxBeds,
+};
+
+/** A change filter as written in a query string, every field optional. */
+export const ChangeFilterParams = Type.Partial(Type.Object(CHANGE_FILTERS));
+export type ChangeFilterParams = Static<typeof ChangeFilterParams>;
 
 /**
  * A query string's filter -> the filter the log is read with: types split, areas expanded to their

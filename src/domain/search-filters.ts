@@ -13,6 +13,13 @@ const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MONEY
 const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 100, description });
 const Flag = (description: string) => Type.Boolean({ description });
 
+/** An `areas=` list as a query string writes it: the searches, the market and the change filters take it. */
+export const AREA_LIST = Type.String({
+  pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$',
+  maxLength: 400,
+  description: 'Comma-separated area ids from /v1/areas (at most 50). A listing matches when its area or any ancestor is listed.',
+});
+
 /** Filters of every search. */
 export const COMMON_FILTERS = {
   minPrice: Money('Minimum price in US dollars (a month for rentals).'),

@@ -1,6 +1,6 @@
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
-import { COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
+import { AREA_LIST, COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
 import { fieldsParam } from '../sparse-fields.js';
 import { ListingSummary } from '../../wire/listing.js';
 
@@ -17,11 +17,7 @@ const csv = (values: readonly string[]) => `^(${values.join('|')})(,(${values.jo
 
 /** The filters every search takes (the change feed's filters reuse some of them). */
 export const commonFilters = {
-  areas: Type.String({
-    pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$',
-    maxLength: 400,
-    description: 'Comma-separated area ids from /v1/areas (at most 50). A listing matches when its area or any ancestor is listed.',
-  }),
+  areas: AREA_LIST,
   // The filters that mean the same in the store: defined once in the domain.
   ...COMMON_FILTERS,
   amenities: Type.String({
