@@ -117,7 +117,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger,
     });
     const listings = new ListingsRepository(store.db);
-    const areas = new AreasRepository(store.db);
+    const areas = new AreasRepository(store.db, config.readCacheSeconds);
     const buildings = new BuildingsRepository(store.db);
     const scopes = new ScopesRepository(store.db);
     const market = new MarketRepository(store.db);

@@ -50,6 +50,19 @@ describe('read caches', () => {
     expect(known.body.meta.total).toBe(0);
   }, 120_000);
 
+  it('the area tree: an area this instance syncs is known to searches at once, however long READ_CACHE_SECONDS', async () => {
+    const a = await runtime({ READ_CACHE_SECONDS: '600' });
+    const key = await a.key('pro');
+    const url = '/v1/search/rentals?areas=9999998';
+    expect((await get(a.app, url, key)).status).toBe(400);
+    // The site lists one more neighbourhood under Brooklyn (upstream numbering: Brooklyn is 300).
+    a.upstream!.market.areas.push({ id: 'test-yard', name: 'Test Yard', numericId: 9999998, parentId: 300, geometry: null });
+    await a.syncer.syncAreas();
+    const known = await get(a.app, url, key);
+    expect(known.status).toBe(200);
+    expect(known.body.meta.total).toBe(0);
+  });
+
   it('the answer cache: a request asked again reuses the answer from its second ask on (counted and limited as any), for READ_CACHE_SECONDS at most, never past the data\'s freshness', async () => {
     let now = Date.now();
     const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '60' }, { clock: () => new Date(now), realLimits: true });

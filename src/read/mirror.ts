@@ -27,6 +27,11 @@ import { encodeCursor } from './search-cursor.js';
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
   syncScope(kind: ListingKind, boroughId: number): Promise<unknown>;
+  /**
+   * The area tree as stored (kept in memory, read again after an area sync here and at least every
+   * READ_CACHE_SECONDS), synced from upstream first when none is stored.
+   */
+  areaTree(): Promise<AreaTree>;
   /** Syncs the area list and returns the tree it made. */
   syncAreas(): Promise<AreaTree>;
   /** `interactive`: a caller waits for the answer (served before background work). */
@@ -81,7 +86,6 @@ export class Mirror {
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
   private readonly areaLists: LRUCache<string, Area[]>;
   private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
-  private tree: { version: number; until: number; tree: Promise<AreaTree> } | null = null;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
@@ -133,18 +137,9 @@ export class Mirror {
     return { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: true };
   }
 
-  /**
-   * The area tree, read from the store again after this process syncs areas (their version) and at least
-   * every `readCacheSeconds` (another instance's sync); synced from upstream first when the store has none.
-   */
+  /** The area tree (see {@link Refresher.areaTree}). */
   areaTree(): Promise<AreaTree> {
-    const version = this.deps.areas.version;
-    const cached = this.tree;
-    if (cached && cached.version === version && cached.until > Date.now()) return cached.tree;
-    const tree = this.deps.areas.tree().then((stored) => (stored.areas.length ? stored : this.deps.refresher.syncAreas()));
-    tree.catch(() => (this.tree = null));
-    this.tree = { version, until: Date.now() + this.deps.config.readCacheSeconds * 1000, tree };
-    return tree;
+    return this.deps.refresher.areaTree();
   }
 
   /** Freshness of data covering these boroughs (all five when none) for `kind`: the oldest scope's, refreshing stale ones. */

@@ -2,11 +2,16 @@ import type { Kysely } from 'kysely';
 import { AreaTree, type Area } from '../domain/area.js';
 import type { Database } from './schema.js';
 
-/** Areas in the mirror (API numbering). */
+/** Areas in the mirror (API numbering), and the area tree kept in memory. */
 export class AreasRepository {
   private writes = 0;
+  private cached: { version: number; until: number; tree: Promise<AreaTree> } | null = null;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly rereadSeconds = 0,
+  ) {}
 
   /** How many times this process replaced the area list: caches keyed by it see a local area sync at once. */
   get version(): number {
@@ -47,7 +52,19 @@ export class AreasRepository {
     return rows.map((r) => ({ id: r.id, name: r.name, level: r.level as Area['level'], parentId: r.parent_id, slug: r.slug, outline: r.outline }));
   }
 
-  async tree(): Promise<AreaTree> {
-    return new AreaTree(await this.list());
+  /**
+   * The area tree of the stored areas (empty when none are stored). Kept in memory: read again at once
+   * after this process replaced the list, and at least every `rereadSeconds` (an area sync by another
+   * instance sharing the database). A failed read is not kept.
+   */
+  tree(): Promise<AreaTree> {
+    const cached = this.cached;
+    if (cached && cached.version === this.writes && cached.until > Date.now()) return cached.tree;
+    const tree = this.list().then((areas) => new AreaTree(areas));
+    tree.catch(() => {
+      if (this.cached?.tree === tree) this.cached = null;
+    });
+    this.cached = { version: this.writes, until: Date.now() + this.rereadSeconds * 1000, tree };
+    return tree;
   }
 }

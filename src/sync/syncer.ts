@@ -74,7 +74,8 @@ export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sal
  * the scope and changes no stored listing.
  */
 export class Syncer {
-  private tree: AreaTree | null = null;
+  /** The area sync under way, if any: callers finding no areas stored share it. */
+  private areasSync: Promise<AreaTree> | null = null;
   private readonly reports = new Map<string, CrawlReport>();
 
   constructor(private readonly deps: SyncerDeps) {}
@@ -93,14 +94,15 @@ export class Syncer {
     return [...this.reports.values()];
   }
 
-  /** The area tree from the store, fetched from upstream first if the store has none. */
+  /** The area tree from the store (kept in memory by the repository), synced from upstream first if the store has none. */
   async areaTree(): Promise<AreaTree> {
-    if (this.tree) return this.tree;
     const stored = await this.deps.areas.tree();
-    if (stored.areas.length) return (this.tree = stored);
-    return this.syncAreas();
+    if (stored.areas.length) return stored;
+    this.areasSync ??= this.syncAreas().finally(() => (this.areasSync = null));
+    return this.areasSync;
   }
 
+  /** Replaces the stored area list with the upstream's; returns the tree it made. */
   async syncAreas(): Promise<AreaTree> {
     const at = this.now();
     try {
@@ -108,8 +110,7 @@ export class Syncer {
       if (areas.length === 0) throw new Error('upstream returned no NYC areas');
       await this.deps.areas.replaceAll(areas);
       await this.deps.scopes.recordSuccess(AREAS_SCOPE, at, areas.length);
-      this.tree = new AreaTree(areas);
-      return this.tree;
+      return new AreaTree(areas);
     } catch (error) {
       await this.deps.scopes.recordFailure(AREAS_SCOPE, at, (error as Error).message);
       throw error;
