@@ -252,7 +252,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
   await registerCaching(app, { clock: deps.clock });
   // Set on arrival, so that an answer written outside the send path (an event stream) carries it too.
-  // Hooks with nothing to wait for take a callback: an async hook costs a promise and a microtask per request.
+  // The rule for every hook here and in http/plugins/: one with nothing to wait for takes a callback, as an
+  // async hook costs a promise and a microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     done();

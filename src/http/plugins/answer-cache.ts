@@ -65,7 +65,6 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   const askedOnce = new LRUCache<string, true>({ max: DOORKEEPER_KEYS });
   const keys = new WeakMap<FastifyRequest, string>();
 
-  // Callback hooks throughout: nothing here waits, and an async hook costs a promise and a microtask.
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
     const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;

@@ -80,7 +80,6 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
       void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
     }
   });
-  // A callback hook: it waits for nothing, and an async hook costs a promise and a microtask per request.
   app.addHook('preHandler', (request, _reply, done) => {
     if (accessOf(request) !== 'public' && !request.principal) return done(unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.'));
     const minPlan = request.is404 ? undefined : request.routeOptions.config?.minPlan;

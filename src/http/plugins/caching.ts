@@ -28,7 +28,6 @@ export async function registerCaching(app: FastifyInstance, deps: { clock: () =>
   await app.register(etag, { weak: false, hashFn: (payload) => hash('sha1', payload, 'base64') });
   // Answers of one scope share their dataAge until it syncs again: its HTTP date is written once.
   let lastModified = { dataAge: '', confirmed: 0, header: '' };
-  // Callback hooks: nothing to wait for, and an async hook costs a promise and a microtask per request.
   app.addHook('preSerialization', (_request, reply, payload: unknown, done) => {
     const meta = (payload as { meta?: EnvelopeMeta } | null)?.meta;
     if (reply.statusCode === 200 && meta?.dataAge) {

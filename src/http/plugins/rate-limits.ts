@@ -33,7 +33,7 @@ export function registerRateLimits(
 ): void {
   const countedMonth = new WeakMap<FastifyRequest, string>();
   // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
-  // A callback hook: only a 304 has something to wait for, and an async hook costs a promise per request.
+  // Only a 304 has something to wait for here (see app.ts on callback hooks).
   app.addHook('onResponse', (request, reply, done) => {
     const month = countedMonth.get(request);
     if (reply.statusCode !== 304 || !month || !request.principal) return done();
