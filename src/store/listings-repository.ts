@@ -125,7 +125,9 @@ export class ListingsRepository {
               ),
           )
           .execute();
-        await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
+        // A row just inserted was written with it already.
+        const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
+        if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
         if (options.detail) {
           await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
           const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));
@@ -254,18 +256,28 @@ export class ListingsRepository {
 
   /**
    * Loads synthetic listings (benchmarks; `synthetic` = 1) with their amenities, batch by batch, in one
-   * transaction, without price or change events: they are not changes of the market. On SQLite the
-   * listing indexes are dropped for the load and built again before the commit (a sort each, far
-   * cheaper than updating twenty indexes a row); DDL is transactional, so a failure leaves them as
-   * they were. `onBatch` is told how many were written so far.
+   * transaction, without price or change events: they are not changes of the market. The listing
+   * indexes (all but the primary key's) are dropped for the load and built again before the commit (a
+   * sort each, far cheaper than updating twenty indexes a row); DDL is transactional on both databases,
+   * so a failure leaves them as they were. `onBatch` is told how many were written so far.
    */
   async loadSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
     let written = 0;
     await this.db.transaction().execute(async (trx) => {
       const sqlite = !(this.db.getExecutor().adapter instanceof PostgresAdapter);
+      // Every index but those backing a constraint (the primary key): SQLite's `sql` is null for those.
       const indexes = sqlite
         ? (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows
-        : [];
+        : (
+            await sql<{ name: string; sql: string }>`select i.indexname as name, i.indexdef as sql from pg_indexes i
+              where i.schemaname = current_schema() and i.tablename = 'listings'
+              and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = to_regnamespace(current_schema()))`.execute(trx)
+          ).rows;
+      if (!sqlite) {
+        // The rebuilt indexes sort in memory rather than on disk; the seed is re-runnable, so its commit need not wait for the WAL flush.
+        await sql`set local maintenance_work_mem = '256MB'`.execute(trx);
+        await sql`set local synchronous_commit = off`.execute(trx);
+      }
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
       // The spatial index is filled once after the rows, in one statement, rather than by its trigger row by row.
       const trigger = sqlite

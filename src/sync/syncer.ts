@@ -8,7 +8,7 @@ import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listin
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
 import type { AreasRepository } from '../store/areas-repository.js';
-import type { BuildingsRepository } from '../store/buildings-repository.js';
+import type { BuildingsRepository, StoredBuilding } from '../store/buildings-repository.js';
 import type { ApplyResult, ListingsRepository } from '../store/listings-repository.js';
 import type { ChangesRepository } from '../store/changes-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
@@ -353,7 +353,7 @@ export class Syncer {
       for (const [buildingId, listingId] of missing) {
         const answer = answers.get(listingId);
         if (!answer) continue;
-        const mapped = await this.mapBuilding(answer, listingId);
+        const mapped = await this.mapBuilding(answer, listingId, undefined);
         fetched.push(mapped);
         buildings.set(buildingId, mapped.building);
       }
@@ -371,9 +371,9 @@ export class Syncer {
 
   /**
    * Maps a building answer; the slug, position and amenities come from the listing that led to it.
-   * `changed` names the fields that differ from the stored copy (empty when none is stored).
+   * `changed` names the fields that differ from `stored` (empty when none is stored).
    */
-  private async mapBuilding(answer: UpstreamBuildingDetail, listingId: string): Promise<MappedBuilding> {
+  private async mapBuilding(answer: UpstreamBuildingDetail, listingId: string, stored: StoredBuilding | undefined): Promise<MappedBuilding> {
     const listing = await this.deps.listings.findById(listingId);
     const amenities = listing ? await this.deps.listings.amenities(listingId) : [];
     const building = mapBuildingDetail(answer, {
@@ -383,7 +383,6 @@ export class Syncer {
       geoCenter: listing && listing.latitude !== null && listing.longitude !== null ? { latitude: listing.latitude, longitude: listing.longitude } : null,
       amenities: { list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)), doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
     });
-    const stored = await this.deps.buildings.find(building.id);
     return { building, changed: changedFields(stored?.building, building, LISTING_DERIVED_BUILDING_FIELDS) };
   }
 
@@ -437,7 +436,7 @@ export class Syncer {
     if (!listing) return null;
     const answer = (await this.deps.client.buildingsOfListings(listing.kind as ListingKind, [listing.id], priority)).get(listing.id);
     if (!answer) return null;
-    const mapped = await this.mapBuilding(answer, listing.id);
+    const mapped = await this.mapBuilding(answer, listing.id, await this.deps.buildings.find(String(answer.id)));
     await this.deps.buildings.put([mapped], this.now());
     return mapped.building;
   }
