@@ -5,6 +5,7 @@ import { fuzzOpenApi } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
+import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
@@ -111,6 +112,24 @@ describe('PostgreSQL answers as SQLite does', () => {
       expect(answer?.history).toEqual(expected?.history);
       expect(answer?.row.price).toBe(expected?.row.price);
     }
+  });
+});
+
+describe('seed on PostgreSQL', () => {
+  it('adds the synthetic listings with every index built again, found by the searches; removing them restores the mirror', async () => {
+    const indexes = async () =>
+      (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and tablename = 'listings' order by indexname`.execute(onPg.store.db)).rows.map((r) => r.indexdef);
+    const before = { indexes: await indexes(), listings: await onPg.listings.count() };
+    expect(before.indexes.length).toBeGreaterThan(10);
+    const seeded = await seedListings(onPg.store, before.listings + 300, 7);
+    expect(seeded).toMatchObject({ added: 300, total: before.listings + 300 });
+    expect(await indexes()).toEqual(before.indexes);
+    const synthetic = await onPg.store.db.selectFrom('listings').select(['id', 'kind', 'price']).where('synthetic', '=', 1).orderBy('id').executeTakeFirstOrThrow();
+    const key = await onPg.key('business');
+    const found = await get(onPg.app, `/v1/search/${synthetic.kind === 'rental' ? 'rentals' : 'sales'}?minPrice=${synthetic.price}&maxPrice=${synthetic.price}&perPage=500`, key);
+    expect(found.body.data.map((l: { id: string }) => l.id)).toContain(synthetic.id);
+    expect(await onPg.listings.deleteSynthetic()).toBe(300);
+    expect(await onPg.listings.count()).toBe(before.listings);
   });
 });
 
