@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -35,8 +35,14 @@ describe('nyc-listings seed', () => {
     for (const f of [a, b, c]) copyFileSync(TEMPLATE_DB, f);
     const before = rows(a);
     const n = before.real.length + 3000;
+    // A server's connection open meanwhile: the seed's own close then does not copy its WAL back.
+    const server = new Database(a);
+    server.pragma('journal_mode = WAL');
     const [first] = await Promise.all([seed(a, '--listings', String(n)), seed(b, '--listings', String(n)), seed(c, '--listings', String(n), '--seed', '7')]);
     expect(first.stderr).toMatch(/seeded 3000 synthetic listings/);
+    // The seed checkpointed its WAL itself (truncated to nothing): no server write after it inherits the copy.
+    expect(statSync(`${a}-wal`).size).toBe(0);
+    server.close();
     const [ra, rb, rc] = [rows(a), rows(b), rows(c)];
     expect(ra.real.length + ra.synthetic.length).toBe(n);
     expect(ra.real).toEqual(before.real); // mirrored rows untouched

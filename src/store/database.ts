@@ -62,10 +62,9 @@ const NAMED_STATEMENTS_MAX = 500;
  * prepared statement: node-postgres sends every other query unnamed, so PostgreSQL parses and plans it
  * anew each time, which costs more than running a short query (a listing's detail: 710 us unnamed,
  * 270 us named, measured on this machine). A text is named on its second sighting (one-off shapes never
- * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. Each run is
- * still planned for its own values (`plan_cache_mode = force_custom_plan` on each connection): a generic
- * plan, cached from the first runs, was chosen while a first sync's tables were empty and kept scanning
- * them whole as they filled (a 100-id look-up took 54 ms instead of 0.5).
+ * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. PostgreSQL
+ * decides per statement whether a cached generic plan is as cheap as a custom one (`plan_cache_mode`
+ * auto); a sync's write transactions plan every run for its values instead (see the listings repository).
  * PostgreSQL replans a named statement by itself when an index it used is dropped or added; but one
  * that reads `*` from a table another instance has since given a column fails ("cached plan must not
  * change result type") until this process restarts, as a new version's instances are started afresh.
@@ -85,9 +84,6 @@ function nameRepeatedStatements(pool: pg.Pool): void {
     return name;
   };
   pool.on('connect', (client) => {
-    // Set here, not in the pool's `options`: a connection string's own options (a search_path) replace those.
-    // A client runs its queries in order, so this one goes before any other on the connection.
-    void client.query('set plan_cache_mode = force_custom_plan').catch(() => undefined);
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
       const name = typeof config === 'string' && Array.isArray(values) ? nameOf(config) : undefined;
