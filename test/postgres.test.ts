@@ -5,6 +5,7 @@ import { fuzzOpenApi } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
+import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
@@ -109,6 +110,22 @@ describe('PostgreSQL answers as SQLite does', () => {
       expect(answer?.history).toEqual(expected?.history);
       expect(answer?.row.price).toBe(expected?.row.price);
     }
+  });
+});
+
+describe('a sync\'s write transactions on PostgreSQL', () => {
+  it('plan every run for its values: no cached generic plan, however often they run on one connection', async () => {
+    const plans = await onPg.store.db.connection().execute(async (connection) => {
+      const repository = new ListingsRepository(connection);
+      // Past the five runs after which PostgreSQL would otherwise cache a generic plan for the transaction's
+      // named statements (here the change log's lock, which every apply takes).
+      for (let i = 0; i < 8; i++) await repository.apply([], () => ({ transitScore: null, recommendedScore: 0 }), LISTING_CHANGE_RULES, new Date().toISOString());
+      const rows = await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement like '%pg_advisory_xact_lock%'`.execute(connection);
+      return rows.rows;
+    });
+    expect(plans).toHaveLength(1);
+    expect(Number(plans[0].generic_plans)).toBe(0);
+    expect(Number(plans[0].custom_plans)).toBeGreaterThanOrEqual(6);
   });
 });
 

@@ -353,6 +353,7 @@ export class Syncer {
       for (const [buildingId, listingId] of missing) {
         const answer = answers.get(listingId);
         if (!answer) continue;
+        // Not stored (that is why it was fetched): nothing to compare with.
         const mapped = await this.mapBuilding(answer, listingId, undefined);
         fetched.push(mapped);
         buildings.set(buildingId, mapped.building);
