@@ -89,6 +89,30 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect((await get(onPg.app, '/v1/usage', key)).body.data.month.used).toBe(2);
   });
 
+  it('search totals counted in memory (price ladders) equal the count SQLite\'s store makes', async () => {
+    const cases: { kind: 'rental' | 'sale'; areas?: number[]; minPrice?: number; maxPrice?: number; minBeds?: number; maxBeds?: number }[] = [
+      { kind: 'rental' },
+      { kind: 'sale', minPrice: 1_000_000 },
+      { kind: 'rental', areas: [200], minBeds: 1, maxPrice: 3000 },
+      { kind: 'rental', areas: [100, 300], minPrice: 2000, maxPrice: 4500, minBeds: 2, maxBeds: 3 },
+      { kind: 'sale', areas: [100], maxPrice: 750_000, minBeds: 0 },
+    ];
+    const tree = await onPg.mirror.areaTree();
+    const page = { sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
+    await waitFor(async () => (await onPg.mirror.priceLadders.total({ kind: 'rental', ...page })) !== undefined, 'the price ladders built on PostgreSQL');
+    for (const { areas, ...c } of cases) {
+      const areaIds = areas?.flatMap((id) => [...tree.withDescendants(id)]);
+      let q = onSqlite.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', c.kind).where('status', '=', 'ACTIVE');
+      if (areaIds) q = q.where('area_id', 'in', areaIds);
+      if (c.minPrice !== undefined) q = q.where('price', '>=', c.minPrice);
+      if (c.maxPrice !== undefined) q = q.where('price', '<=', c.maxPrice);
+      if (c.minBeds !== undefined) q = q.where('bedroom_count', '>=', c.minBeds);
+      if (c.maxBeds !== undefined) q = q.where('bedroom_count', '<=', c.maxBeds);
+      const expected = Number((await q.executeTakeFirstOrThrow()).n);
+      expect(await onPg.mirror.priceLadders.total({ ...c, areaIds, ...page }), JSON.stringify(c)).toBe(expected);
+    }
+  });
+
   it('a query text seen twice runs as a named prepared statement, and answers as before', async () => {
     const listing = (await onSqlite.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
     const expected = await onSqlite.listings.detailById(listing);

@@ -9,6 +9,7 @@ import { decodeOutline, outlineContains } from '../src/domain/outline.js';
 import { get } from './helpers/http.js';
 import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
+import { waitFor } from './helpers/wait.js';
 
 // `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
 // marked in the database, deterministic, and never swept by a sync.
@@ -89,6 +90,19 @@ describe('nyc-listings seed', () => {
     expect(nearby.body.data.map((l: { id: string }) => l.id)).toContain(one.id);
     await rt.syncer.syncScope('rental', one.borough_id);
     expect(rows(a).synthetic.filter((s) => s.status === 'ACTIVE').length).toBe(3000);
+
+    // A running instance's search totals, counted in memory, follow a seed another process runs.
+    const live = await runtime({ DATABASE_URL: c, READ_CACHE_SECONDS: '0.5' }, { initialSync: false });
+    const liveKey = await live.key('pro');
+    const activeRentals = () => Object.values(rows(c)).slice(0, 2).flat().filter((r: any) => r.kind === 'rental').length;
+    const everyRental = { kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
+    const seeded = activeRentals();
+    await waitFor(async () => (await live.mirror.priceLadders.total(everyRental)) === seeded, 'the price ladders built');
+    await seed(c, '--listings', String(n + 2000), '--seed', '7');
+    const reseeded = activeRentals();
+    expect(reseeded).toBeGreaterThan(seeded);
+    await waitFor(async () => (await get(live.app, '/v1/search/rentals?perPage=1', liveKey)).body.meta.total === reseeded, 'the seed in the totals');
+    await waitFor(async () => (await live.mirror.priceLadders.total(everyRental)) === reseeded, 'the price ladders rebuilt');
   }, 120_000);
 
   it('on a terminal shows a progress bar; a bad --listings is a usage error', async () => {

@@ -23,6 +23,7 @@ import { boundingBox, outlineContains, type Outline } from '../domain/outline.js
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { isFresh, type Freshness } from '../freshness/policy.js';
 import { encodeCursor } from './search-cursor.js';
+import { PriceLadders } from './price-ladders.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -85,12 +86,15 @@ export class Mirror {
   private readonly pages: LRUCache<string, Omit<SearchAnswer, 'freshness'>>;
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
   private readonly areaLists: LRUCache<string, Area[]>;
+  /** Totals of searches by kind, areas, price and bedrooms, counted in memory while current (see {@link PriceLadders}). */
+  readonly priceLadders: PriceLadders;
   private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.totals = new LRUCache({ max: 10_000, ttl });
     this.areaLists = new LRUCache({ max: 200, ttl });
+    this.priceLadders = new PriceLadders(deps.listings, deps.config.readCacheSeconds);
     this.pages = new LRUCache({ maxSize: 10_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
   }
 
@@ -226,7 +230,7 @@ export class Mirror {
     }
     const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
     const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
-    const known = this.totals.get(totalKey);
+    const known = this.totals.get(totalKey) ?? (await this.priceLadders.total(search));
     const { rows, total } = await searchListings(
       this.deps.db,
       search,

@@ -33,6 +33,15 @@ async function planForValues(trx: Transaction<Database>): Promise<void> {
   if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
 }
 
+/**
+ * Counts a write transaction to listings in `data_versions` (migration 011), so that every instance can
+ * tell that listings changed by reading one row. Run last in the transaction: the row lock it takes is
+ * then held only for the commit, and no two writers can wait on each other through it.
+ */
+async function bumpDataVersion(trx: Transaction<Database>): Promise<void> {
+  await trx.updateTable('data_versions').set((eb) => ({ version: eb('version', '+', 1) })).where('name', '=', 'listings').execute();
+}
+
 /** What one applied crawl or fetch changed. */
 export interface ApplyResult {
   inserted: number;
@@ -154,6 +163,7 @@ export class ListingsRepository {
         await appendChanges(trx, found.changeEvents);
       }
       if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
+      await bumpDataVersion(trx);
       return result;
     });
     this.writes++;
@@ -239,6 +249,7 @@ export class ListingsRepository {
             .execute();
         }
       }
+      await bumpDataVersion(trx);
     });
     this.writes++;
   }
@@ -261,7 +272,9 @@ export class ListingsRepository {
   async deleteSynthetic(): Promise<number> {
     const removed = await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('listing_amenities').where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).execute();
-      return (await trx.deleteFrom('listings').where('synthetic', '=', 1).executeTakeFirst()).numDeletedRows;
+      const deleted = (await trx.deleteFrom('listings').where('synthetic', '=', 1).executeTakeFirst()).numDeletedRows;
+      await bumpDataVersion(trx);
+      return deleted;
     });
     this.writes++;
     return Number(removed);
@@ -314,9 +327,35 @@ export class ListingsRepository {
         await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where rowid > ${firstRowid} and latitude is not null and longitude is not null`.execute(trx);
         await sql.raw(trigger.sql).execute(trx);
       }
+      await bumpDataVersion(trx);
     });
     this.writes++;
     return written;
+  }
+
+  /**
+   * The listings' data version: a counter that every write transaction to listings, from any instance,
+   * increments (migration 011). Two equal readings mean no listing changed in between.
+   */
+  async dataVersion(): Promise<number> {
+    const row = await this.db.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
+    return Number(row.version);
+  }
+
+  /** Each kind and area that has active listings (area null: listings of no known area). */
+  async activeAreas(): Promise<{ kind: ListingKind; areaId: number | null }[]> {
+    const rows = await this.db.selectFrom('listings').select(['kind', 'area_id']).distinct().where('status', '=', 'ACTIVE').execute();
+    return rows.map((r) => ({ kind: r.kind as ListingKind, areaId: r.area_id }));
+  }
+
+  /**
+   * Bedroom counts and prices (US dollars) of the active listings of `kind` in one area (null: of no
+   * known area), cheapest first; read from the area-price index alone.
+   */
+  async activePrices(kind: ListingKind, areaId: number | null): Promise<{ bedroom_count: number | null; price: number }[]> {
+    const q = this.db.selectFrom('listings').select(['bedroom_count', 'price']).where('kind', '=', kind).where('status', '=', 'ACTIVE');
+    const rows = await (areaId === null ? q.where('area_id', 'is', null) : q.where('area_id', '=', areaId)).orderBy('price').execute();
+    return rows as { bedroom_count: number | null; price: number }[];
   }
 
   /** Active listings waiting for hydration, oldest first: at most `limit`, of one kind when given. */

@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ListingSearch } from '../src/store/search-query.js';
+import { get } from './helpers/http.js';
+import { useTestRuntime } from './helpers/runtime.js';
+import { rentalRows, saleRows } from './helpers/source-rows.js';
+import { waitFor } from './helpers/wait.js';
+
+// Totals of searches by kind, areas, price and bedrooms are counted in memory (README "Search totals");
+// every expectation here is computed from the source rows in this file.
+const t = useTestRuntime('pro');
+const rentals = rentalRows();
+const sales = saleRows();
+const BOROUGHS = [
+  [100, 'Manhattan'],
+  [200, 'Brooklyn'],
+  [300, 'Queens'],
+] as const;
+const page = { sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
+
+/** Waits until the price ladders answer (a countable search starts their build). */
+async function laddersCurrent(): Promise<void> {
+  const ladders = t.rt.mirror.priceLadders;
+  await waitFor(async () => (await ladders.total({ kind: 'rental', ...page })) !== undefined, 'the price ladders built and current');
+}
+
+describe('search totals', () => {
+  it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
+    const ladders = t.rt.mirror.priceLadders;
+    await laddersCurrent();
+    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
+    expect(await ladders.total({ kind: 'sale', ...page })).toBe(sales.length);
+    // A filter the ladders do not hold is left to the store.
+    expect(await ladders.total({ kind: 'rental', noFee: true, ...page })).toBeUndefined();
+
+    // Bounds drawn from the rents themselves, so that prices equal to a bound are common.
+    const rents = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
+    const bound = fc.option(fc.constantFrom(...rents), { nil: undefined });
+    const beds = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
+    const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(areas, bound, bound, beds, beds, async (areaIds, low, high, fewest, most) => {
+        const [minPrice, maxPrice] = low !== undefined && high !== undefined && low > high ? [high, low] : [low, high];
+        const [minBeds, maxBeds] = fewest !== undefined && most !== undefined && fewest > most ? [most, fewest] : [fewest, most];
+        const names = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
+        const expected = rentals.filter((r) => {
+          const bedrooms = Math.floor(Number(r.bedrooms));
+          const rent = Number(r.rent);
+          return (
+            (!names || names.includes(r.borough)) &&
+            (minPrice === undefined || rent >= minPrice) &&
+            (maxPrice === undefined || rent <= maxPrice) &&
+            (minBeds === undefined || bedrooms >= minBeds) &&
+            (maxBeds === undefined || bedrooms <= maxBeds)
+          );
+        }).length;
+        const query = Object.entries({ areas: areaIds?.join(','), minPrice, maxPrice, minBeds, maxBeds })
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&');
+        const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=1`, t.key);
+        expect(res.body.meta.total, query).toBe(expected);
+        if (!areaIds) expect(await ladders.total({ kind: 'rental', minPrice, maxPrice, minBeds, maxBeds, ...page }), query).toBe(expected);
+      }),
+      { numRuns: 80, seed: 2016 },
+    );
+    // Still current: the totals above were the ladders' (the store's count runs only when they are not).
+    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
+
+    // Sales: price bounds; a bedroom bound matches no listing of unknown bedrooms, as in the store.
+    const prices = sales.map((r) => Number(r.sale_price)).sort((a, b) => a - b);
+    const [low, high] = [prices[Math.floor(prices.length / 4)], prices[Math.floor((prices.length * 3) / 4)]];
+    const between = await get(t.rt.app, `/v1/search/sales?minPrice=${low}&maxPrice=${high}&perPage=1`, t.key);
+    expect(between.body.meta.total).toBe(prices.filter((p) => p >= low && p <= high).length);
+    const withBeds = await get(t.rt.app, '/v1/search/sales?minBeds=0&perPage=1', t.key);
+    const stored = await t.rt.store.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('kind', '=', 'sale')
+      .where('status', '=', 'ACTIVE')
+      .where('bedroom_count', 'is not', null)
+      .executeTakeFirstOrThrow();
+    expect(withBeds.body.meta.total).toBe(Number(stored.n));
+  });
+});
