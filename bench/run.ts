@@ -160,7 +160,10 @@ const allIds = (await store.db.selectFrom('listings').select('id').where('status
 await store.close();
 
 const started = Date.now();
-const nodeFlags = [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [])];
+// The Node flags `npm start` runs the service with (package.json's start script, the one place they are set).
+const startScript = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+const startFlags = startScript.slice(1, startScript.indexOf('dist/main.js'));
+const nodeFlags = [...startFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [])];
 const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/, nodeFlags);
 const address = service.match[1];
 console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
