@@ -113,3 +113,24 @@ describe('health for a load balancer', () => {
     expect((await get(rt.app, '/v1/health')).body.status).toBe('ok');
   });
 });
+
+describe('a first request on an empty mirror', () => {
+  it('concurrent searches share one area sync: the upstream is asked for its areas once', async () => {
+    const rt = await runtime({}, { fresh: true, initialSync: false });
+    const key = await rt.key('pro');
+    const asked = () => rt.upstream!.queries.filter((q) => q.startsWith('query { areas')).length;
+    expect(asked()).toBe(0);
+    // Held until all five are waiting, so that they overlap whatever the machine's speed.
+    const release = rt.upstream!.pause();
+    const answers = Promise.all(Array.from({ length: 5 }, () => get(rt.app, '/v1/search/rentals?areas=200&perPage=1', key)));
+    await waitFor(() => rt.upstream!.requestCount() >= 1, 'the area sync waiting on the upstream');
+    // The other four reach the area tree within a few turns of the event loop (no I/O on their way there);
+    // each would send its own areas query, counted on arrival even while held.
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(rt.upstream!.requestCount()).toBe(1);
+    release();
+    const statuses = (await answers).map((res) => res.status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(asked()).toBe(1);
+  });
+});
