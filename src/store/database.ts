@@ -16,6 +16,7 @@ import * as descendingIndexes from './migrations/009-descending-order-indexes.js
 import * as oneBuildingIndex from './migrations/010-one-building-index.js';
 import * as dataVersions from './migrations/011-data-versions.js';
 import * as oneAreaIndex from './migrations/012-one-area-index.js';
+import * as areaStatistics from './migrations/013-area-statistics.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -27,7 +28,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
