@@ -82,4 +82,18 @@ describe('search totals', () => {
       .executeTakeFirstOrThrow();
     expect(withBeds.body.meta.total).toBe(Number(stored.n));
   });
+
+  it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
+    const ladders = t.rt.mirror.priceLadders;
+    await laddersCurrent();
+    const version = await t.rt.listings.dataVersion();
+    const writes = t.rt.listings.version;
+    // The local upstream's market is still (MARKET_CLOCK off): Queens' rentals are as the template stored them.
+    const report = await t.rt.syncer.syncScope('rental', 300);
+    expect(t.rt.listings.version).toBeGreaterThan(writes); // the crawl did write (the times the listings were seen)
+    expect(report).toMatchObject({ inserted: 0, priceChanges: 0, delisted: 0 });
+    expect(await t.rt.listings.dataVersion()).toBe(version);
+    // Asked at once after this process's write, the ladders read the data version again, find it unchanged, and answer.
+    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
+  });
 });

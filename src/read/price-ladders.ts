@@ -17,8 +17,6 @@ interface AreaLadder {
 interface Built {
   /** The store's data version (`ListingsRepository.dataVersion`) read before the rows. */
   dataVersion: number;
-  /** This process's listings write count when the build began. */
-  localVersion: number;
   /** By `${kind}|${areaId}`. */
   byArea: Map<string, AreaLadder>;
   byKind: Map<string, AreaLadder[]>;
@@ -54,17 +52,18 @@ function ladderOf(rows: { bedroom_count: number | null; price: number }[]): Area
  * a total is a binary search per group (microseconds) where the store visits every matching index
  * entry (about 5 ms for a borough's rentals at a million listings on SQLite, more on PostgreSQL).
  *
- * The ladders hold a copy of the store, so they answer only while it is current: no write by this
- * process since they were built, and the store's data version (which writes of any instance advance)
- * unchanged when last read, at most `recheckSeconds` ago; the same bound as the other read caches'
- * (READ_CACHE_SECONDS). Otherwise the caller counts in the store, and a rebuild starts in the
+ * The ladders hold a copy of the store, so they answer only while it is current: the store's data
+ * version (which writes that change listings advance, from any instance) unchanged since they were
+ * built, as last read: after this process's latest write, and at most `recheckSeconds` ago otherwise;
+ * the same bound as the other read caches' (READ_CACHE_SECONDS). Otherwise the caller counts in the store, and a rebuild starts in the
  * background (one at a time; about a second of CPU at a million listings, in a query per area).
  * Memory: 8 bytes per active listing.
  */
 export class PriceLadders {
   private built: Built | null = null;
   private building: Promise<void> | null = null;
-  private checked: { dataVersion: Promise<number>; until: number } | null = null;
+  /** The last reading of the data version, until when it is trusted, and this process's write count then. */
+  private checked: { dataVersion: Promise<number>; until: number; localVersion: number } | null = null;
 
   constructor(
     private readonly listings: ListingsRepository,
@@ -84,7 +83,7 @@ export class PriceLadders {
   async total(search: ListingSearch): Promise<number | undefined> {
     if (!PriceLadders.counts(search)) return undefined;
     const built = this.built;
-    if (!built || built.localVersion !== this.listings.version || built.dataVersion !== (await this.dataVersion())) {
+    if (!built || built.dataVersion !== (await this.dataVersion())) {
       this.rebuild();
       return undefined;
     }
@@ -96,13 +95,17 @@ export class PriceLadders {
     while (this.building) await this.building;
   }
 
-  /** The store's data version, read again at most every `recheckSeconds`. */
+  /**
+   * The store's data version: read again after any write by this process (which may have advanced it;
+   * a crawl that changed nothing has not), otherwise at most every `recheckSeconds`.
+   */
   private dataVersion(): Promise<number> {
     const now = Date.now();
-    if (this.checked && this.checked.until > now) return this.checked.dataVersion;
+    const localVersion = this.listings.version;
+    if (this.checked && this.checked.until > now && this.checked.localVersion === localVersion) return this.checked.dataVersion;
     const dataVersion = this.listings.dataVersion();
     dataVersion.catch(() => (this.checked = null));
-    this.checked = { dataVersion, until: now + this.recheckSeconds * 1000 };
+    this.checked = { dataVersion, until: now + this.recheckSeconds * 1000, localVersion };
     return dataVersion;
   }
 
@@ -117,7 +120,7 @@ export class PriceLadders {
   private async build(): Promise<void> {
     const localVersion = this.listings.version;
     // Read before the rows: a write that lands during the build advances it past this reading, so the
-    // next check sees the ladders as behind and rebuilds them.
+    // next check (at once for a write of this process) sees the ladders as behind and rebuilds them.
     const dataVersion = await this.listings.dataVersion();
     const byArea = new Map<string, AreaLadder>();
     const byKind = new Map<string, AreaLadder[]>();
@@ -129,8 +132,8 @@ export class PriceLadders {
       if (!ofKind) byKind.set(kind, (ofKind = []));
       ofKind.push(ladder);
     }
-    this.built = { dataVersion, localVersion, byArea, byKind };
-    this.checked = { dataVersion: Promise.resolve(dataVersion), until: Date.now() + this.recheckSeconds * 1000 };
+    this.built = { dataVersion, byArea, byKind };
+    this.checked = { dataVersion: Promise.resolve(dataVersion), until: Date.now() + this.recheckSeconds * 1000, localVersion };
   }
 }
 

@@ -34,8 +34,8 @@ async function planForValues(trx: Transaction<Database>): Promise<void> {
 }
 
 /**
- * Counts a write transaction to listings in `data_versions` (migration 011), so that every instance can
- * tell that listings changed by reading one row. Run last in the transaction: the row lock it takes is
+ * Counts a write transaction that changed listings in `data_versions` (migration 011), so that every
+ * instance can tell that listings changed by reading one row. Run last in the transaction: the row lock it takes is
  * then held only for the commit, and no two writers can wait on each other through it.
  */
 async function bumpDataVersion(trx: Transaction<Database>): Promise<void> {
@@ -121,6 +121,8 @@ export class ListingsRepository {
       await planForValues(trx);
       await lockChangeLog(trx);
       const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
+      /** Rows the upserts inserted or changed (an unchanged row is not rewritten, see below). */
+      let changedRows = 0;
       for (let i = 0; i < records.length; i += BATCH) {
         const batch = records.slice(i, i + BATCH);
         const existing = new Map(
@@ -133,7 +135,7 @@ export class ListingsRepository {
           // A search node lacks what only a detail gives: keep what hydration stored.
           (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && (options.detail || !HYDRATED_COLUMNS.has(key)),
         );
-        await trx
+        const upserted = await trx
           .insertInto('listings')
           .values(rows)
           .onConflict((oc) =>
@@ -157,6 +159,8 @@ export class ListingsRepository {
               ),
           )
           .execute();
+        // A driver that does not tell how many rows it wrote is taken to have written them all.
+        changedRows += upserted.reduce((n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? batch.length : Number(r.numInsertedOrUpdatedRows)), 0);
         // A row just inserted was written with it already.
         const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
         if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
@@ -174,7 +178,9 @@ export class ListingsRepository {
         await appendChanges(trx, found.changeEvents);
       }
       if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
-      await bumpDataVersion(trx);
+      // A crawl that found every listing as stored changed nothing but the times they were seen: the data
+      // version stays, and no instance rebuilds what it derived from the listings.
+      if (changedRows > 0 || result.delisted > 0 || options.detail) await bumpDataVersion(trx);
       return result;
     });
     this.writes++;
@@ -359,8 +365,9 @@ export class ListingsRepository {
   }
 
   /**
-   * The listings' data version: a counter that every write transaction to listings, from any instance,
-   * increments (migration 011). Two equal readings mean no listing changed in between.
+   * The listings' data version: a counter that every write transaction that changes listings, from any
+   * instance, increments (migration 011; a crawl that found them as stored and only marks them seen does
+   * not). Two equal readings mean no listing changed in between.
    */
   async dataVersion(): Promise<number> {
     const row = await this.db.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();

@@ -206,7 +206,7 @@ export interface Database {
   market_snapshots: MarketSnapshotsTable;
   change_events: ChangeEventsTable;
   change_log_state: { pruned_through: number };
-  /** Write counters per table (`listings`), incremented by every write transaction to it. */
+  /** Write counters per table (`listings`), incremented by every write transaction that changes it. */
   data_versions: { name: string; version: number };
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;

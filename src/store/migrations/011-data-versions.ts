@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A counter per table that every write transaction to it increments (`listings`: the listings
+ * A counter per table that every write transaction changing it increments (`listings`: the listings
  * repository does, in the same transaction): an instance reads one row to learn whether any instance
- * has written since, instead of reading the table again. Read caches too large to rebuild on a timer
+ * has changed it since, instead of reading the table again. Read caches too large to rebuild on a timer
  * (the search totals' price ladders) are rebuilt only when it moved.
  */
 export async function up(db: Kysely<any>): Promise<void> {
