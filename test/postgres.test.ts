@@ -9,6 +9,7 @@ import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
+import { everyListing, waitForLadders } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
 
 // The same service on the machine's real PostgreSQL (127.0.0.1:5432, database test), in a schema of
@@ -98,8 +99,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       { kind: 'sale', areas: [100], maxPrice: 750_000, minBeds: 0 },
     ];
     const tree = await onPg.mirror.areaTree();
-    const page = { sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
-    await waitFor(async () => (await onPg.mirror.priceLadders.total({ kind: 'rental', ...page })) !== undefined, 'the price ladders built on PostgreSQL');
+    await waitForLadders(onPg, 'the price ladders built on PostgreSQL');
     for (const { areas, ...c } of cases) {
       const areaIds = areas?.flatMap((id) => [...tree.withDescendants(id)]);
       let q = onSqlite.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', c.kind).where('status', '=', 'ACTIVE');
@@ -109,7 +109,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       if (c.minBeds !== undefined) q = q.where('bedroom_count', '>=', c.minBeds);
       if (c.maxBeds !== undefined) q = q.where('bedroom_count', '<=', c.maxBeds);
       const expected = Number((await q.executeTakeFirstOrThrow()).n);
-      expect(await onPg.mirror.priceLadders.total({ ...c, areaIds, ...page }), JSON.stringify(c)).toBe(expected);
+      expect(await onPg.mirror.priceLadders.total({ ...everyListing(c.kind), ...c, areaIds }), JSON.stringify(c)).toBe(expected);
     }
   });
 

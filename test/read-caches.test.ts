@@ -2,6 +2,7 @@ import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
+import { waitForLadders } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
 
 // The read caches (README "Read caches"): a write in this process shows at once, one by another
@@ -20,9 +21,7 @@ describe('read caches', () => {
       Number((await a.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').where('borough_id', '=', 100).executeTakeFirstOrThrow()).n);
     expect((await get(a.app, url, key)).body.meta.total).toBe(await stored());
     // From here the total is counted in memory (price ladders), which must notice both writes below.
-    const ladders = a.mirror.priceLadders;
-    const countable = { kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 5 } as const;
-    await waitFor(async () => (await ladders.total(countable)) !== undefined, 'the price ladders built');
+    await waitForLadders(a);
 
     // This instance's own sync: the very next answer has the new total.
     a.marketClock!.advance(DAY);
@@ -32,7 +31,7 @@ describe('read caches', () => {
 
     // Another instance's sync on the same database: seen once the cached answer has expired.
     const before = (await get(a.app, url, key)).body.meta.total;
-    await waitFor(async () => (await ladders.total(countable)) !== undefined, 'the price ladders rebuilt');
+    await waitForLadders(a, 'the price ladders rebuilt');
     b.marketClock!.advance(3 * DAY);
     now += DAY;
     await b.syncer.syncScope('rental', 100);

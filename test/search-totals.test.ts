@@ -4,7 +4,7 @@ import type { ListingSearch } from '../src/store/search-query.js';
 import { get } from './helpers/http.js';
 import { useTestRuntime } from './helpers/runtime.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
-import { waitFor } from './helpers/wait.js';
+import { everyListing, waitForLadders } from './helpers/ladders.js';
 
 // Totals of searches by kind, areas, price and bedrooms are counted in memory (README "Search totals");
 // every expectation here is computed from the source rows in this file.
@@ -16,22 +16,15 @@ const BOROUGHS = [
   [200, 'Brooklyn'],
   [300, 'Queens'],
 ] as const;
-const page = { sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
-
-/** Waits until the price ladders answer (a countable search starts their build). */
-async function laddersCurrent(): Promise<void> {
-  const ladders = t.rt.mirror.priceLadders;
-  await waitFor(async () => (await ladders.total({ kind: 'rental', ...page })) !== undefined, 'the price ladders built and current');
-}
 
 describe('search totals', () => {
   it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
     const ladders = t.rt.mirror.priceLadders;
-    await laddersCurrent();
-    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
-    expect(await ladders.total({ kind: 'sale', ...page })).toBe(sales.length);
+    await waitForLadders(t.rt);
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+    expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
     // A filter the ladders do not hold is left to the store.
-    expect(await ladders.total({ kind: 'rental', noFee: true, ...page })).toBeUndefined();
+    expect(await ladders.total({ ...everyListing('rental'), noFee: true })).toBeUndefined();
 
     // Bounds drawn from the rents themselves, so that prices equal to a bound are common.
     const rents = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
@@ -60,12 +53,12 @@ describe('search totals', () => {
           .join('&');
         const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=1`, t.key);
         expect(res.body.meta.total, query).toBe(expected);
-        if (!areaIds) expect(await ladders.total({ kind: 'rental', minPrice, maxPrice, minBeds, maxBeds, ...page }), query).toBe(expected);
+        if (!areaIds) expect(await ladders.total({ ...everyListing('rental'), minPrice, maxPrice, minBeds, maxBeds }), query).toBe(expected);
       }),
       { numRuns: 80, seed: 2016 },
     );
     // Still current: the totals above were the ladders' (the store's count runs only when they are not).
-    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
 
     // Sales: price bounds; a bedroom bound matches no listing of unknown bedrooms, as in the store.
     const prices = sales.map((r) => Number(r.sale_price)).sort((a, b) => a - b);
@@ -85,7 +78,7 @@ describe('search totals', () => {
 
   it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
     const ladders = t.rt.mirror.priceLadders;
-    await laddersCurrent();
+    await waitForLadders(t.rt);
     const version = await t.rt.listings.dataVersion();
     const writes = t.rt.listings.version;
     // The local upstream's market is still (MARKET_CLOCK off): Queens' rentals are as the template stored them.
@@ -94,6 +87,6 @@ describe('search totals', () => {
     expect(report).toMatchObject({ inserted: 0, priceChanges: 0, delisted: 0 });
     expect(await t.rt.listings.dataVersion()).toBe(version);
     // Asked at once after this process's write, the ladders read the data version again, find it unchanged, and answer.
-    expect(await ladders.total({ kind: 'rental', ...page })).toBe(rentals.length);
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
   });
 });

@@ -9,6 +9,7 @@ import { decodeOutline, outlineContains } from '../src/domain/outline.js';
 import { get } from './helpers/http.js';
 import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
+import { everyListing } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
 
 // `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
@@ -95,7 +96,7 @@ describe('nyc-listings seed', () => {
     const live = await runtime({ DATABASE_URL: c, READ_CACHE_SECONDS: '0.5' }, { initialSync: false });
     const liveKey = await live.key('pro');
     const activeRentals = () => Object.values(rows(c)).slice(0, 2).flat().filter((r: any) => r.kind === 'rental').length;
-    const everyRental = { kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 1 } as const;
+    const everyRental = everyListing('rental');
     const seeded = activeRentals();
     await waitFor(async () => (await live.mirror.priceLadders.total(everyRental)) === seeded, 'the price ladders built');
     await seed(c, '--listings', String(n + 2000), '--seed', '7');

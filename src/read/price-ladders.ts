@@ -50,7 +50,7 @@ function ladderOf(rows: { bedroom_count: number | null; price: number }[]): Area
  * Search totals of the commonest search (a kind, some areas, a price range, a bedroom range) counted
  * in memory: for each kind, area and bedroom count, the sorted prices of the active listings, so that
  * a total is a binary search per group (microseconds) where the store visits every matching index
- * entry (about 5 ms for a borough's rentals at a million listings on SQLite, more on PostgreSQL).
+ * entry (for a borough's rentals at a million listings on SQLite, about 5 ms by the sqlite3 shell's timer).
  *
  * The ladders hold a copy of the store, so they answer only while it is current: the store's data
  * version (which writes that change listings advance, from any instance) unchanged since they were
@@ -88,11 +88,6 @@ export class PriceLadders {
       return undefined;
     }
     return countIn(built, search);
-  }
-
-  /** Settles once no rebuild is running (tests wait on it). */
-  async settled(): Promise<void> {
-    while (this.building) await this.building;
   }
 
   /**
