@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PriceLadders } from '../src/read/price-ladders.js';
+import type { ListingsRepository } from '../src/store/listings-repository.js';
 import type { ListingSearch } from '../src/store/search-query.js';
 import { get } from './helpers/http.js';
 import { useTestRuntime } from './helpers/runtime.js';
@@ -88,5 +90,57 @@ describe('search totals', () => {
     expect(await t.rt.listings.dataVersion()).toBe(version);
     // Asked at once after this process's write, the ladders read the data version again, find it unchanged, and answer.
     expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+  });
+
+  it('rebuilt in chunks of any size, a query per turn of the event loop, the ladders count as the source rows do', async () => {
+    // The turn of the event loop each read of a rebuild starts in: every read must start in a later one
+    // than the read before, so that requests are answered between them (on SQLite a query holds the thread).
+    let turn = 0;
+    let spinning = true;
+    const spin = () => {
+      turn++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const reads: number[] = [];
+    const observed = new Proxy(t.rt.listings, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (key === 'activeAreas' || key === 'activePrices') {
+          return (...args: unknown[]) => {
+            reads.push(turn);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as ListingsRepository;
+    const rents = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
+    const expected = (s: ListingSearch) =>
+      rentals.filter((r) => {
+        const rent = Number(r.rent);
+        const bedrooms = Math.floor(Number(r.bedrooms));
+        return (s.minPrice === undefined || rent >= s.minPrice) && (s.maxPrice === undefined || rent <= s.maxPrice) && (s.minBeds === undefined || bedrooms >= s.minBeds);
+      }).length;
+    try {
+      // A chunk of 1 is always all one price; of 3, often cut inside a run of equal rents; of 500, some areas fit one.
+      for (const chunkRows of [1, 3, 500]) {
+        reads.length = 0;
+        const ladders = new PriceLadders(observed, 60, chunkRows);
+        await waitForLadders({ mirror: { priceLadders: ladders } } as never, `the price ladders built in chunks of ${chunkRows}`);
+        expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
+        await fc.assert(
+          fc.asyncProperty(fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), async (low, high, minBeds) => {
+            const search = { ...everyListing('rental'), minPrice: low, maxPrice: high, minBeds };
+            expect(await ladders.total(search), JSON.stringify(search)).toBe(expected(search));
+          }),
+          { numRuns: 30, seed: 2016 },
+        );
+        expect(reads.length).toBeGreaterThan(2);
+        for (let i = 1; i < reads.length; i++) expect(reads[i], `read ${i} of a build in chunks of ${chunkRows}`).toBeGreaterThan(reads[i - 1]);
+      }
+    } finally {
+      spinning = false;
+    }
   });
 });
