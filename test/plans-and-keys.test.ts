@@ -116,8 +116,10 @@ describe('keys at rest and on the command line', () => {
     const json = JSON.stringify([{ key: a, plan: 'starter', label: 'acme' }, { key: b, plan: 'pro', expires: '2030-01-01' }]);
     expect(await importKeys(rt.keys, rt.config, 'x.json', json)).toEqual({ inserted: 2, updated: 0 });
     expect(await importKeys(rt.keys, rt.config, 'x.json', json)).toEqual({ inserted: 0, updated: 2 });
-    const csv = `key,plan,label,expires\n${a},business,acme,\n`;
+    const csv = `key , plan,label,expires\n${a}, business ,"acme, inc",\n`;
     expect(await importKeys(rt.keys, rt.config, 'x.csv', csv)).toEqual({ inserted: 0, updated: 1 });
+    expect((await rt.keys.list()).find((k) => k.label === 'acme, inc')?.plan).toBe('business');
+    await expect(importKeys(rt.keys, rt.config, 'x.csv', `key,plan\n"${b},pro\n`)).rejects.toThrow(/CSV row/);
     const res = await get(rt.app, '/v1/search/sales?perPage=500', a);
     expect(res.body.meta.perPage).toBe(500);
     await expect(importKeys(rt.keys, rt.config, 'x.json', JSON.stringify([{ key: 'bad', plan: 'pro' }]))).rejects.toThrow(/row 1/);

@@ -1,5 +1,5 @@
+import Papa from 'papaparse';
 import { PLANS, type Config, type Plan } from '../config.js';
-import { parseCsv } from '../dataset/read.js';
 import { isWellFormedKey, keyDigest, newApiKey } from '../domain/api-key.js';
 import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
 
@@ -34,12 +34,23 @@ export function listKeys(rows: ApiKeyRow[]): string {
 }
 
 /**
+ * The rows of a CSV export with a header row, by column name (names and values trimmed), read by papaparse.
+ * @throws Error naming the first row that is not well-formed CSV.
+ */
+function csvRows(text: string): Record<string, string>[] {
+  const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true, transformHeader: (h) => h.trim(), transform: (v) => v.trim() });
+  const error = parsed.errors[0];
+  if (error) throw new Error(`CSV row ${error.row === undefined ? '?' : error.row + 1}: ${error.message}`);
+  return parsed.data;
+}
+
+/**
  * Imports keys exported by the subscription provider: a JSON array or a CSV with columns
  * `key, plan, label, expires`. A key already stored gets its plan, label and expiry updated.
  * @throws Error naming the row of a malformed key or unknown plan (nothing is imported then).
  */
 export async function importKeys(keys: KeysRepository, config: Config, fileName: string, text: string): Promise<{ inserted: number; updated: number }> {
-  const rows = (fileName.endsWith('.json') ? JSON.parse(text) : parseCsv(text)) as Record<string, string>[];
+  const rows = (fileName.endsWith('.json') ? JSON.parse(text) : csvRows(text)) as Record<string, string>[];
   const checked = rows.map((row, i) => {
     const plan = String(row.plan ?? '').toLowerCase();
     if (!isWellFormedKey(String(row.key ?? ''), config.apiKeyPrefix)) throw new Error(`row ${i + 1}: key is not ${config.apiKeyPrefix}_<uuid v4>`);
