@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { fuzzOpenApi } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
+import { copyRows } from '../src/store/postgres-copy.js';
 import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -187,6 +189,28 @@ describe('a sync\'s write transactions on PostgreSQL', () => {
 });
 
 describe('seed on PostgreSQL', () => {
+  it('COPY in its text format stores any text, number and null as given (the seed\'s bulk load)', async () => {
+    const client = await onPg.store.pool!.connect();
+    try {
+      await client.query('create temporary table copied (n integer, t text, x double precision, b bigint)');
+      // Any text PostgreSQL can hold (no NUL), weighted toward COPY's special characters.
+      const text = fc.oneof(fc.string({ unit: 'binary' }), fc.stringMatching(/^[\\\t\n\rN. a-z]{0,12}$/), fc.constantFrom('\\N', '\\', '\\.', '', 'N')).map((t) => t.replace(/\0/g, ''));
+      const row = fc.tuple(fc.option(text), fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })), fc.option(fc.integer()));
+      await fc.assert(
+        fc.asyncProperty(fc.array(row, { maxLength: 20 }), async (rows) => {
+          await client.query('truncate copied');
+          expect(await copyRows(client, 'copied', ['n', 't', 'x', 'b'], rows.map(([t, x, b], n) => [n, t, x, b]))).toBe(rows.length);
+          const back = (await client.query<{ t: string | null; x: number | null; b: number | null }>('select t, x, b from copied order by n')).rows;
+          expect(back.map((r) => [r.t, r.x === null ? null : Number(r.x), r.b === null ? null : Number(r.b)])).toEqual(rows.map(([t, x, b]) => [t, x === null ? null : Object.is(x, -0) ? 0 : x, b]));
+        }),
+        { numRuns: 150, seed: 2016 },
+      );
+    } finally {
+      await client.query('drop table if exists copied');
+      client.release();
+    }
+  });
+
   it('adds the synthetic listings with every index built again, found by the searches; removing them restores the mirror', async () => {
     const indexes = async () =>
       (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and tablename = 'listings' order by indexname`.execute(onPg.store.db)).rows.map((r) => r.indexdef);
@@ -195,6 +219,20 @@ describe('seed on PostgreSQL', () => {
     const seeded = await seedListings(onPg.store, before.listings + 300, 7);
     expect(seeded).toMatchObject({ added: 300, total: before.listings + 300 });
     expect(await indexes()).toEqual(before.indexes);
+    // Copied in (COPY's text format) as SQLite stores them by INSERT: the same rule and seed derive the same
+    // rows, but for when each mirror's sync saw and hydrated the listings they derive from.
+    await seedListings(onSqlite.store, before.listings + 300, 7);
+    const stored = async (rt: TestRuntime) => ({
+      listings: (await rt.store.db.selectFrom('listings').selectAll().where('synthetic', '=', 1).orderBy('id').execute()).map(
+        ({ first_seen_at: _seen, last_seen_at: _last, detail_fetched_at: _fetched, ...row }) => JSON.parse(JSON.stringify(row)) as Record<string, unknown>,
+      ),
+      amenities: await rt.store.db.selectFrom('listing_amenities').select(['listing_id', 'amenity']).where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).orderBy('listing_id').orderBy('amenity').execute(),
+    });
+    const [copied, inserted] = [await stored(onPg), await stored(onSqlite)];
+    expect(copied.listings).toHaveLength(300);
+    expect(copied.amenities.length).toBeGreaterThan(0);
+    expect(copied).toEqual(inserted);
+    expect(await onSqlite.listings.deleteSynthetic()).toBe(300);
     const synthetic = await onPg.store.db.selectFrom('listings').select(['id', 'kind', 'price']).where('synthetic', '=', 1).orderBy('id').executeTakeFirstOrThrow();
     const key = await onPg.key('business');
     const found = await get(onPg.app, `/v1/search/${synthetic.kind === 'rental' ? 'rentals' : 'sales'}?minPrice=${synthetic.price}&maxPrice=${synthetic.price}&perPage=500`, key);

@@ -25,6 +25,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** PostgreSQL only: the pool Kysely runs on, for what Kysely cannot say (a bulk `COPY`). */
+  pool?: pg.Pool;
   close: () => Promise<void>;
 }
 
@@ -109,7 +111,7 @@ export async function openStore(url: string): Promise<Store> {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     nameRepeatedStatements(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = { db, dialect: 'postgres', close: () => db.destroy() };
+    store = { db, dialect: 'postgres', pool, close: () => db.destroy() };
   } else {
     const file = url.replace(/^sqlite:/, '');
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -4,6 +4,8 @@ import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { PriceEvent } from '../wire/listing.js';
+import type pg from 'pg';
+import { copyRows } from './postgres-copy.js';
 import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
@@ -43,13 +45,23 @@ async function bumpDataVersion(trx: Transaction<Database>): Promise<void> {
 }
 
 /**
- * `insert into <table> (<columns>) values (...), (...)` for `rows` rows, with SQLite's `?` or
- * PostgreSQL's `$n` placeholders, row after row, column after column.
+ * A row's values in its own key order, which the caller took from the first row's keys (reading sixty
+ * columns by name a row cost a tenth of a seed's time).
+ * @throws Error when the row has another number of columns.
  */
-function multiRowInsert(table: string, columns: readonly string[], rows: number, sqlite: boolean): string {
-  let n = 0;
-  const tuple = () => `(${columns.map(() => (sqlite ? '?' : `$${++n}`)).join(', ')})`;
-  const tuples = Array.from({ length: rows }, tuple);
+function valuesInOrder(row: ListingRow, columns: number): unknown[] {
+  const values = Object.values(row);
+  if (values.length !== columns) throw new Error(`synthetic row ${row.id} has ${values.length} columns, the first has ${columns}`);
+  return values;
+}
+
+/**
+ * `insert into <table> (<columns>) values (...), (...)` for `rows` rows, with SQLite's `?`
+ * placeholders, row after row, column after column.
+ */
+function multiRowInsert(table: string, columns: readonly string[], rows: number): string {
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  const tuples = Array.from({ length: rows }, () => tuple);
   return `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${tuples.join(', ')}`;
 }
 
@@ -304,48 +316,35 @@ export class ListingsRepository {
    * sort each, far cheaper than updating twenty indexes a row); DDL is transactional on both databases,
    * so a failure leaves them as they were. `onBatch` is told how many were written so far. Every row has
    * the columns of the first (rows of the table, as `mirrored` reads them and the seed derives them).
+   * On PostgreSQL the rows go in by `COPY` on a connection of `pool` (the store's; required there).
+   * @throws Error when PostgreSQL is given no pool, or from the database (nothing is loaded then).
    */
-  async loadSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
+  async loadSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void, pool?: pg.Pool): Promise<number> {
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
+      if (!pool) throw new Error('loading synthetic listings into PostgreSQL needs the store\'s pool');
+      return this.copySynthetic(pool, batches, onBatch);
+    }
     let written = 0;
     await this.db.transaction().execute(async (trx) => {
-      const sqlite = !(this.db.getExecutor().adapter instanceof PostgresAdapter);
       // Every index but those backing a constraint (the primary key): SQLite's `sql` is null for those.
-      const indexes = sqlite
-        ? (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows
-        : (
-            await sql<{ name: string; sql: string }>`select i.indexname as name, i.indexdef as sql from pg_indexes i
-              where i.schemaname = current_schema() and i.tablename = 'listings'
-              and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = to_regnamespace(current_schema()))`.execute(trx)
-          ).rows;
-      if (!sqlite) {
-        // The rebuilt indexes sort in memory rather than on disk; the seed is re-runnable, so its commit need not wait for the WAL flush.
-        await sql`set local maintenance_work_mem = '256MB'`.execute(trx);
-        await sql`set local synchronous_commit = off`.execute(trx);
-      }
+      const indexes = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows;
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
       // The spatial index is filled once after the rows, in one statement, rather than by its trigger row by row.
-      const trigger = sqlite
-        ? (await sql<{ sql: string }>`select sql from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert'`.execute(trx)).rows[0]
-        : undefined;
-      const firstRowid = sqlite ? Number((await sql<{ m: number | null }>`select max(rowid) as m from listings`.execute(trx)).rows[0].m ?? 0) : 0;
+      const trigger = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert'`.execute(trx)).rows[0];
+      const firstRowid = Number((await sql<{ m: number | null }>`select max(rowid) as m from listings`.execute(trx)).rows[0].m ?? 0);
       if (trigger) await sql`drop trigger listings_rtree_insert`.execute(trx);
       const statements = new Map<number, string>();
       for (const items of batches) {
-        // Rows of about 60 columns: 250 a statement stays under both databases' parameter limits.
+        // Rows of about 60 columns: 250 a statement stays under SQLite's parameter limit.
         for (let i = 0; i < items.length; i += 250) {
           const batch = items.slice(i, i + 250);
           // The statement's text is written once per row count (Kysely would build and compile a tree of
           // every value of every row: an eighth of a seed's time, profiled), and its parameters are the rows' values in order.
           const columns = Object.keys(batch[0].row) as (keyof ListingRow)[];
           let text = statements.get(batch.length);
-          if (!text) statements.set(batch.length, (text = multiRowInsert('listings', columns, batch.length, sqlite)));
+          if (!text) statements.set(batch.length, (text = multiRowInsert('listings', columns, batch.length)));
           const parameters: unknown[] = [];
-          for (const { row } of batch) {
-            // Values in the row's own order, which is the first row's (row[column] by name, sixty times a row, cost a tenth of the seed).
-            const values = Object.values(row);
-            if (values.length !== columns.length) throw new Error(`synthetic row ${row.id} has ${values.length} columns, the first has ${columns.length}`);
-            for (const value of values) parameters.push(value);
-          }
+          for (const { row } of batch) for (const value of valuesInOrder(row, columns.length)) parameters.push(value);
           await trx.executeQuery(CompiledQuery.raw(text, parameters));
           const amenities = batch.flatMap((item) => item.amenities.map((amenity) => ({ listing_id: item.row.id, amenity })));
           for (let j = 0; j < amenities.length; j += 1000) await trx.insertInto('listing_amenities').values(amenities.slice(j, j + 1000)).execute();
@@ -360,6 +359,41 @@ export class ListingsRepository {
       }
       await bumpDataVersion(trx);
     });
+    this.writes++;
+    return written;
+  }
+
+  /** {@link loadSynthetic} on PostgreSQL: the same steps on one connection of `pool`, the rows and amenities copied in. */
+  private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
+    let written = 0;
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      // The rebuilt indexes sort in memory rather than on disk; the seed is re-runnable, so its commit need not wait for the WAL flush.
+      await client.query(`set local maintenance_work_mem = '256MB'`);
+      await client.query('set local synchronous_commit = off');
+      // Every index but those backing a constraint (the primary key).
+      const { rows: indexes } = await client.query<{ name: string; sql: string }>(`select i.indexname as name, i.indexdef as sql from pg_indexes i
+        where i.schemaname = current_schema() and i.tablename = 'listings'
+        and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = to_regnamespace(current_schema()))`);
+      for (const index of indexes) await client.query(`drop index "${index.name.replace(/"/g, '""')}"`);
+      for (const items of batches) {
+        if (!items.length) continue;
+        const columns = Object.keys(items[0].row);
+        await copyRows(client, 'listings', columns, items.map(({ row }) => valuesInOrder(row, columns.length)));
+        await copyRows(client, 'listing_amenities', ['listing_id', 'amenity'], items.flatMap(({ row, amenities }) => amenities.map((amenity) => [row.id, amenity])));
+        written += items.length;
+        onBatch(written);
+      }
+      for (const index of indexes) await client.query(index.sql);
+      await client.query(`update data_versions set version = version + 1 where name = 'listings'`);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
     this.writes++;
     return written;
   }

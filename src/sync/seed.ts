@@ -54,7 +54,7 @@ export async function seedListings(
     }
     if (batch.length) yield batch;
   }
-  const done = await listings.loadSynthetic(batches(), (written) => progress?.('seed', written, count));
+  const done = await listings.loadSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
   // Fresh statistics for the planner over the grown table.
   await sql`analyze`.execute(store.db);
   // The load left a WAL the size of what it wrote: copied back now, not by whichever small write of a
