@@ -367,6 +367,7 @@ export class ListingsRepository {
   private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
     let written = 0;
     const client = await pool.connect();
+    let failure: Error | undefined;
     try {
       await client.query('begin');
       // The rebuilt indexes sort in memory rather than on disk; the seed is re-runnable, so its commit need not wait for the WAL flush.
@@ -386,13 +387,16 @@ export class ListingsRepository {
         onBatch(written);
       }
       for (const index of indexes) await client.query(index.sql);
+      // What bumpDataVersion does in a Kysely transaction.
       await client.query(`update data_versions set version = version + 1 where name = 'listings'`);
       await client.query('commit');
     } catch (error) {
+      failure = error as Error;
       await client.query('rollback').catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      // A connection that failed mid-COPY is closed rather than handed back to the pool.
+      client.release(failure);
     }
     this.writes++;
     return written;

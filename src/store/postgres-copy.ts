@@ -18,13 +18,13 @@ function copyValue(value: unknown): string {
 /**
  * Streams `rows` (each the values of `columns`, in order) into `table` with `COPY ... FROM STDIN` on
  * `client`, inside whatever transaction the client is in: PostgreSQL parses a line of text per row
- * instead of binding sixty parameters of a multi-row INSERT. `rows` is read lazily, a chunk of lines at a
- * time, so the caller can build them while PostgreSQL stores the previous ones.
+ * instead of binding sixty parameters of a multi-row INSERT. `rows` is turned into text about 64 KiB at a
+ * time while PostgreSQL stores the chunks before. Returns how many rows were copied.
  * @throws Error from PostgreSQL (a value of the wrong type, a broken constraint): nothing is copied then.
  */
 export async function copyRows(client: pg.PoolClient, table: string, columns: readonly string[], rows: Iterable<readonly unknown[]>): Promise<number> {
-  const quoted = columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
-  const sink: Writable = client.query(copyFrom(`copy "${table}" (${quoted}) from stdin`));
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  const sink: Writable = client.query(copyFrom(`copy ${quote(table)} (${columns.map(quote).join(', ')}) from stdin`));
   let written = 0;
   function* lines(): Generator<string> {
     let chunk = '';
