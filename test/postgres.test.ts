@@ -101,7 +101,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       { kind: 'sale', areas: [100], maxPrice: 750_000, minBeds: 0 },
     ];
     const tree = await onPg.mirror.areaTree();
-    await waitForLadders(onPg, 'the price ladders built on PostgreSQL');
+    await waitForLadders(onPg.mirror.priceLadders, 'the price ladders built on PostgreSQL');
     for (const { areas, ...c } of cases) {
       const areaIds = areas?.flatMap((id) => [...tree.withDescendants(id)]);
       let q = onSqlite.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', c.kind).where('status', '=', 'ACTIVE');

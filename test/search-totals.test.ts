@@ -22,7 +22,7 @@ const BOROUGHS = [
 describe('search totals', () => {
   it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
     const ladders = t.rt.mirror.priceLadders;
-    await waitForLadders(t.rt);
+    await waitForLadders(t.rt.mirror.priceLadders);
     expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
     expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
     // A filter the ladders do not hold is left to the store.
@@ -80,7 +80,7 @@ describe('search totals', () => {
 
   it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
     const ladders = t.rt.mirror.priceLadders;
-    await waitForLadders(t.rt);
+    await waitForLadders(t.rt.mirror.priceLadders);
     const version = await t.rt.listings.dataVersion();
     const writes = t.rt.listings.version;
     // The local upstream's market is still (MARKET_CLOCK off): Queens' rentals are as the template stored them.
@@ -127,7 +127,7 @@ describe('search totals', () => {
       for (const chunkRows of [2, 7, 500]) {
         reads.length = 0;
         const ladders = new PriceLadders(observed, 60, chunkRows);
-        await waitForLadders({ mirror: { priceLadders: ladders } } as never, `the price ladders built in chunks of ${chunkRows}`);
+        await waitForLadders(ladders, `the price ladders built in chunks of ${chunkRows}`);
         expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
         await fc.assert(
           fc.asyncProperty(fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), async (low, high, minBeds) => {
