@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PriceLadders } from '../src/read/price-ladders.js';
 import type { ListingsRepository } from '../src/store/listings-repository.js';
-import type { ListingSearch } from '../src/store/search-query.js';
 import { get } from './helpers/http.js';
 import { useTestRuntime } from './helpers/runtime.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
@@ -18,6 +17,23 @@ const BOROUGHS = [
   [200, 'Brooklyn'],
   [300, 'Queens'],
 ] as const;
+/** The distinct rents, ascending: bounds drawn from them make prices equal to a bound common. */
+const RENTS = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
+
+/** How many source rentals a search of these bounds matches (in `boroughs` by name, when given); bounds included. */
+function rentalsMatching(b: { boroughs?: string[]; minPrice?: number; maxPrice?: number; minBeds?: number; maxBeds?: number }): number {
+  return rentals.filter((r) => {
+    const bedrooms = Math.floor(Number(r.bedrooms));
+    const rent = Number(r.rent);
+    return (
+      (!b.boroughs || b.boroughs.includes(r.borough)) &&
+      (b.minPrice === undefined || rent >= b.minPrice) &&
+      (b.maxPrice === undefined || rent <= b.maxPrice) &&
+      (b.minBeds === undefined || bedrooms >= b.minBeds) &&
+      (b.maxBeds === undefined || bedrooms <= b.maxBeds)
+    );
+  }).length;
+}
 
 describe('search totals', () => {
   it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
@@ -28,27 +44,15 @@ describe('search totals', () => {
     // A filter the ladders do not hold is left to the store.
     expect(await ladders.total({ ...everyListing('rental'), noFee: true })).toBeUndefined();
 
-    // Bounds drawn from the rents themselves, so that prices equal to a bound are common.
-    const rents = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
-    const bound = fc.option(fc.constantFrom(...rents), { nil: undefined });
+    const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
     const beds = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
     const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
     await fc.assert(
       fc.asyncProperty(areas, bound, bound, beds, beds, async (areaIds, low, high, fewest, most) => {
         const [minPrice, maxPrice] = low !== undefined && high !== undefined && low > high ? [high, low] : [low, high];
         const [minBeds, maxBeds] = fewest !== undefined && most !== undefined && fewest > most ? [most, fewest] : [fewest, most];
-        const names = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
-        const expected = rentals.filter((r) => {
-          const bedrooms = Math.floor(Number(r.bedrooms));
-          const rent = Number(r.rent);
-          return (
-            (!names || names.includes(r.borough)) &&
-            (minPrice === undefined || rent >= minPrice) &&
-            (maxPrice === undefined || rent <= maxPrice) &&
-            (minBeds === undefined || bedrooms >= minBeds) &&
-            (maxBeds === undefined || bedrooms <= maxBeds)
-          );
-        }).length;
+        const boroughs = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
+        const expected = rentalsMatching({ boroughs, minPrice, maxPrice, minBeds, maxBeds });
         const query = Object.entries({ areas: areaIds?.join(','), minPrice, maxPrice, minBeds, maxBeds })
           .filter(([, v]) => v !== undefined)
           .map(([k, v]) => `${k}=${v}`)
@@ -115,13 +119,6 @@ describe('search totals', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     }) as ListingsRepository;
-    const rents = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
-    const expected = (s: ListingSearch) =>
-      rentals.filter((r) => {
-        const rent = Number(r.rent);
-        const bedrooms = Math.floor(Number(r.bedrooms));
-        return (s.minPrice === undefined || rent >= s.minPrice) && (s.maxPrice === undefined || rent <= s.maxPrice) && (s.minBeds === undefined || bedrooms >= s.minBeds);
-      }).length;
     try {
       // Chunks of 2 are often all one price (rents repeat); of 7, often cut inside a run of equal rents; of 500, some areas fit one.
       for (const chunkRows of [2, 7, 500]) {
@@ -130,9 +127,9 @@ describe('search totals', () => {
         await waitForLadders(ladders, `the price ladders built in chunks of ${chunkRows}`);
         expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
         await fc.assert(
-          fc.asyncProperty(fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.constantFrom(...rents), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), async (low, high, minBeds) => {
+          fc.asyncProperty(fc.option(fc.constantFrom(...RENTS), { nil: undefined }), fc.option(fc.constantFrom(...RENTS), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), async (low, high, minBeds) => {
             const search = { ...everyListing('rental'), minPrice: low, maxPrice: high, minBeds };
-            expect(await ladders.total(search), JSON.stringify(search)).toBe(expected(search));
+            expect(await ladders.total(search), JSON.stringify(search)).toBe(rentalsMatching(search));
           }),
           { numRuns: 30, seed: 2016 },
         );

@@ -8,6 +8,9 @@ import type { Contact, Fee, PriceEvent } from '../wire/listing.js';
  */
 export type ListingKind = 'sale' | 'rental';
 
+/** Both kinds, rentals first: the order the crawls and the price ladders walk them in. */
+export const LISTING_KINDS: readonly ListingKind[] = ['rental', 'sale'];
+
 /**
  * Everything the mirror knows of one listing: the upstream's fields after mapping (ids in the API's
  * numbering) plus what the service derives (transit score, recommended score).

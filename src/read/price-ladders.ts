@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ListingKind } from '../domain/listing.js';
+import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { ListingSearch } from '../store/search-query.js';
 
@@ -127,7 +127,7 @@ export class PriceLadders {
     const dataVersion = await this.listings.dataVersion();
     const byArea = new Map<string, AreaLadder>();
     const byKind = new Map<string, AreaLadder[]>();
-    for (const kind of ['rental', 'sale'] as const) {
+    for (const kind of LISTING_KINDS) {
       const areas = await this.listings.activeAreas(kind);
       await nextTurn();
       const ofKind: AreaLadder[] = [];

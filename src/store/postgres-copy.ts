@@ -4,13 +4,12 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 
 /**
- * One value in COPY's text format: `\N` for null, booleans as t/f, and in text a backslash, tab,
- * newline or carriage return escaped (PostgreSQL's documented rules for `COPY ... FROM STDIN`).
+ * One value in COPY's text format: `\N` for null, and in text a backslash, tab, newline or carriage
+ * return escaped (PostgreSQL's documented rules for `COPY ... FROM STDIN`).
  */
 function copyValue(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'boolean') return value ? 't' : 'f';
   const text = String(value);
   return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : text;
 }

@@ -4,7 +4,7 @@ import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/b
 import type { Building } from '../wire/building.js';
 import { changedFields } from '../domain/change.js';
 import { LISTING_CHANGE_RULES } from './listing-changes.js';
-import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
+import { LISTING_KINDS, type HydratedFacts, type ListingKind, type ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
 import type { AreasRepository } from '../store/areas-repository.js';
@@ -314,7 +314,7 @@ export class Syncer {
       progress?.('details', Math.min(done, total), total);
       const batch = await this.deps.listings.backlog(Math.min(this.deps.hydrationBatch, budget - done), kind);
       if (!batch.length) break;
-      for (const k of ['rental', 'sale'] as const) {
+      for (const k of LISTING_KINDS) {
         const ids = batch.filter((b) => b.kind === k).map((b) => b.id);
         if (ids.length) await this.hydrate(k, ids, priority);
       }
@@ -395,7 +395,7 @@ export class Syncer {
   async refreshListing(id: string, kind?: ListingKind, priority: UpstreamPriority = 'background'): Promise<boolean> {
     const tree = await this.areaTree();
     const stored = await this.deps.listings.findById(id);
-    for (const k of kind ? [kind] : stored ? [stored.kind as ListingKind] : (['rental', 'sale'] as const)) {
+    for (const k of kind ? [kind] : stored ? [stored.kind as ListingKind] : LISTING_KINDS) {
       const detail = (await this.deps.client.listingDetails(k, [id], priority)).get(id);
       if (!detail) continue;
       if (!stored) {
