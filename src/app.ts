@@ -248,8 +248,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id', 'ETag', 'Link', 'Last-Modified', 'X-Total-Count'],
     maxAge: 600,
   });
-  // Brotli at a moderate quality: most of its gain at a fraction of the default's cost.
-  await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
+  // Brotli at a moderate quality: most of its gain at a fraction of the default's cost. Answers only: every
+  // route is a GET without a body, so request decompression would be two hooks on every request for nothing.
+  await app.register(compress, { global: true, globalDecompression: false, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
   await registerCaching(app, { clock: deps.clock });
   // Set on arrival, so that an answer written outside the send path (an event stream) carries it too.
   // The rule for every hook here and in http/plugins/: one with nothing to wait for takes a callback, as an

@@ -17,7 +17,9 @@ import * as oneBuildingIndex from './migrations/010-one-building-index.js';
 import * as dataVersions from './migrations/011-data-versions.js';
 import * as oneAreaIndex from './migrations/012-one-area-index.js';
 import * as areaStatistics from './migrations/013-area-statistics.js';
+import * as orderIndexesFilter from './migrations/014-order-indexes-hold-area-and-bedrooms.js';
 import type { Database } from './schema.js';
+import { statementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -30,33 +32,12 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     return MIGRATIONS;
   }
-}
-
-/** Prepared statements kept per SQLite connection (distinct query texts; the least recently used go). */
-const STATEMENT_CACHE_SIZE = 1000;
-
-/**
- * Makes `prepare` on this connection return the statement already prepared for the same SQL text:
- * Kysely prepares every query it runs, and preparing costs as much as running a short query. A cached
- * statement is only reused when idle (an iterating one is busy); SQLite re-prepares it by itself if
- * the schema changes. The query shapes of the API are few, so the cache keeps them all.
- */
-function reuseStatements(sqlite: SqliteDatabase.Database): void {
-  const statements = new LRUCache<string, SqliteDatabase.Statement>({ max: STATEMENT_CACHE_SIZE });
-  const prepare = sqlite.prepare.bind(sqlite);
-  sqlite.prepare = ((source: string) => {
-    const cached = statements.get(source);
-    if (cached && !cached.busy) return cached;
-    const statement = prepare(source);
-    statements.set(source, statement);
-    return statement;
-  }) as typeof sqlite.prepare;
 }
 
 /** Query texts named (prepared once per PostgreSQL connection, then only bound and executed). */
@@ -119,11 +100,10 @@ export async function openStore(url: string): Promise<Store> {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
-    reuseStatements(sqlite);
     // Table statistics for the query planner, gathered where missing or stale (SQLite's advice for a
     // connection that lives long); without them it may pick a filter's index over a far narrower one.
     sqlite.pragma('optimize=0x10002');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite) }) });
     store = { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
