@@ -47,12 +47,13 @@ describe('SQLite rows read raw', () => {
     );
   });
 
-  it('every column of every listing, names of two tables alike, aggregates and nothing at all', async () => {
+  it('every column of every listing, names of two tables alike, odd names, aggregates and nothing at all', async () => {
     for (const text of [
       'select * from listings order by id',
       'select l.id, a.listing_id as id, a.amenity from listings l join listing_amenities a on a.listing_id = l.id order by 1, 3 limit 500',
       "select count(*), max(price), group_concat(distinct kind) from listings where status = 'ACTIVE'",
       "select * from listings where id = 'none'",
+      "select id as __proto__, price as \"constructor\", kind as \"a\"\"b\" from listings order by id limit 5",
     ]) {
       expect(await viaKysely(text), text).toEqual(viaBetterSqlite(text));
     }

@@ -11,7 +11,8 @@ type RowBuilder = (values: unknown[]) => Record<string, unknown>;
 /**
  * A function that turns a raw row into an object literal with these keys, in this order. Written as
  * source once per statement so that every row of it gets the same hidden class at once, the way a
- * literal in code would; a later duplicate name wins, as in better-sqlite3's own objects.
+ * literal in code would. It keeps better-sqlite3's own rules for odd names: a later duplicate wins,
+ * and `__proto__` is set as a prototype (ignored for a value that is not an object), not as a property.
  */
 function rowBuilder(names: string[]): RowBuilder {
   const properties = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
