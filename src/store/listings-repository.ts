@@ -56,13 +56,20 @@ function valuesInOrder(row: ListingRow, columns: number): unknown[] {
 }
 
 /**
- * `insert into <table> (<columns>) values (...), (...)` for `rows` rows, with SQLite's `?`
- * placeholders, row after row, column after column.
+ * Runs `insert into <table> (<columns>) values (?, ...), (...)` on SQLite with `values`: rows of `columns`
+ * flattened, row after row. The statement's text is written once per table and row count and kept in
+ * `texts` (one map per load, whose rows of a table all have the same columns): Kysely would build and
+ * compile a tree of every value of every row, an eighth of a seed's time (profiled).
  */
-function multiRowInsert(table: string, columns: readonly string[], rows: number): string {
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  const tuples = Array.from({ length: rows }, () => tuple);
-  return `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${tuples.join(', ')}`;
+async function insertRows(trx: Transaction<Database>, texts: Map<string, string>, table: string, columns: readonly string[], values: unknown[]): Promise<void> {
+  const rows = values.length / columns.length;
+  const key = `${table}|${rows}`;
+  let text = texts.get(key);
+  if (!text) {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    texts.set(key, (text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`));
+  }
+  await trx.executeQuery(CompiledQuery.raw(text, values));
 }
 
 /** What one applied crawl or fetch changed. */
@@ -333,29 +340,19 @@ export class ListingsRepository {
       const trigger = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert'`.execute(trx)).rows[0];
       const firstRowid = Number((await sql<{ m: number | null }>`select max(rowid) as m from listings`.execute(trx)).rows[0].m ?? 0);
       if (trigger) await sql`drop trigger listings_rtree_insert`.execute(trx);
-      const statements = new Map<number, string>();
-      const amenityStatements = new Map<number, string>();
+      const texts = new Map<string, string>();
       for (const items of batches) {
         // Rows of about 60 columns: 250 a statement stays under SQLite's parameter limit.
         for (let i = 0; i < items.length; i += 250) {
           const batch = items.slice(i, i + 250);
-          // The statement's text is written once per row count (Kysely would build and compile a tree of
-          // every value of every row: an eighth of a seed's time, profiled), and its parameters are the rows' values in order.
-          const columns = Object.keys(batch[0].row) as (keyof ListingRow)[];
-          let text = statements.get(batch.length);
-          if (!text) statements.set(batch.length, (text = multiRowInsert('listings', columns, batch.length)));
-          const parameters: unknown[] = [];
-          for (const { row } of batch) for (const value of valuesInOrder(row, columns.length)) parameters.push(value);
-          await trx.executeQuery(CompiledQuery.raw(text, parameters));
+          const columns = Object.keys(batch[0].row);
+          const values: unknown[] = [];
+          for (const { row } of batch) for (const value of valuesInOrder(row, columns.length)) values.push(value);
+          await insertRows(trx, texts, 'listings', columns, values);
           // The amenities likewise (about 0.9 of a row a listing): statements of at most 1,000 (listing, amenity) pairs.
           const pairs: unknown[] = [];
           for (const { row, amenities } of batch) for (const amenity of amenities) pairs.push(row.id, amenity);
-          for (let j = 0; j < pairs.length; j += 2000) {
-            const chunk = pairs.slice(j, j + 2000);
-            let amenityText = amenityStatements.get(chunk.length);
-            if (!amenityText) amenityStatements.set(chunk.length, (amenityText = multiRowInsert('listing_amenities', ['listing_id', 'amenity'], chunk.length / 2)));
-            await trx.executeQuery(CompiledQuery.raw(amenityText, chunk));
-          }
+          for (let j = 0; j < pairs.length; j += 2000) await insertRows(trx, texts, 'listing_amenities', ['listing_id', 'amenity'], pairs.slice(j, j + 2000));
         }
         written += items.length;
         onBatch(written);
