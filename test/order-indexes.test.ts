@@ -1,0 +1,44 @@
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../src/store/database.js';
+import { TEMPLATE_DB } from './helpers/paths.js';
+
+// Migration 014 on SQLite: a page of some areas in the price or the recommended order walks that order's
+// index and tests area and bedrooms on the index entries, reading the table only for the page's own
+// columns. Seen in the statement's bytecode: which columns it reads from the table's cursor.
+let store: Store;
+let sqlite: Database.Database;
+
+beforeAll(async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'order-indexes-')), 'mirror.db');
+  copyFileSync(TEMPLATE_DB, file);
+  store = await openStore(file);
+  sqlite = new Database(file, { readonly: true });
+});
+afterAll(async () => {
+  sqlite?.close();
+  await store?.close();
+});
+
+describe('the order indexes hold area and bedrooms (migration 014, SQLite)', () => {
+  it.each([
+    ['listings_price', 'price, id'],
+    ['listings_recommended', 'recommended_score desc, listed_at desc, id desc'],
+  ])('a page of a borough by %s tests areas and bedrooms on the index, not on table rows', (index, order) => {
+    const brooklyn = sqlite.prepare('with recursive area(id) as (select 200 union all select a.id from areas a join area on a.parent_id = area.id) select id from area').pluck().all() as number[];
+    expect(brooklyn.length).toBeGreaterThan(10);
+    const page = `select id, street from listings where kind = 'rental' and status = 'ACTIVE' and area_id in (${brooklyn.join(', ')}) and bedroom_count >= 1 order by ${order} limit 50`;
+    const plan = (sqlite.prepare(`explain query plan ${page}`).all() as { detail: string }[]).map((step) => step.detail).join('; ');
+    expect(plan).toContain(`USING INDEX ${index} `);
+    const columns = sqlite.prepare("select name from pragma_table_info('listings')").pluck().all() as string[];
+    const tableRoot = sqlite.prepare("select rootpage from sqlite_master where type = 'table' and name = 'listings'").pluck().get();
+    const program = sqlite.prepare(`explain ${page}`).all() as { opcode: string; p1: number; p2: number }[];
+    const tableCursors = program.filter((op) => op.opcode === 'OpenRead' && op.p2 === tableRoot).map((op) => op.p1);
+    const readFromTable = program.filter((op) => op.opcode === 'Column' && tableCursors.includes(op.p1)).map((op) => columns[op.p2]);
+    // The page's own column (the id comes from the index) and nothing the filter needs.
+    expect(readFromTable).toEqual(['street']);
+  });
+});
