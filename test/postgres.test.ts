@@ -242,8 +242,11 @@ describe('seed on PostgreSQL', () => {
       (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and tablename = 'listings' order by indexname`.execute(onPg.store.db)).rows.map((r) => r.indexdef);
     const before = { indexes: await indexes(), listings: await onPg.listings.count() };
     expect(before.indexes.length).toBeGreaterThan(10);
+    const version = await onPg.listings.dataVersion();
     const seeded = await seedListings(onPg.store, before.listings + 300, 7);
     expect(seeded).toMatchObject({ added: 300, total: before.listings + 300 });
+    // The removal of earlier synthetic listings and the load each count as a write that changed listings.
+    expect(await onPg.listings.dataVersion()).toBe(version + 2);
     expect(await indexes()).toEqual(before.indexes);
     // Copied in (COPY's text format) as SQLite stores them by INSERT: the same rule and seed derive the same
     // rows, but for when each mirror's sync saw and hydrated the listings they derive from.

@@ -41,7 +41,12 @@ async function planForValues(trx: Transaction<Database>): Promise<void> {
  * then held only for the commit, and no two writers can wait on each other through it.
  */
 async function bumpDataVersion(trx: Transaction<Database>): Promise<void> {
-  await trx.updateTable('data_versions').set((eb) => ({ version: eb('version', '+', 1) })).where('name', '=', 'listings').execute();
+  await dataVersionBump(trx).execute();
+}
+
+/** The statement {@link bumpDataVersion} runs, on `db`: also compiled to run on a connection outside Kysely (the seed's COPY). */
+function dataVersionBump(db: Kysely<Database>) {
+  return db.updateTable('data_versions').set((eb) => ({ version: eb('version', '+', 1) })).where('name', '=', 'listings');
 }
 
 /**
@@ -392,8 +397,9 @@ export class ListingsRepository {
         onBatch(written);
       }
       for (const index of indexes) await client.query(index.sql);
-      // What bumpDataVersion does in a Kysely transaction.
-      await client.query(`update data_versions set version = version + 1 where name = 'listings'`);
+      // bumpDataVersion's statement, on this connection.
+      const bump = dataVersionBump(this.db).compile();
+      await client.query(bump.sql, [...bump.parameters]);
       await client.query('commit');
     } catch (error) {
       failure = error as Error;
