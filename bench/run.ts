@@ -212,6 +212,13 @@ const scenarios: Scenario[] = [
     peer: `${R}&where.boroughId.eq=200&where.bedroomCount.gte=1&where.price.lte={varies}&orderby.price=asc&orderby.id=asc&limit=50&totalCount=true`,
   },
   { name: 'search sales by price per sq ft', path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500', peer: `${S}&where.sqft.gte=500&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true` },
+  {
+    // A size slider: the pair of filter and order whose columns are tied (migration 015).
+    name: 'search sales by price per sq ft, uncached (a new maxSqft each time)',
+    path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500&maxSqft={varies}',
+    vary: () => String(5_000 + Math.floor(Math.random() * 995_000)),
+    peer: `${S}&where.sqft.gte=500&where.sqft.lte={varies}&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true`,
+  },
   { name: 'search sales, page of 500', path: '/v1/search/sales?perPage=500', peer: `${S}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=500&totalCount=true` },
   { name: 'property by id', path: '/v1/property/1001001', peer: '/listings/1001001' },
   { name: 'property by id, any listing at random', path: '/v1/property/{varies}', vary: () => allIds[Math.floor(Math.random() * allIds.length)], peer: '/listings/{varies}' },

@@ -221,6 +221,27 @@ describe('sale filters against the source rows', () => {
     expect(prices).toEqual([...prices].sort((a, b) => b - a));
   });
 
+  it.each(['DESC', 'ASC'])('a size range sorted by price per square foot %s lists exactly those listings, in that order, page after page', async (dir) => {
+    // Price per square foot = price / size in dollars, rounded to the cent; ties by id in the same direction.
+    const ppsf = (price: number, sqft: number) => Math.round((price / sqft) * 100) / 100;
+    const sign = dir === 'DESC' ? -1 : 1;
+    const inOrder = (rows: { id: string; ppsf: number }[]) => rows.sort((a, b) => sign * (a.ppsf - b.ppsf) || sign * (a.id < b.id ? -1 : 1)).map((r) => r.id);
+    const rentalsExpected = inOrder(
+      rentals.filter((r) => Number(r.size_sqft) >= 700 && Number(r.size_sqft) <= 900).map((r) => ({ id: r.rental_id, ppsf: ppsf(Number(r.rent), Number(r.size_sqft)) })),
+    );
+    expect(rentalsExpected.length).toBeGreaterThan(100);
+    const rentalItems = await all(`/v1/search/rentals?minSqft=700&maxSqft=900&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
+    expect(rentalItems.map((i) => i.id)).toEqual(rentalsExpected);
+    const salesExpected = inOrder(
+      sales
+        .filter((s) => Number(s.residential_units) === 1 && Number(s.gross_square_feet) >= 1500)
+        .map((s) => ({ id: saleId(s), ppsf: ppsf(Number(s.sale_price), Number(s.gross_square_feet)) })),
+    );
+    expect(salesExpected.length).toBeGreaterThan(50);
+    const saleItems = await all(`/v1/search/sales?minSqft=1500&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
+    expect(saleItems.map((i) => i.id)).toEqual(salesExpected);
+  });
+
   it('LISTED_AT sort ascending gives the oldest sale first', async () => {
     const oldest = [...sales].sort((a, b) => a.sale_date.localeCompare(b.sale_date) || (saleId(a) < saleId(b) ? -1 : 1))[0];
     const res = await get(t.rt.app, '/v1/search/sales?sort=LISTED_AT&sortDir=ASC&perPage=1', t.key);

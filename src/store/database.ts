@@ -18,6 +18,7 @@ import * as dataVersions from './migrations/011-data-versions.js';
 import * as oneAreaIndex from './migrations/012-one-area-index.js';
 import * as areaStatistics from './migrations/013-area-statistics.js';
 import * as orderIndexesFilter from './migrations/014-order-indexes-hold-area-and-bedrooms.js';
+import * as ppsfIndexSize from './migrations/015-price-per-sqft-index-holds-size.js';
 import type { Database } from './schema.js';
 import { statementCache } from './sqlite-statements.js';
 
@@ -32,7 +33,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
