@@ -231,10 +231,12 @@ export class Mirror {
     const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
     const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
     const known = this.totals.get(totalKey) ?? (await this.priceLadders.total(search));
+    // SQLite weighs how to read the page by the total against this (see pageStrategy); PostgreSQL plans it alone.
+    const activeOfKind = this.deps.dialect === 'sqlite' ? await this.priceLadders.activeOfKind(search.kind) : undefined;
     const { rows, total } = await searchListings(
       this.deps.db,
       search,
-      { now: this.now, mortgageFactor: mortgageFactor(this.deps.config.mortgage), dialect: this.deps.dialect },
+      { now: this.now, mortgageFactor: mortgageFactor(this.deps.config.mortgage), dialect: this.deps.dialect, activeOfKind },
       known,
     );
     // Only a fresh count is stored, so that a total is never older than readCacheSeconds.

@@ -98,6 +98,11 @@ export class PriceLadders {
     return countIn(built, search);
   }
 
+  /** Active listings of `kind` in the mirror's areas, or undefined when the ladders are not current (as {@link PriceLadders.total}). */
+  activeOfKind(kind: ListingKind): Promise<number | undefined> {
+    return this.total({ kind, sort: 'PRICE', sortDir: 'ASC', page: 1, perPage: 1 });
+  }
+
   /**
    * The store's data version: read again after any write by this process (which may have advanced it;
    * a crawl that changed nothing has not), otherwise at most every `recheckSeconds`.

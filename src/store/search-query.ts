@@ -1,4 +1,18 @@
-import { sql, type ExpressionBuilder, type Kysely, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
+import {
+  RawNode,
+  SelectQueryNode,
+  sql,
+  type ExpressionBuilder,
+  type Kysely,
+  type KyselyPlugin,
+  type OrderByItemBuilder,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type SelectQueryBuilder,
+  type UnknownRow,
+} from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { BoundingBox } from '../domain/outline.js';
 import type { SearchFilters } from '../domain/search-filters.js';
@@ -48,6 +62,8 @@ export interface SearchContext {
   mortgageFactor: number;
   /** PostgreSQL sorts nulls first in DESC order and must be told otherwise; SQLite already puts them last. */
   dialect: 'sqlite' | 'postgres';
+  /** Active listings of the search's kind, when known: with it SQLite chooses how to read a page ({@link pageStrategy}). */
+  activeOfKind?: number;
 }
 
 type Query = SelectQueryBuilder<Database, 'listings', object>;
@@ -168,6 +184,71 @@ const SORT_COLUMN = {
   PRICE_PER_SQFT: 'price_per_sqft',
 } as const;
 
+/** The index that holds each order (kind, status, the sort keys, id), read forwards or backwards on SQLite. */
+const ORDER_INDEX = {
+  RECOMMENDED: 'listings_recommended',
+  PRICE: 'listings_price',
+  LISTED_AT: 'listings_listed_at',
+  PRICE_PER_SQFT: 'listings_ppsf',
+} as const;
+
+/** The filters each order's index holds on its entries (migrations 014, 015): a walk tests them without reading the row. */
+const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
+  RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
+  PRICE: new Set(['areaIds', 'minBeds', 'maxBeds', 'minPrice', 'maxPrice']),
+  LISTED_AT: new Set(['minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
+  PRICE_PER_SQFT: new Set(['minSqft', 'maxSqft']),
+};
+
+/** Keys of a search that order or page it rather than filter it. */
+const NOT_FILTERS = new Set(['kind', 'sort', 'sortDir', 'page', 'perPage', 'after']);
+
+/** How SQLite reads a page (see {@link pageStrategy}). */
+export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
+
+/**
+ * How SQLite reads a page, from the search's exact total:
+ * - `empty`: the page starts past the last match (no match at all, say), so there is nothing to read;
+ * - `sort`: few matches: read them through the filters' best index and sort them. A walk of the order's
+ *   index passes about (rows before the page + perPage) x activeOfKind / total entries when the matches
+ *   are spread through the order, a sort visits `total`: this is taken when it visits no more;
+ * - `walk` the order's index to the end of the page when each filter is tested on its entries (area and
+ *   bedrooms on the price and default orders, dates on the date orders, size on price per square foot):
+ *   no row is read but the page's, so even matches bunched far down the order cost little;
+ * - otherwise the `planner`'s choice, as for a geographic or id filter (the spatial index or the id
+ *   list drive those), the distance order, or an unknown `activeOfKind`.
+ *
+ * Why: SQLite's statistics cannot tell its planner that a filter matches nothing here (there are no sales
+ * in Brooklyn in the sample) or that two columns are tied. At a million listings it walked all 754,000
+ * sales by listing date for a Brooklyn search that matched none (2.5 s), sorted the 30,000 rentals of three
+ * bedrooms or more to show fifty (70 ms), and walked the price order for the 1,684 sales three days or less
+ * on the market (213 ms). A walk is not forced when a filter needs the row: prices, sizes and monthly
+ * costs are tied to the orders, and one such walk took 650 ms for a page the planner's sort reads in 30.
+ */
+export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined): PageStrategy {
+  const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
+  if (!s.after && total <= rowsBefore) return 'empty';
+  if (activeOfKind === undefined || s.sort === 'DISTANCE' || s.ids || s.bbox || s.near) return 'planner';
+  if (total * total <= (rowsBefore + s.perPage) * activeOfKind) return 'sort';
+  const held = HELD_BY_ORDER_INDEX[s.sort];
+  const filters = Object.entries(s).filter(([key, value]) => value !== undefined && !NOT_FILTERS.has(key));
+  return filters.length > 0 && filters.every(([key]) => held.has(key)) ? 'walk' : 'planner';
+}
+
+/** A plugin that reads `listings` of a query's own FROM through one index (SQLite's `INDEXED BY`), for a page that walks its order. */
+class ReadThroughIndex implements KyselyPlugin {
+  constructor(private readonly index: string) {}
+
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    if (!SelectQueryNode.is(node) || !node.from) return node;
+    return { ...node, from: { ...node.from, froms: [RawNode.createWithSql(`"listings" indexed by "${this.index}"`)] } } as SelectQueryNode;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
+}
+
 /** Sort columns of each order before `id`; `listed_at` and `price_per_sqft` may be null (sorted last). */
 export const KEYSET: Record<Exclude<SortField, 'DISTANCE'>, { column: 'price' | 'listed_at' | 'price_per_sqft' | 'recommended_score'; nullable: boolean }[]> = {
   PRICE: [{ column: 'price', nullable: false }],
@@ -214,7 +295,8 @@ function afterRow(sort: Exclude<SortField, 'DISTANCE'>, dir: 'asc' | 'desc', aft
  * Runs a search: the page of rows asked for and the total number of matches (not counted again when
  * the caller knows it: `knownTotal`). Order: the sort field in
  * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
- * the same direction, so pages never overlap.
+ * the same direction, so pages never overlap. On SQLite the total is known before the page is read, and
+ * chooses how it is read ({@link pageStrategy}).
  */
 export async function searchListings(
   db: Kysely<Database>,
@@ -223,6 +305,21 @@ export async function searchListings(
   knownTotal?: number,
 ): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
   const base = filtered(db, s, ctx);
+  const count = () => base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n));
+  if (ctx.dialect === 'postgres') {
+    // Two connections: the count and the page run at once.
+    const [total, rows] = await Promise.all([knownTotal ?? count(), pageQuery(base, s, ctx, 'planner').execute()]);
+    return { total, rows };
+  }
+  // SQLite runs one statement at a time on this thread anyway: count first, and let the total choose.
+  const total = knownTotal ?? (await count());
+  const strategy = pageStrategy(s, total, ctx.activeOfKind);
+  const rows = strategy === 'empty' ? [] : await pageQuery(base, s, ctx, strategy).execute();
+  return { total, rows };
+}
+
+/** The page's statement: summary columns, the order (see {@link searchListings}), the keyset bound or the offset, the limit. */
+function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: Exclude<PageStrategy, 'empty'>) {
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
   // Every term runs in the asked direction so that one index serves the whole ORDER BY (no sort step).
   // NOT NULL columns need no NULLS clause; DESC already puts nulls last on both databases.
@@ -230,6 +327,9 @@ export async function searchListings(
     if (dir === 'asc') return nullable ? ob.asc().nullsLast() : ob.asc();
     return nullable && ctx.dialect === 'postgres' ? ob.desc().nullsLast() : ob.desc();
   };
+  // To sort, the order's terms become expressions (`+column`), which no index can give in order: SQLite
+  // then reads the matches through the filters' index and keeps the page in a sorter.
+  const key = (column: 'recommended_score' | 'price' | 'listed_at' | 'price_per_sqft' | 'id') => (strategy === 'sort' ? sql`+${sql.ref(column)}` : column);
   let rowsQuery = base.select(SUMMARY_COLUMNS);
   if (s.near) rowsQuery = rowsQuery.select(sql<number>`round(${distanceFrom(s.near)})`.as('distance')) as unknown as typeof rowsQuery;
   if (s.sort === 'DISTANCE') {
@@ -237,21 +337,21 @@ export async function searchListings(
     rowsQuery = rowsQuery.orderBy(distanceFrom(s.near), dir);
   } else {
     const column = SORT_COLUMN[s.sort];
-    rowsQuery = rowsQuery.orderBy(column, order(column === 'listed_at' || column === 'price_per_sqft'));
-    if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy('listed_at', order(true));
+    rowsQuery = rowsQuery.orderBy(key(column), order(column === 'listed_at' || column === 'price_per_sqft'));
+    if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy(key('listed_at'), order(true));
     // A size above zero gives a price per square foot (domain `pricePerSqft`), so this term changes no
     // answer. Said outright, it lets SQLite walk the price-per-square-foot index from its first known
     // value (size tested on the entry, migration 015) instead of sorting every listing of that size:
     // 0.5 ms against 16 ms a page of sales at a million listings.
     if (s.sort === 'PRICE_PER_SQFT' && s.minSqft !== undefined && s.minSqft > 0) rowsQuery = rowsQuery.where('price_per_sqft', 'is not', null);
   }
-  rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage);
+  // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against
+  // an order its index serves only in part (the default order ascending: a sort of every match, 0.6 s at a
+  // million listings, where the index and a sort of ties take 0.4 ms).
+  rowsQuery = rowsQuery.orderBy(key('id'), order(false)).limit(s.perPage);
   if (s.after && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.where(afterRow(s.sort, dir, s.after));
   else rowsQuery = rowsQuery.offset((s.page - 1) * s.perPage);
   rowsQuery = rowsQuery.select(['recommended_score', 'price_per_sqft']);
-  const [total, rows] = await Promise.all([
-    knownTotal ?? base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n)),
-    rowsQuery.execute(),
-  ]);
-  return { total, rows };
+  if (strategy === 'walk' && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.withPlugin(new ReadThroughIndex(ORDER_INDEX[s.sort]));
+  return rowsQuery;
 }

@@ -16,7 +16,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * At a million listings (only 0.7 % of the synthetic sales have a size), SQLite planned sales of
  * `minSqft=500` by price per square foot as the size range and a sort of its 5,368 rows, reading each
  * row: 16 ms a page, 20 ms with `maxSqft` too. After this migration: 1.6 to 2.1 ms on that plan, and
- * about 0.5 ms when the search adds `price_per_sqft is not null` (see `searchListings`) and the planner
+ * about 0.5 ms when the search adds `price_per_sqft is not null` (see `pageQuery`) and the planner
  * walks this index instead, even for a size no listing has (15 ms when each entry's row had to be read).
  * better-sqlite3, one page, this machine. The key columns in front are unchanged: each index serves what
  * it served before.

@@ -1,0 +1,109 @@
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect, type CompiledQuery } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../src/store/database.js';
+import type { Database as Schema } from '../src/store/schema.js';
+import { pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
+import { TEMPLATE_DB } from './helpers/paths.js';
+import { rentalRows, saleRows } from './helpers/source-rows.js';
+
+// How SQLite reads a page (pageStrategy): the same rows whichever way it is read, and each way runs the
+// statement it says. On a copy of the real mirror; the store's own search function, statements logged.
+let store: Store;
+let sqlite: Database.Database;
+let db: Kysely<Schema>;
+let statements: CompiledQuery[] = [];
+
+beforeAll(async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'page-strategy-')), 'mirror.db');
+  copyFileSync(TEMPLATE_DB, file);
+  store = await openStore(file); // migrated
+  sqlite = new Database(file, { readonly: true });
+  db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }), log: (event) => void statements.push(event.query) });
+});
+afterAll(async () => {
+  await db?.destroy();
+  await store?.close();
+});
+
+const rentals = rentalRows();
+const sales = saleRows();
+const ctx = (activeOfKind?: number): SearchContext => ({ now: new Date(), mortgageFactor: 0.005, dialect: 'sqlite', activeOfKind });
+const search = (s: Partial<ListingSearch>): ListingSearch => ({ kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50, ...s });
+/** Queens and every area below it, as the route expands `areas=300`. */
+const queens = () => sqlite.prepare('with recursive area(id) as (select 300 union all select a.id from areas a join area on a.parent_id = area.id) select id from area').pluck().all() as number[];
+const plan = (q: CompiledQuery) => (sqlite.prepare(`explain query plan ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[]).map((s) => s.detail).join('; ');
+
+describe('how SQLite reads a page (pageStrategy)', () => {
+  // An activeOfKind so large that every total counts as few (sort), and one so small that none does (walk when held).
+  const SORT_ALWAYS = 1e15;
+  const NEVER_SORT = 0;
+
+  it.each([
+    ['areas and bedrooms by price', () => search({ areaIds: queens(), minBeds: 1, sort: 'PRICE', sortDir: 'ASC' })],
+    ['bedrooms, the default order ascending', () => search({ minBeds: 2, sortDir: 'ASC' })],
+    ['listing dates by listing date', () => search({ listedAfter: '2000-01-01T00:00:00Z', sort: 'LISTED_AT', page: 3, perPage: 20 })],
+    ['sizes by price per square foot', () => search({ minSqft: 600, maxSqft: 900, sort: 'PRICE_PER_SQFT', sortDir: 'ASC' })],
+    ['a filter no order index holds', () => search({ minBaths: 2, sort: 'PRICE', sortDir: 'DESC', page: 2, perPage: 30 })],
+    ['sales by price per square foot', () => search({ kind: 'sale', minSqft: 500, sort: 'PRICE_PER_SQFT' })],
+  ])('%s: the planner, a walk and a sort give the same rows', async (_name, make) => {
+    const s = make();
+    const byPlanner = await searchListings(db, s, ctx());
+    expect(byPlanner.rows.length).toBeGreaterThan(0);
+    expect(await searchListings(db, s, ctx(SORT_ALWAYS))).toEqual(byPlanner);
+    expect(await searchListings(db, s, ctx(NEVER_SORT))).toEqual(byPlanner);
+  });
+
+  it('a sort reads the matches through a filter index and sorts them; a walk reads the order index only', async () => {
+    const s = search({ areaIds: queens(), minBeds: 1, sort: 'PRICE', sortDir: 'ASC' });
+    expect(pageStrategy(s, 100, SORT_ALWAYS)).toBe('sort');
+    statements = [];
+    await searchListings(db, s, ctx(SORT_ALWAYS), 100);
+    expect(statements).toHaveLength(1);
+    expect(statements[0].sql).toContain('order by +"price" asc, +"id" asc');
+    expect(plan(statements[0])).toContain('USE TEMP B-TREE FOR ORDER BY');
+    expect(plan(statements[0])).not.toContain('listings_price ');
+
+    expect(pageStrategy(s, 100, NEVER_SORT)).toBe('walk');
+    statements = [];
+    await searchListings(db, s, ctx(NEVER_SORT), 100);
+    expect(statements[0].sql).toContain('from "listings" indexed by "listings_price"');
+    expect(plan(statements[0])).toMatch(/^SEARCH listings USING INDEX listings_price \(kind=\? AND status=\?\)$/);
+  });
+
+  it('a walk is left to the planner when a filter needs the row, and never taken for the geography or distance', () => {
+    expect(pageStrategy(search({ minBeds: 1, minBaths: 1, sort: 'PRICE' }), 100, NEVER_SORT)).toBe('planner');
+    expect(pageStrategy(search({ minSqft: 500, sort: 'PRICE' }), 100, NEVER_SORT)).toBe('planner');
+    expect(pageStrategy(search({}), 100, NEVER_SORT)).toBe('planner');
+    expect(pageStrategy(search({ minBeds: 1, bbox: [-74, 40.7, -73.9, 40.8] }), 100, NEVER_SORT)).toBe('planner');
+    expect(pageStrategy(search({ minBeds: 1, near: { latitude: 40.7, longitude: -73.9, radius: 500 }, sort: 'DISTANCE' }), 100, SORT_ALWAYS)).toBe('planner');
+    expect(pageStrategy(search({ minBeds: 1 }), 100, undefined)).toBe('planner');
+  });
+
+  it('few matches are sorted and many walked, by the total against the listings of the kind', () => {
+    // 50 rows a page of 1,000 listings: a walk passes 50 x 1,000 / total entries, a sort visits total.
+    const s = search({ minBeds: 1, sort: 'PRICE' });
+    expect(pageStrategy(s, 223, 1000)).toBe('sort'); // 223^2 = 49,729 <= 50,000
+    expect(pageStrategy(s, 224, 1000)).toBe('walk');
+    // Deeper pages make a walk longer: page 3 of 50 passes 150 x 1,000 / total.
+    expect(pageStrategy({ ...s, page: 3 }, 387, 1000)).toBe('sort');
+  });
+
+  it('a page past the last match reads nothing: only the count runs, and the answer is empty', async () => {
+    // The sample has no sales in Brooklyn (200); the source rows say so.
+    expect(sales.length).toBeGreaterThan(0);
+    const s = search({ kind: 'sale', areaIds: [200], sort: 'LISTED_AT' });
+    statements = [];
+    expect(await searchListings(db, s, ctx(sales.length))).toEqual({ total: 0, rows: [] });
+    expect(statements.map((q) => q.sql)).toEqual([expect.stringMatching(/^select count\(\*\)/)]);
+    // Past the end of the rentals: total known, so no statement at all.
+    const pages = Math.ceil(rentals.length / 50);
+    statements = [];
+    expect(await searchListings(db, search({ page: pages + 1 }), ctx(rentals.length), rentals.length)).toEqual({ total: rentals.length, rows: [] });
+    expect(statements).toEqual([]);
+    expect(pageStrategy(search({ page: pages }), rentals.length, rentals.length)).not.toBe('empty');
+  });
+});
