@@ -85,11 +85,15 @@ describe('how SQLite reads a page (pageStrategy)', () => {
 
   it('few matches are sorted and many walked, by the total against the listings of the kind', () => {
     // 50 rows a page of 1,000 listings: a walk passes 50 x 1,000 / total entries, a sort visits total.
-    const s = search({ minBeds: 1, sort: 'PRICE' });
-    expect(pageStrategy(s, 223, 1000)).toBe('sort'); // 223^2 = 49,729 <= 50,000
-    expect(pageStrategy(s, 224, 1000)).toBe('walk');
+    const needsRow = search({ minBaths: 1, sort: 'PRICE' });
+    expect(pageStrategy(needsRow, 223, 1000)).toBe('sort'); // 223^2 = 49,729 <= 50,000
+    expect(pageStrategy(needsRow, 224, 1000)).toBe('planner');
     // Deeper pages make a walk longer: page 3 of 50 passes 150 x 1,000 / total.
-    expect(pageStrategy({ ...s, page: 3 }, 387, 1000)).toBe('sort');
+    expect(pageStrategy({ ...needsRow, page: 3 }, 387, 1000)).toBe('sort');
+    // An entry that holds every filter costs a twentieth of a sorted match: 50^2 <= 50 x 1,000 / 20.
+    const held = search({ minBeds: 1, sort: 'PRICE' });
+    expect(pageStrategy(held, 50, 1000)).toBe('sort');
+    expect(pageStrategy(held, 51, 1000)).toBe('walk');
   });
 
   it('a page past the last match reads nothing: only the count runs, and the answer is empty', async () => {
