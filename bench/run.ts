@@ -75,10 +75,11 @@ async function stop(child: ChildProcess): Promise<void> {
   await new Promise((exited) => child.once('exit', exited));
 }
 
-/** Resident memory of a process, MiB (Linux). */
-function rssOf(pid: number): number {
+/** Resident memory of a process, MiB (Linux): now (VmRSS) and the most it has held since it started (VmHWM). */
+function rssOf(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024);
+  const mib = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024);
+  return { now: mib('VmRSS'), peak: mib('VmHWM') };
 }
 
 // The local upstream in a process of its own, its market still: the benchmark measures reads.
@@ -283,7 +284,7 @@ for (const scenario of selected) {
   rows.push(row);
   console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare`);
 }
-const serviceRssMiB = rssOf(service.child.pid!);
+const { now: serviceRssMiB, peak: servicePeakRssMiB } = rssOf(service.child.pid!);
 await stop(service.child);
 
 // The peer is measured after the service has stopped, one scenario after another once it answers again:
@@ -310,13 +311,13 @@ if (peer) {
     });
     console.log(`peer, ${scenario.name}: ${other.rps} req/s (p99 ${other.p99} ms, ${other.failed} failed)`);
   }
-  peerRssMiB = rssOf(peer.pid);
+  peerRssMiB = rssOf(peer.pid).now;
   await peer.stop();
 }
 
 console.table(rows);
 console.log(
-  `service rss ${serviceRssMiB} MiB${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
+  `service rss ${serviceRssMiB} MiB at the end, ${servicePeakRssMiB} MiB at most${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
     `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
 );
 const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
@@ -326,6 +327,6 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('bench', 'results'), { recursive: true });
 writeFileSync(
   resolve('bench', 'results', `${stamp}-${dialect}-${listings}.json`),
-  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
+  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
 );
 await stop(upstream.child);
