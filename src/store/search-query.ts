@@ -228,7 +228,7 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  *
  * Why: SQLite's statistics cannot tell its planner that a filter matches nothing here (there are no sales
  * in Brooklyn in the sample) or that two columns are tied. At a million listings it walked all 754,000
- * sales by listing date for a Brooklyn search that matched none (2.5 s), sorted the 30,000 rentals of three
+ * sales by listing date for a Brooklyn search that matched none (2.4 s), sorted the 30,000 rentals of three
  * bedrooms or more to show fifty (70 ms), and walked the price order for the 1,684 sales three days or less
  * on the market (213 ms). A walk is not forced when a filter needs the row: prices, sizes and monthly
  * costs are tied to the orders, and one such walk took 650 ms for a page the planner's sort reads in 30.
