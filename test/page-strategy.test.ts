@@ -6,7 +6,7 @@ import { Kysely, SqliteDialect, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/store/database.js';
 import type { Database as Schema } from '../src/store/schema.js';
-import { pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
+import { HELD_BY_ORDER_INDEX, ORDER_INDEX, pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
 import { TEMPLATE_DB } from './helpers/paths.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
 
@@ -72,6 +72,41 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     await searchListings(db, s, ctx(NEVER_SORT), 100);
     expect(statements[0].sql).toContain('from "listings" indexed by "listings_price"');
     expect(plan(statements[0])).toMatch(/^SEARCH listings USING INDEX listings_price \(kind=\? AND status=\?\)$/);
+  });
+
+  it('every filter counted as held by an order index is tested on its entries: a walk reads no filter column from the table', async () => {
+    // The column each filter tests, and a value that some rentals match.
+    const filters: Record<string, [Partial<ListingSearch>, string]> = {
+      areaIds: [{ areaIds: queens() }, 'area_id'],
+      minBeds: [{ minBeds: 1 }, 'bedroom_count'],
+      maxBeds: [{ maxBeds: 3 }, 'bedroom_count'],
+      minPrice: [{ minPrice: 2000 }, 'price'],
+      maxPrice: [{ maxPrice: 5000 }, 'price'],
+      minDaysOnMarket: [{ minDaysOnMarket: 1 }, 'listed_at'],
+      maxDaysOnMarket: [{ maxDaysOnMarket: 10_000 }, 'listed_at'],
+      listedAfter: [{ listedAfter: '2000-01-01T00:00:00Z' }, 'listed_at'],
+      listedBefore: [{ listedBefore: '2100-01-01T00:00:00Z' }, 'listed_at'],
+      minSqft: [{ minSqft: 500 }, 'sqft'],
+      maxSqft: [{ maxSqft: 2000 }, 'sqft'],
+    };
+    const columns = sqlite.prepare("select name from pragma_table_info('listings')").pluck().all() as string[];
+    const tableRoot = sqlite.prepare("select rootpage from sqlite_master where type = 'table' and name = 'listings'").pluck().get();
+    for (const [sort, held] of Object.entries(HELD_BY_ORDER_INDEX) as [keyof typeof ORDER_INDEX, ReadonlySet<string>][]) {
+      for (const name of held) {
+        const [filter, column] = filters[name];
+        const s = search({ ...filter, sort });
+        expect(pageStrategy(s, rentals.length, NEVER_SORT), `${sort} ${name}`).toBe('walk');
+        statements = [];
+        const { rows } = await searchListings(db, s, ctx(NEVER_SORT), rentals.length);
+        expect(rows.length, `${sort} ${name}`).toBeGreaterThan(0);
+        const page = statements[0];
+        expect(page.sql).toContain(`indexed by "${ORDER_INDEX[sort]}"`);
+        const program = sqlite.prepare(`explain ${page.sql}`).all(...(page.parameters as unknown[])) as { opcode: string; p1: number; p2: number }[];
+        const tableCursors = program.filter((op) => op.opcode === 'OpenRead' && op.p2 === tableRoot).map((op) => op.p1);
+        const readFromTable = program.filter((op) => op.opcode === 'Column' && tableCursors.includes(op.p1)).map((op) => columns[op.p2]);
+        expect(readFromTable, `${sort} ${name}`).not.toContain(column);
+      }
+    }
   });
 
   it('a walk is left to the planner when a filter needs the row, and never taken for the geography or distance', () => {

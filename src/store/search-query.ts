@@ -185,7 +185,7 @@ const SORT_COLUMN = {
 } as const;
 
 /** The index that holds each order (kind, status, the sort keys, id), read forwards or backwards on SQLite. */
-const ORDER_INDEX = {
+export const ORDER_INDEX = {
   RECOMMENDED: 'listings_recommended',
   PRICE: 'listings_price',
   LISTED_AT: 'listings_listed_at',
@@ -193,7 +193,7 @@ const ORDER_INDEX = {
 } as const;
 
 /** The filters each order's index holds on its entries (migrations 014, 015): a walk tests them without reading the row. */
-const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
+export const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
   RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
   PRICE: new Set(['areaIds', 'minBeds', 'maxBeds', 'minPrice', 'maxPrice']),
   LISTED_AT: new Set(['minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
