@@ -70,6 +70,8 @@ export interface RuntimeOptions {
   scheduler?: boolean;
   /** Deliver webhooks from this process (default true; one-shot commands turn it off). */
   webhooks?: boolean;
+  /** Keep the text of every query the local upstream answers in `upstream.queries` (tests; default off). */
+  recordUpstreamQueries?: boolean;
 }
 
 /**
@@ -100,6 +102,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         adminPort: config.localUpstreamAdminPort,
         advanceMarket: clockRef ? (hours) => clockRef.advance(hours * 3_600_000) : undefined,
         beforeRequest: clockRef ? () => clockRef.catchUp() : undefined,
+        recordQueries: options.recordUpstreamQueries,
       });
       logger.info({ url: upstream.url, admin: upstream.adminUrl, listings: inventory.listings.length, marketClock: !!marketClock }, 'local upstream started');
     }

@@ -44,6 +44,35 @@ describe('the local upstream answers as the real site is known to', () => {
     expect(extension.body.errors[0].message).toMatch(/Cannot query field "listedAt"/);
   });
 
+  it('validates each query against the fields it answers now, though it remembers shapes it found valid', async () => {
+    const rt = await runtime({}, { recordUpstreamQueries: false });
+    const post = async (query: string) => {
+      const res = await request(rt.upstream!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      return { status: res.statusCode, body: (await res.body.json()) as any };
+    };
+    const [a, b] = rt.inventory.listings.filter((l) => l.kind === 'rental' && l.node.status === 'ACTIVE').map((l) => l.node.id);
+    const detail = (id: string) => `query { l0: rentalByListingId(id: "${id}") { id description } }`;
+    // One shape, two ids: each answered with its own listing.
+    expect((await post(detail(a))).body.data.l0.id).toBe(a);
+    expect((await post(detail(b))).body.data.l0.id).toBe(b);
+    // The site stops answering a field: the shape validated before is refused now, then valid again.
+    rt.upstream!.removeFields(['RentalListing.description']);
+    const dropped = await post(detail(a));
+    expect(dropped.status).toBe(400);
+    expect(dropped.body.errors[0]).toEqual({ message: 'Cannot query field "description" on type "RentalListing".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    rt.upstream!.removeFields([]);
+    expect((await post(detail(b))).status).toBe(200);
+    // A refusal is never remembered: the same shape with an unknown field is refused each time, with its own message.
+    for (const field of ['pageInfo', 'pageInfo', 'cursor']) {
+      const refused = await post(`query { l0: rentalByListingId(id: "${a}") { id ${field} } }`);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0].message).toBe(`Cannot query field "${field}" on type "RentalListing".`);
+    }
+    // Not recording (the service's default): the query texts are not kept, though the requests are counted.
+    expect(rt.upstream!.queries).toEqual([]);
+    expect(rt.upstream!.requestCount()).toBeGreaterThanOrEqual(7);
+  });
+
   it('a search reaches at most the cap: pages past it are empty while totalCount stays true', async () => {
     const rt = await runtime({ LOCAL_UPSTREAM_RESULT_CAP: '1000' });
     const page = async (n: number) => {

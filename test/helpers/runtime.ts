@@ -24,7 +24,7 @@ export interface TestRuntime extends Runtime {
 /**
  * A real runtime over a copy of the synced template database (SQLite) and a real local upstream on
  * loopback, with the scheduler off. `env` adds configuration; `fresh: true` starts from an empty
- * database instead (the first sync then runs). Per-minute limits are raised out of the way unless
+ * database instead (the first sync then runs). The local upstream records its queries. Per-minute limits are raised out of the way unless
  * `realLimits` is set (the rate-limit tests use the plans' real limits).
  */
 export async function startTestRuntime(
@@ -39,7 +39,7 @@ export async function startTestRuntime(
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(TEMPLATE_DB, databaseUrl);
   const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', ...roomy, ...env, DATABASE_URL: databaseUrl });
   const inventory = options.inventory ?? loadInventory();
-  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, ...options, inventory });
+  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, ...options, inventory });
   return {
     ...runtime,
     inventory,
