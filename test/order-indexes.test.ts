@@ -63,3 +63,42 @@ describe('a size filter by price per square foot reads only the page from the ta
     expect(columnsReadFromTable(page)).toEqual(['street']);
   });
 });
+
+// Migration 016: the hydration backlog is read oldest first, then by id, through its partial index. A
+// crawl gives all its new listings one first_seen_at, so an index without the id sorted every waiting
+// listing for each batch of a hundred.
+describe('the hydration backlog (migration 016)', () => {
+  it('comes oldest first, then by id, of one kind when asked, read through its index without a sort', async () => {
+    const { Kysely, SqliteDialect } = await import('kysely');
+    const { ListingsRepository } = await import('../src/store/listings-repository.js');
+    const file = join(mkdtempSync(join(tmpdir(), 'backlog-')), 'mirror.db');
+    copyFileSync(TEMPLATE_DB, file);
+    const writable = new Database(file);
+    const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: writable }), log: (event) => void statements.push(event.query) });
+    try {
+      // Rows of both kinds and statuses wait; two crawls' worth of first_seen_at, many listings sharing one.
+      const rows = writable.prepare('select id, kind, status from listings order by random() limit 3000').all() as { id: string; kind: string; status: string }[];
+      const waiting = rows.map((r, i) => ({ ...r, first_seen_at: i % 3 === 0 ? '2026-01-01T00:00:00.000Z' : '2026-02-01T00:00:00.000Z' }));
+      const mark = writable.prepare('update listings set needs_detail = 1, first_seen_at = ?, status = ? where id = ?');
+      writable.transaction(() => waiting.forEach((r, i) => mark.run(r.first_seen_at, i % 10 === 0 ? 'OFF_MARKET' : r.status, r.id)))();
+      const active = waiting.filter((r, i) => i % 10 !== 0 && r.status === 'ACTIVE');
+      const oldestFirst = (list: typeof active) => [...list].sort((x, y) => x.first_seen_at.localeCompare(y.first_seen_at) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+
+      const repository = new ListingsRepository(db);
+      expect(await repository.backlogCount()).toBe(active.length);
+      expect(await repository.backlog(150)).toEqual(oldestFirst(active).slice(0, 150).map((r) => ({ id: r.id, kind: r.kind })));
+      const rentals = oldestFirst(active.filter((r) => r.kind === 'rental'));
+      expect(rentals.length).toBeGreaterThan(100);
+      expect(await repository.backlog(100, 'rental')).toEqual(rentals.slice(0, 100).map((r) => ({ id: r.id, kind: 'rental' })));
+
+      for (const statement of statements) {
+        const plan = (writable.prepare(`explain query plan ${statement.sql}`).all(...(statement.parameters as unknown[])) as { detail: string }[]).map((s) => s.detail).join('; ');
+        expect(plan, statement.sql).toMatch(/USING (COVERING )?INDEX listings_backlog\b/);
+        expect(plan, statement.sql).not.toContain('TEMP B-TREE');
+      }
+    } finally {
+      await db.destroy();
+    }
+  });
+});

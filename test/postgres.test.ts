@@ -175,6 +175,33 @@ describe('PostgreSQL answers as SQLite does', () => {
     }
   });
 
+  it('the hydration backlog, of both kinds or one, is read through its partial index (migration 016)', async () => {
+    const { Kysely, PostgresDialect } = await import('kysely');
+    const client = await onPg.store.pool!.connect();
+    const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+    // One connection in a transaction that is rolled back: the backlog marked here never reaches the service.
+    const onOneConnection = { connect: async () => ({ query: client.query.bind(client), release: () => undefined }), end: async () => undefined };
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: onOneConnection as never }), log: (event) => void statements.push(event.query) });
+    try {
+      await client.query('begin');
+      await client.query(`update listings set needs_detail = 1 where id in (select id from listings where status = 'ACTIVE' order by md5(id) limit 300)`);
+      await client.query('analyze listings');
+      const repository = new ListingsRepository(db);
+      const waiting = (await client.query<{ id: string; kind: string }>(`select id, kind from listings where needs_detail = 1 and status = 'ACTIVE' order by first_seen_at, id`)).rows;
+      expect(await repository.backlog(50)).toEqual(waiting.slice(0, 50));
+      expect(await repository.backlog(50, 'rental')).toEqual(waiting.filter((r) => r.kind === 'rental').slice(0, 50));
+      expect(statements.length).toBe(2);
+      for (const statement of statements) {
+        const plan = (await client.query(`explain ${statement.sql}`, statement.parameters as unknown[])).rows.map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan, statement.sql).toContain('listings_backlog');
+        expect(plan, statement.sql).not.toMatch(/\bSort\b/);
+      }
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+
   it('a query text seen twice runs as a named prepared statement, and answers as before', async () => {
     const listing = (await onSqlite.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
     const expected = await onSqlite.listings.detailById(listing);
