@@ -8,6 +8,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    // Each worker process runs its files one after another without loading the app again for each: the
+    // loading took 57 s of a 318 s run (35 files), against 12 s so. Nothing in the tests mocks a module or
+    // changes a global, and the app's module-level state is caches of pure answers, so a file's outcome
+    // does not depend on the files before it. Every file still starts its own runtimes and databases.
+    isolate: false,
     // The JSON report lets .ci/run print a plain 'N passed, N failed' closing line.
     reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],
   },
