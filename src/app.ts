@@ -36,9 +36,8 @@ import type { ChangesRepository } from './store/changes-repository.js';
 import type { ListingsRepository } from './store/listings-repository.js';
 import type { CrawlReport, ScopesRepository } from './store/scopes-repository.js';
 import type { UpstreamClient } from './upstream/client.js';
+import { SERVICE_VERSION } from './version.js';
 
-/** The service's version, from package.json. */
-export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
 export interface AppDeps {
