@@ -49,6 +49,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     ['sizes by price per square foot', () => search({ minSqft: 600, maxSqft: 900, sort: 'PRICE_PER_SQFT', sortDir: 'ASC' })],
     ['a filter no order index holds', () => search({ minBaths: 2, sort: 'PRICE', sortDir: 'DESC', page: 2, perPage: 30 })],
     ['sales by price per square foot', () => search({ kind: 'sale', minSqft: 500, sort: 'PRICE_PER_SQFT' })],
+    ['no fee by price (a yes/no filter, migration 017)', () => search({ noFee: true, sort: 'PRICE', sortDir: 'ASC', page: 2 })],
   ])('%s: the planner, a walk and a sort give the same rows', async (_name, make) => {
     const s = make();
     const byPlanner = await searchListings(db, s, ctx());
@@ -107,6 +108,32 @@ describe('how SQLite reads a page (pageStrategy)', () => {
         expect(readFromTable, `${sort} ${name}`).not.toContain(column);
       }
     }
+  });
+
+  it('a yes/no filter is counted through its partial index, and a page read through it only when its matches are few (migration 017)', async () => {
+    const noFee = rentals.filter((r) => r.no_fee === '1');
+    expect(noFee.length).toBeGreaterThan(50);
+    const s = search({ noFee: true, sort: 'PRICE', sortDir: 'ASC' });
+    // Few: the count and the page both read the index of the rentals with no fee; the page is sorted.
+    statements = [];
+    const few = await searchListings(db, s, ctx(SORT_ALWAYS));
+    expect(few.total).toBe(noFee.length);
+    expect(few.rows.map((r) => r.id)).toEqual(
+      [...noFee].sort((a, b) => Number(a.rent) - Number(b.rent) || (a.rental_id < b.rental_id ? -1 : 1)).slice(0, 50).map((r) => r.rental_id),
+    );
+    const [count, sorted] = statements;
+    expect(count.sql).toMatch(/^select count\(\*\)/);
+    expect(count.sql).toContain('"no_fee" = 1');
+    expect(plan(count)).toContain('USING COVERING INDEX listings_no_fee_yes');
+    expect(plan(sorted)).toContain('USING INDEX listings_no_fee_yes');
+    expect(plan(sorted)).toContain('USE TEMP B-TREE FOR ORDER BY');
+    // Many: the page is read in the order's index, the flag tested on the rows (`+no_fee`), never through its index.
+    statements = [];
+    await searchListings(db, s, ctx(NEVER_SORT), noFee.length);
+    expect(statements).toHaveLength(1);
+    expect(statements[0].sql).toContain('+"no_fee" = 1');
+    expect(plan(statements[0])).not.toContain('listings_no_fee_yes');
+    expect(plan(statements[0])).not.toContain('TEMP B-TREE');
   });
 
   it('a walk is left to the planner when a filter needs the row, and never taken for the geography or distance', () => {

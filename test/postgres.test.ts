@@ -10,6 +10,7 @@ import { copyRows } from '../src/store/postgres-copy.js';
 import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
+import { rentalRows } from './helpers/source-rows.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 import { everyListing, waitForLadders } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
@@ -173,6 +174,25 @@ describe('PostgreSQL answers as SQLite does', () => {
       // condition (a filter on the row), so only the bedrooms are tested inside the index here.
       expect(scan.Filter ?? '', JSON.stringify(scan)).not.toMatch(column);
     }
+  });
+
+  it('a yes/no filter no listing of the kind has is read through its partial index, not by walking the order (migration 017)', async () => {
+    type Node = { 'Index Name'?: string; 'Plan Rows': number; Plans?: Node[] };
+    const scans = (node: Node): Node[] => [...(node['Index Name'] ? [node] : []), ...(node.Plans ?? []).flatMap(scans)];
+    const page = sql.raw(`select * from listings where kind = 'sale' and status = 'ACTIVE' and no_fee = 1 order by recommended_score desc, listed_at desc nulls last, id desc limit 50`);
+    // The sample's sales have no fee field at all; its rentals have, so the flag alone is common.
+    expect(rentalRows().some((r) => r.no_fee === '1')).toBe(true);
+    expect(Number((await sql<{ n: string }>`select count(*) as n from listings where kind = 'sale' and no_fee = 1`.execute(onPg.store.db)).rows[0].n)).toBe(0);
+    const [scan] = scans((await sql<{ 'QUERY PLAN': [{ Plan: Node }] }>`explain (format json) ${page}`.execute(onPg.store.db)).rows[0]['QUERY PLAN'][0].Plan);
+    expect(scan['Index Name'], JSON.stringify(scan)).toBe('listings_no_fee_yes');
+    // Without the statistics of the flags together the planner multiplies shares, expects sales with no fee, and walks the order.
+    await onPg.store.db.transaction().execute(async (trx) => {
+      await sql`drop statistics listings_kind_flags`.execute(trx);
+      await sql`analyze listings`.execute(trx);
+      const [walked] = scans((await sql<{ 'QUERY PLAN': [{ Plan: Node }] }>`explain (format json) ${page}`.execute(trx)).rows[0]['QUERY PLAN'][0].Plan);
+      expect(walked['Index Name'], JSON.stringify(walked)).not.toBe('listings_no_fee_yes');
+      throw new Error('rolled back'); // the statistics and the analysis are undone with the transaction
+    }).catch((error: Error) => expect(error.message).toBe('rolled back'));
   });
 
   it('the hydration backlog, of both kinds or one, is read through its partial index (migration 016)', async () => {
