@@ -195,6 +195,36 @@ describe('PostgreSQL answers as SQLite does', () => {
     }).catch((error: Error) => expect(error.message).toBe('rolled back'));
   });
 
+  it('the total is counted first and chooses how the page is read: none read past the last match, few sorted, the same rows as the planner', async () => {
+    const { Kysely, PostgresDialect } = await import('kysely');
+    const { searchListings } = await import('../src/store/search-query.js');
+    const pool = onPg.store.pool!;
+    const statements: { sql: string }[] = [];
+    // The service's own pool, which this handle must not end.
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } as never }), log: (event) => void statements.push(event.query) });
+    const ctx = (activeOfKind: number) => ({ now: new Date(), mortgageFactor: 0.005, dialect: 'postgres' as const, activeOfKind });
+    const search = { kind: 'sale' as const, sort: 'RECOMMENDED' as const, sortDir: 'DESC' as const, page: 1, perPage: 50 };
+    try {
+      // No sale in the sample has a doorman among its amenities: the count says so, and no page is read.
+      const none = await searchListings(db, { ...search, amenities: ['DOORMAN'] }, ctx(1e6));
+      expect(none).toEqual({ total: 0, rows: [] });
+      expect(statements.map((q) => q.sql)).toEqual([expect.stringMatching(/^select count\(\*\)/)]);
+      // Few matches are read through the filters and sorted (the order's keys as expressions); the rows equal the planner's.
+      const some = { ...search, kind: 'rental' as const, minBeds: 3, sort: 'LISTED_AT' as const, page: 2, perPage: 10 };
+      const byPlanner = await searchListings(db, some, ctx(0));
+      expect(byPlanner.rows.length).toBe(10);
+      statements.length = 0;
+      expect(await searchListings(db, some, ctx(1e15))).toEqual(byPlanner);
+      expect(statements.at(-1)!.sql).toContain(`order by ("listed_at" || '') desc nulls last, ("id" || '') desc`);
+      statements.length = 0;
+      const byPrice = { ...some, sort: 'PRICE' as const };
+      expect(await searchListings(db, byPrice, ctx(1e15))).toEqual(await searchListings(db, byPrice, ctx(0)));
+      expect(statements[1].sql).toContain(`order by +"price" desc, ("id" || '') desc`);
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('the hydration backlog, of both kinds or one, is read through its partial index (migration 016)', async () => {
     const { Kysely, PostgresDialect } = await import('kysely');
     const client = await onPg.store.pool!.connect();

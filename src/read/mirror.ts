@@ -231,8 +231,8 @@ export class Mirror {
     const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
     const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
     const known = this.totals.get(totalKey) ?? (await this.priceLadders.total(search));
-    // SQLite weighs how to read the page by the total against this (see pageStrategy); PostgreSQL plans it alone.
-    const activeOfKind = this.deps.dialect === 'sqlite' ? await this.priceLadders.activeOfKind(search.kind) : undefined;
+    // How to read the page is weighed by the total against this (see pageStrategy).
+    const activeOfKind = await this.priceLadders.activeOfKind(search.kind);
     const { rows, total } = await searchListings(
       this.deps.db,
       search,
