@@ -38,7 +38,6 @@ import type { CrawlReport, ScopesRepository } from './store/scopes-repository.js
 import type { UpstreamClient } from './upstream/client.js';
 import { SERVICE_VERSION } from './version.js';
 
-
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
 export interface AppDeps {
   config: Config;
