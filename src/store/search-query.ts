@@ -71,7 +71,9 @@ type Query = SelectQueryBuilder<Database, 'listings', object>;
 /** First year of post-war construction: `prewar` means built before 1940. */
 export const PREWAR_BEFORE_YEAR = 1940;
 
-type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
+/** The yes/no filters and their columns (1 yes, 0 no, null unknown). */
+const YES_NO_FILTERS = { petsAllowed: 'pets_allowed', has3dTour: 'has_3d_tour', noFee: 'no_fee', furnished: 'furnished' } as const;
+type FlagColumn = (typeof YES_NO_FILTERS)[keyof typeof YES_NO_FILTERS];
 
 /**
  * A yes/no filter. Yes is `column = 1` with the 1 written out, the condition of the column's partial
@@ -85,7 +87,7 @@ function flagFilter(q: Query, column: FlagColumn, value: boolean | undefined, by
 }
 
 /** Whether a search asks for the yes side of a yes/no filter (one that a partial index serves). */
-const asksYes = (s: ListingSearch) => s.petsAllowed === true || s.has3dTour === true || s.noFee === true || s.furnished === true;
+const asksYes = (s: ListingSearch) => Object.keys(YES_NO_FILTERS).some((name) => s[name as keyof typeof YES_NO_FILTERS] === true);
 
 const EARTH_RADIUS_M = 6_371_000;
 const METRES_PER_DEGREE = 111_320;
@@ -159,10 +161,7 @@ function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext, fl
       exists(selectFrom('listing_amenities').select('listing_amenities.listing_id').whereRef('listing_amenities.listing_id', '=', 'listings.id').where('listing_amenities.amenity', '=', amenity)),
     );
   }
-  q = flagFilter(q, 'pets_allowed', s.petsAllowed, flagsByIndex);
-  q = flagFilter(q, 'has_3d_tour', s.has3dTour, flagsByIndex);
-  q = flagFilter(q, 'no_fee', s.noFee, flagsByIndex);
-  q = flagFilter(q, 'furnished', s.furnished, flagsByIndex);
+  for (const [name, column] of Object.entries(YES_NO_FILTERS)) q = flagFilter(q, column, s[name as keyof typeof YES_NO_FILTERS], flagsByIndex);
   if (s.buildingTypes?.length) q = q.where('building_type', 'in', s.buildingTypes);
   if (s.prewar === true) q = q.where('year_built', '<', PREWAR_BEFORE_YEAR);
   if (s.prewar === false) q = q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)]));
