@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/store/database.js';
 import { TEMPLATE_DB } from './helpers/paths.js';
+import { sqliteWithLog } from './helpers/statement-log.js';
 
 // Migration 014 on SQLite: a page of some areas in the price or the recommended order walks that order's
 // index and tests area and bedrooms on the index entries, reading the table only for the page's own
@@ -69,13 +70,11 @@ describe('a size filter by price per square foot reads only the page from the ta
 // listing for each batch of a hundred.
 describe('the hydration backlog (migration 016)', () => {
   it('comes oldest first, then by id, of one kind when asked, read through its index without a sort', async () => {
-    const { Kysely, SqliteDialect } = await import('kysely');
     const { ListingsRepository } = await import('../src/store/listings-repository.js');
     const file = join(mkdtempSync(join(tmpdir(), 'backlog-')), 'mirror.db');
     copyFileSync(TEMPLATE_DB, file);
     const writable = new Database(file);
-    const statements: { sql: string; parameters: readonly unknown[] }[] = [];
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: writable }), log: (event) => void statements.push(event.query) });
+    const { db, statements } = sqliteWithLog<any>(writable);
     try {
       // Rows of both kinds and statuses wait; two crawls' worth of first_seen_at, many listings sharing one.
       const rows = writable.prepare('select id, kind, status from listings order by random() limit 3000').all() as { id: string; kind: string; status: string }[];

@@ -2,12 +2,13 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, type CompiledQuery } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/store/database.js';
 import type { Database as Schema } from '../src/store/schema.js';
 import { HELD_BY_ORDER_INDEX, ORDER_INDEX, pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
 import { TEMPLATE_DB } from './helpers/paths.js';
+import { sqliteWithLog } from './helpers/statement-log.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
 
 // How SQLite reads a page (pageStrategy): the same rows whichever way it is read, and each way runs the
@@ -15,14 +16,14 @@ import { rentalRows, saleRows } from './helpers/source-rows.js';
 let store: Store;
 let sqlite: Database.Database;
 let db: Kysely<Schema>;
-let statements: CompiledQuery[] = [];
+let statements: CompiledQuery[];
 
 beforeAll(async () => {
   const file = join(mkdtempSync(join(tmpdir(), 'page-strategy-')), 'mirror.db');
   copyFileSync(TEMPLATE_DB, file);
   store = await openStore(file); // migrated
   sqlite = new Database(file, { readonly: true });
-  db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }), log: (event) => void statements.push(event.query) });
+  ({ db, statements } = sqliteWithLog<Schema>(sqlite));
 });
 afterAll(async () => {
   await db?.destroy();
@@ -61,7 +62,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
   it('a sort reads the matches through a filter index and sorts them; a walk reads the order index only', async () => {
     const s = search({ areaIds: queens(), minBeds: 1, sort: 'PRICE', sortDir: 'ASC' });
     expect(pageStrategy(s, 100, SORT_ALWAYS)).toBe('sort');
-    statements = [];
+    statements.length = 0;
     await searchListings(db, s, ctx(SORT_ALWAYS), 100);
     expect(statements).toHaveLength(1);
     expect(statements[0].sql).toContain('order by +"price" asc, +"id" asc');
@@ -69,7 +70,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     expect(plan(statements[0])).not.toContain('listings_price ');
 
     expect(pageStrategy(s, 100, NEVER_SORT)).toBe('walk');
-    statements = [];
+    statements.length = 0;
     await searchListings(db, s, ctx(NEVER_SORT), 100);
     expect(statements[0].sql).toContain('from "listings" indexed by "listings_price"');
     expect(plan(statements[0])).toMatch(/^SEARCH listings USING INDEX listings_price \(kind=\? AND status=\?\)$/);
@@ -97,7 +98,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
         const [filter, column] = filters[name];
         const s = search({ ...filter, sort });
         expect(pageStrategy(s, rentals.length, NEVER_SORT), `${sort} ${name}`).toBe('walk');
-        statements = [];
+        statements.length = 0;
         const { rows } = await searchListings(db, s, ctx(NEVER_SORT), rentals.length);
         expect(rows.length, `${sort} ${name}`).toBeGreaterThan(0);
         const page = statements[0];
@@ -115,7 +116,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     expect(noFee.length).toBeGreaterThan(50);
     const s = search({ noFee: true, sort: 'PRICE', sortDir: 'ASC' });
     // Few: the count and the page both read the index of the rentals with no fee; the page is sorted.
-    statements = [];
+    statements.length = 0;
     const few = await searchListings(db, s, ctx(SORT_ALWAYS));
     expect(few.total).toBe(noFee.length);
     expect(few.rows.map((r) => r.id)).toEqual(
@@ -128,7 +129,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     expect(plan(sorted)).toContain('USING INDEX listings_no_fee_yes');
     expect(plan(sorted)).toContain('USE TEMP B-TREE FOR ORDER BY');
     // Many: the page is read in the order's index, the flag tested on the rows (`+no_fee`), never through its index.
-    statements = [];
+    statements.length = 0;
     await searchListings(db, s, ctx(NEVER_SORT), noFee.length);
     expect(statements).toHaveLength(1);
     expect(statements[0].sql).toContain('+"no_fee" = 1');
@@ -162,12 +163,12 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     // The sample has no sales in Brooklyn (200); the source rows say so.
     expect(sales.length).toBeGreaterThan(0);
     const s = search({ kind: 'sale', areaIds: [200], sort: 'LISTED_AT' });
-    statements = [];
+    statements.length = 0;
     expect(await searchListings(db, s, ctx(sales.length))).toEqual({ total: 0, rows: [] });
     expect(statements.map((q) => q.sql)).toEqual([expect.stringMatching(/^select count\(\*\)/)]);
     // Past the end of the rentals: total known, so no statement at all.
     const pages = Math.ceil(rentals.length / 50);
-    statements = [];
+    statements.length = 0;
     expect(await searchListings(db, search({ page: pages + 1 }), ctx(rentals.length), rentals.length)).toEqual({ total: rentals.length, rows: [] });
     expect(statements).toEqual([]);
     expect(pageStrategy(search({ page: pages }), rentals.length, rentals.length)).not.toBe('empty');

@@ -11,6 +11,7 @@ import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
 import { rentalRows } from './helpers/source-rows.js';
+import { postgresWithLog } from './helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 import { everyListing, waitForLadders } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
@@ -196,12 +197,10 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('the total is counted first and chooses how the page is read: none read past the last match, few sorted, the same rows as the planner', async () => {
-    const { Kysely, PostgresDialect } = await import('kysely');
     const { searchListings } = await import('../src/store/search-query.js');
     const pool = onPg.store.pool!;
-    const statements: { sql: string }[] = [];
-    // The service's own pool, which this handle must not end.
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } as never }), log: (event) => void statements.push(event.query) });
+    // The service's own pool, which this handle does not end.
+    const { db, statements } = postgresWithLog<any>(() => pool.connect());
     const ctx = (activeOfKind: number) => ({ now: new Date(), mortgageFactor: 0.005, dialect: 'postgres' as const, activeOfKind });
     const search = { kind: 'sale' as const, sort: 'RECOMMENDED' as const, sortDir: 'DESC' as const, page: 1, perPage: 50 };
     try {
@@ -226,12 +225,9 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('the hydration backlog, of both kinds or one, is read through its partial index (migration 016)', async () => {
-    const { Kysely, PostgresDialect } = await import('kysely');
     const client = await onPg.store.pool!.connect();
-    const statements: { sql: string; parameters: readonly unknown[] }[] = [];
     // One connection in a transaction that is rolled back: the backlog marked here never reaches the service.
-    const onOneConnection = { connect: async () => ({ query: client.query.bind(client), release: () => undefined }), end: async () => undefined };
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: onOneConnection as never }), log: (event) => void statements.push(event.query) });
+    const { db, statements } = postgresWithLog<any>(async () => ({ query: client.query.bind(client), release: () => undefined }));
     try {
       await client.query('begin');
       await client.query(`update listings set needs_detail = 1 where id in (select id from listings where status = 'ACTIVE' order by md5(id) limit 300)`);
