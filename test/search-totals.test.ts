@@ -96,7 +96,7 @@ describe('search totals', () => {
     expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
   });
 
-  it('rebuilt in chunks of any size, a query per turn of the event loop, the ladders count as the source rows do', async () => {
+  it('rebuilt in chunks of any size, a query per turn of the event loop when slices are 0 ms, the ladders count as the source rows do', async () => {
     // The turn of the event loop each read of a rebuild starts in: every read must start in a later one
     // than the read before, so that requests are answered between them (on SQLite a query holds the thread).
     let turn = 0;
@@ -123,7 +123,7 @@ describe('search totals', () => {
       // Chunks of 2 are often all one price (rents repeat); of 7, often cut inside a run of equal rents; of 500, some areas fit one.
       for (const chunkRows of [2, 7, 500]) {
         reads.length = 0;
-        const ladders = new PriceLadders(observed, 60, chunkRows);
+        const ladders = new PriceLadders(observed, 60, chunkRows, 0);
         await waitForLadders(ladders, `the price ladders built in chunks of ${chunkRows}`);
         expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
         await fc.assert(
@@ -136,6 +136,44 @@ describe('search totals', () => {
         expect(reads.length).toBeGreaterThan(2);
         for (let i = 1; i < reads.length; i++) expect(reads[i], `read ${i} of a build in chunks of ${chunkRows}`).toBeGreaterThan(reads[i - 1]);
       }
+    } finally {
+      spinning = false;
+    }
+  });
+  it('a rebuild reads for a slice of time before it gives the event loop a turn, and current() waits for it', async () => {
+    let turn = 0;
+    let spinning = true;
+    const spin = () => {
+      turn++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const reads: number[] = [];
+    const observed = new Proxy(t.rt.listings, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (key === 'activeAreas' || key === 'activePrices') {
+          return (...args: unknown[]) => {
+            reads.push(turn);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as ListingsRepository;
+    try {
+      // A slice of an hour: no read of this small mirror gives a turn, so every read shares the first one.
+      const ladders = new PriceLadders(observed, 60, 7, 3_600_000);
+      expect(await ladders.total(everyListing('rental')), 'not built before anything asks').toBeUndefined();
+      await ladders.current();
+      expect(reads.length).toBeGreaterThan(2);
+      expect(new Set(reads).size, `turns of ${reads.length} reads`).toBe(1);
+      // current() built them: they answer now, as the source rows count.
+      expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+      expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
+      const readsBefore = reads.length;
+      await ladders.current();
+      expect(reads.length, 'current ladders are not read again').toBe(readsBefore);
     } finally {
       spinning = false;
     }
