@@ -112,5 +112,33 @@ describe('read caches', () => {
     for (let i = 0; i < 60; i++) statuses.push((await get(a.app, url, key)).status);
     expect(statuses.at(-1)).toBe(429);
   }, 120_000);
+  it('the answer cache: identical requests that arrive while an admitted answer is computed wait for it (single flight), each counted', async () => {
+    const a = await runtime({ READ_CACHE_SECONDS: '600', RATE_LIMIT_PRO_PER_MINUTE: '1000' });
+    const key = await a.key('pro');
+    const url = '/v1/search/rentals?areas=300&perPage=50';
+    let computed = 0;
+    const search = a.mirror.search.bind(a.mirror);
+    a.mirror.search = (...args: Parameters<typeof search>) => {
+      computed++;
+      return search(...args);
+    };
+    // Asked once: not admitted, so not kept; asked again by ten at once: computed once, the rest wait for it.
+    const first = await get(a.app, url, key);
+    expect(computed).toBe(1);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => get(a.app, url, key)));
+    expect(computed, 'computations of ten identical requests at once').toBe(2);
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(first.body);
+      expect(answer.headers.etag).toBe(first.headers.etag);
+    }
+    // Each was counted: the minute's remaining requests went down by one per answer.
+    const remaining = answers.map((answer) => Number(answer.headers['x-ratelimit-remaining'])).sort((x, y) => y - x);
+    expect(remaining).toEqual(Array.from({ length: 10 }, (_, i) => remaining[0] - i));
+    // Another caller plan's request is another answer: computed, not taken from this flight.
+    const business = await a.key('business');
+    expect((await get(a.app, url, business)).status).toBe(200);
+    expect(computed).toBe(3);
+  }, 120_000);
 });
 

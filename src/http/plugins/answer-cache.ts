@@ -56,6 +56,8 @@ export interface AnswerCacheOptions {
  * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
  * the hooks that set headers from `meta` read the kept meta); only the route's work and the
  * serialization are skipped. Another instance's writes show within `ttlSeconds`, as in the read caches.
+ * While an admitted answer is being computed, identical requests wait for it and are answered from the
+ * cache (single flight); each is still counted and limited before it waits.
  */
 export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOptions): void {
   const entries = new LRUCache<string, Entry>({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: (e) => e.body.length + 1000 });
@@ -64,20 +66,61 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   // and the kept answers are not pushed out, nor the old generation churned, by ones nobody asks again.
   const askedOnce = new LRUCache<string, true>({ max: DOORKEEPER_KEYS });
   const keys = new WeakMap<FastifyRequest, string>();
+  // Single flight: the key of an admitted answer being computed, and what resolves when it is kept or
+  // given up. Identical requests that arrive meanwhile wait for it instead of computing it too: when a kept
+  // answer expires (every READ_CACHE_SECONDS), up to one request per connection asked it again at once.
+  const computing = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  const computedBy = new WeakMap<FastifyRequest, string>();
+  const settle = (request: FastifyRequest) => {
+    const key = computedBy.get(request);
+    if (key === undefined) return;
+    computedBy.delete(request);
+    computing.get(key)?.resolve();
+    computing.delete(key);
+  };
+
+  /** The kept answer of `key` if still usable, sent on `reply` (true); false when there is none. */
+  const answerFromCache = (key: string, reply: FastifyReply): boolean => {
+    const entry = entries.get(key);
+    if (!entry || entry.until <= options.clock().getTime()) return false;
+    // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
+    if (entry.etag) reply.header('etag', entry.etag);
+    // A Buffer is a valid serialized payload; the serializer type says string only.
+    reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
+    return true;
+  };
 
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
     const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
-    const entry = entries.get(key);
-    if (entry && entry.until > options.clock().getTime()) {
-      // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
-      if (entry.etag) reply.header('etag', entry.etag);
-      // Answered here, so `done` is not called. A Buffer is a valid serialized payload; the serializer type says string only.
-      reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
+    // Answered here, so `done` is not called.
+    if (answerFromCache(key, reply)) return;
+    const inFlight = computing.get(key);
+    if (inFlight) {
+      // Kept once computed: answered from the cache. Otherwise (not cacheable, an error, the client gone) computed here.
+      void inFlight.done.then(() => {
+        if (answerFromCache(key, reply)) return;
+        keys.set(request, key);
+        done();
+      });
       return;
     }
-    if (askedOnce.has(key)) keys.set(request, key);
-    else askedOnce.set(key, true);
+    if (askedOnce.has(key)) {
+      keys.set(request, key);
+      let resolve!: () => void;
+      const flight = new Promise<void>((r) => (resolve = r));
+      computing.set(key, { done: flight, resolve });
+      computedBy.set(request, key);
+    } else askedOnce.set(key, true);
+    done();
+  });
+  // The flight ends once the answer is kept (onSend, below), or when the request ends otherwise.
+  app.addHook('onResponse', (request, _reply, done) => {
+    settle(request);
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    settle(request);
     done();
   });
 
@@ -107,6 +150,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
       bytes.write(body);
       entries.set(kept.key, { meta: kept.meta, body: bytes, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
     }
+    settle(request);
     done(null, body);
   });
 }
