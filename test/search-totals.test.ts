@@ -99,26 +99,7 @@ describe('search totals', () => {
   it('rebuilt in chunks of any size, a query per turn of the event loop when slices are 0 ms, the ladders count as the source rows do', async () => {
     // The turn of the event loop each read of a rebuild starts in: every read must start in a later one
     // than the read before, so that requests are answered between them (on SQLite a query holds the thread).
-    let turn = 0;
-    let spinning = true;
-    const spin = () => {
-      turn++;
-      if (spinning) setImmediate(spin);
-    };
-    setImmediate(spin);
-    const reads: number[] = [];
-    const observed = new Proxy(t.rt.listings, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target) as unknown;
-        if (key === 'activeAreas' || key === 'activePrices') {
-          return (...args: unknown[]) => {
-            reads.push(turn);
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as ListingsRepository;
+    const { observed, reads, stop } = readsByTurn(t.rt.listings);
     try {
       // Chunks of 2 are often all one price (rents repeat); of 7, often cut inside a run of equal rents; of 500, some areas fit one.
       for (const chunkRows of [2, 7, 500]) {
@@ -137,30 +118,11 @@ describe('search totals', () => {
         for (let i = 1; i < reads.length; i++) expect(reads[i], `read ${i} of a build in chunks of ${chunkRows}`).toBeGreaterThan(reads[i - 1]);
       }
     } finally {
-      spinning = false;
+      stop();
     }
   });
   it('a rebuild reads for a slice of time before it gives the event loop a turn, and current() waits for it', async () => {
-    let turn = 0;
-    let spinning = true;
-    const spin = () => {
-      turn++;
-      if (spinning) setImmediate(spin);
-    };
-    setImmediate(spin);
-    const reads: number[] = [];
-    const observed = new Proxy(t.rt.listings, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target) as unknown;
-        if (key === 'activeAreas' || key === 'activePrices') {
-          return (...args: unknown[]) => {
-            reads.push(turn);
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as ListingsRepository;
+    const { observed, reads, stop } = readsByTurn(t.rt.listings);
     try {
       // A slice of an hour: no read of this small mirror gives a turn, so every read shares the first one.
       const ladders = new PriceLadders(observed, 60, 7, 3_600_000);
@@ -175,7 +137,35 @@ describe('search totals', () => {
       await ladders.current();
       expect(reads.length, 'current ladders are not read again').toBe(readsBefore);
     } finally {
-      spinning = false;
+      stop();
     }
   });
 });
+
+/**
+ * The listings repository with the reads of a ladder rebuild (`activeAreas`, `activePrices`) noted by
+ * the turn of the event loop each starts in (`reads`), counted by a `setImmediate` loop until `stop()`.
+ */
+function readsByTurn(listings: ListingsRepository): { observed: ListingsRepository; reads: number[]; stop: () => void } {
+  let turn = 0;
+  let spinning = true;
+  const spin = () => {
+    turn++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const reads: number[] = [];
+  const observed = new Proxy(listings, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (key === 'activeAreas' || key === 'activePrices') {
+        return (...args: unknown[]) => {
+          reads.push(turn);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as ListingsRepository;
+  return { observed, reads, stop: () => (spinning = false) };
+}
