@@ -93,9 +93,7 @@ export class PriceLadders {
 
   /** Builds the ladders unless they are current, and waits for them (a failed build is left to the next search, as in {@link PriceLadders.total}). */
   async current(): Promise<void> {
-    if (this.built && this.built.dataVersion === (await this.dataVersion())) return;
-    this.rebuild();
-    await this.building;
+    if (!(await this.currentOrRebuild())) await this.building;
   }
 
   /** Whether the ladders can count `search`: it sets no filter beyond kind, areas, price and bedrooms. */
@@ -110,12 +108,16 @@ export class PriceLadders {
    */
   async total(search: ListingSearch): Promise<number | undefined> {
     if (!PriceLadders.counts(search)) return undefined;
+    const built = await this.currentOrRebuild();
+    return built ? countIn(built, search) : undefined;
+  }
+
+  /** The ladders when they match the store's data version; otherwise null, and a rebuild is started. */
+  private async currentOrRebuild(): Promise<Built | null> {
     const built = this.built;
-    if (!built || built.dataVersion !== (await this.dataVersion())) {
-      this.rebuild();
-      return undefined;
-    }
-    return countIn(built, search);
+    if (built && built.dataVersion === (await this.dataVersion())) return built;
+    this.rebuild();
+    return null;
   }
 
   /** Active listings of `kind` in the mirror's areas, or undefined when the ladders are not current (as {@link PriceLadders.total}). */
