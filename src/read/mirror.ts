@@ -17,7 +17,7 @@ import { marketFigures } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
-import { listingsInBox, listingsNear, searchListings, type ListingSearch } from '../store/search-query.js';
+import { countListings, listingsInBox, listingsNear, noSideFilter, searchListings, type ListingSearch, type SearchContext } from '../store/search-query.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
@@ -219,6 +219,34 @@ export class Mirror {
     return { ...answer, freshness };
   }
 
+  /** The key of a search's kept total: the listings version, the minute (date filters read the clock) and its filters, not its order or page. */
+  private totalKey(search: ListingSearch): string {
+    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
+    return `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
+  }
+
+  /**
+   * A search's total when it can be had without visiting every match: kept from an earlier count, the
+   * price ladders', or, for a search that asks the no side of a yes/no filter ({@link noSideFilter}), the
+   * total without that filter (found the same way) less the count of its yes side, which the filter's
+   * partial index serves; that total is then kept like a count. Undefined otherwise (the store counts).
+   * Rentals with a fee at a million listings: 0.9 s counted, 5 ms this way (SQLite).
+   */
+  private async totalAtHand(search: ListingSearch, ctx: SearchContext): Promise<number | undefined> {
+    const key = this.totalKey(search);
+    const kept = this.totals.get(key) ?? (await this.priceLadders.total(search));
+    if (kept !== undefined) return kept;
+    const filter = noSideFilter(search);
+    if (!filter) return undefined;
+    const all = await this.totalAtHand({ ...search, [filter]: undefined }, ctx);
+    if (all === undefined) return undefined;
+    const yes = await countListings(this.deps.db, { ...search, [filter]: true }, ctx);
+    // Never below zero, should another instance's write land between the two readings.
+    const total = Math.max(0, all - yes);
+    this.totals.set(key, total);
+    return total;
+  }
+
   /** A search run on the store: the page's summaries and the total (counted unless known). */
   private async searchStore(search: ListingSearch, polygon?: Outline): Promise<Omit<SearchAnswer, 'freshness'>> {
     const asked = search;
@@ -228,19 +256,17 @@ export class Mirror {
       const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
       search = { ...search, ids: inside.map((l) => l.id) };
     }
-    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
-    const totalKey = `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
-    const known = this.totals.get(totalKey) ?? (await this.priceLadders.total(search));
-    // How to read the page is weighed by the total against this (see pageStrategy).
-    const activeOfKind = await this.priceLadders.activeOfKind(search.kind);
-    const { rows, total } = await searchListings(
-      this.deps.db,
-      search,
-      { now: this.now, mortgageFactor: mortgageFactor(this.deps.config.mortgage), dialect: this.deps.dialect, activeOfKind },
-      known,
-    );
+    // How to read the page is weighed by the total against the kind's active listings (see pageStrategy).
+    const ctx: SearchContext = {
+      now: this.now,
+      mortgageFactor: mortgageFactor(this.deps.config.mortgage),
+      dialect: this.deps.dialect,
+      activeOfKind: await this.priceLadders.activeOfKind(search.kind),
+    };
+    const known = await this.totalAtHand(search, ctx);
+    const { rows, total } = await searchListings(this.deps.db, search, ctx, known);
     // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
-    if (known === undefined) this.totals.set(totalKey, total);
+    if (known === undefined) this.totals.set(this.totalKey(search), total);
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
     return { items: rows.map((r) => rowToSummary(r, this.now)), total, nextCursor };
