@@ -73,6 +73,8 @@ export interface Config {
   readCacheSeconds: number;
   /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
   answerCacheBytes: number;
+  /** SQLite: searches read on a second connection in a worker thread, off the event loop (SQLITE_READ_THREAD, default on). */
+  sqliteReadThread: boolean;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
@@ -191,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1),
     upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS', 30),
     marketClock: bool(env, 'MARKET_CLOCK', true),
+    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD', true),
     marketSeed: int(env, 'MARKET_SEED', 2016),
     localUpstreamFaults: env.LOCAL_UPSTREAM_FAULTS ?? '',
     upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 1),

@@ -84,7 +84,7 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const clock = options.clock ?? (() => new Date());
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { readThread: config.sqliteReadThread });
   let upstream: LocalUpstream | null = null;
   let redis: Redis | null = null;
   try {
@@ -161,7 +161,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
-    const mirror = new Mirror({ db: store.db, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
+    const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
     const app = await buildApp({
       config,
       mirror,

@@ -45,6 +45,7 @@ export interface Refresher {
 }
 
 export interface MirrorDeps {
+  /** What searches read through (`Store.readDb`: on SQLite, a connection off the event loop). */
   db: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   listings: ListingsRepository;

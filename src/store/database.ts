@@ -22,6 +22,7 @@ import * as ppsfIndexSize from './migrations/015-price-per-sqft-index-holds-size
 import * as backlogIndex from './migrations/016-hydration-backlog-index.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import type { Database } from './schema.js';
+import { readThreadDatabase } from './sqlite-read-thread.js';
 import { statementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -29,6 +30,11 @@ export type Dialect = 'sqlite' | 'postgres';
 /** An open mirror database: the Kysely handle, which dialect it speaks, and how to close it. */
 export interface Store {
   db: Kysely<Database>;
+  /**
+   * For searches' reads: on a SQLite file, a second connection on a worker thread ({@link readThreadDatabase}),
+   * so that a long read does not hold the event loop; otherwise (PostgreSQL, `:memory:`, or asked so) `db`.
+   */
+  readDb: Kysely<Database>;
   dialect: Dialect;
   /** PostgreSQL only: the pool Kysely runs on, for what Kysely cannot say (a bulk `COPY`). */
   pool?: pg.Pool;
@@ -84,10 +90,11 @@ function nameRepeatedStatements(pool: pg.Pool): void {
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
- * pending migrations before returning.
+ * pending migrations before returning. `readThread` (default true): a SQLite file's `readDb` runs on a
+ * worker thread (see {@link Store.readDb}).
  * @throws Error when the database cannot be opened or a migration fails.
  */
-export async function openStore(url: string): Promise<Store> {
+export async function openStore(url: string, options: { readThread?: boolean } = {}): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
     // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
@@ -95,7 +102,7 @@ export async function openStore(url: string): Promise<Store> {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     nameRepeatedStatements(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = { db, dialect: 'postgres', pool, close: () => db.destroy() };
+    store = { db, readDb: db, dialect: 'postgres', pool, close: () => db.destroy() };
   } else {
     const file = url.replace(/^sqlite:/, '');
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -107,7 +114,9 @@ export async function openStore(url: string): Promise<Store> {
     // connection that lives long); without them it may pick a filter's index over a far narrower one.
     sqlite.pragma('optimize=0x10002');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite) }) });
-    store = { db, dialect: 'sqlite', close: () => db.destroy() };
+    // The read thread starts with its first query: commands that run no search never start it.
+    const readDb = file !== ':memory:' && (options.readThread ?? true) ? readThreadDatabase(file) : db;
+    store = { db, readDb, dialect: 'sqlite', close: async () => void (await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()])) };
   }
   // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
   // several schemas on one server (one per instance or test) never see each other's tables.

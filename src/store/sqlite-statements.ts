@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 const STATEMENT_CACHE_SIZE = 1000;
 
 /** Builds a row object from a raw row (an array of column values in select order). */
-type RowBuilder = (values: unknown[]) => Record<string, unknown>;
+export type RowBuilder = (values: unknown[]) => Record<string, unknown>;
 
 /**
  * A function that turns a raw row into an object literal with these keys, in this order. Written as
@@ -14,7 +14,7 @@ type RowBuilder = (values: unknown[]) => Record<string, unknown>;
  * literal in code would. It keeps better-sqlite3's own rules for odd names: a later duplicate wins,
  * and `__proto__` is set as a prototype (ignored for a value that is not an object), not as a property.
  */
-function rowBuilder(names: string[]): RowBuilder {
+export function rowBuilder(names: string[]): RowBuilder {
   const properties = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
   return new Function('values', `return { ${properties} };`) as RowBuilder;
 }

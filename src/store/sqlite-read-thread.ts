@@ -1,0 +1,180 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
+import type { Database } from './schema.js';
+import { rowBuilder, type RowBuilder } from './sqlite-statements.js';
+
+/**
+ * The worker's code (CommonJS, run with `eval`): one connection to the mirror's file that may only
+ * read (`query_only`), its prepared statements kept by query text (raw rows: arrays of column values),
+ * answering each `{id, sql, parameters}` message with `{id, columns, rows}` or `{id, error, code}`.
+ * better-sqlite3 is loaded from the path the main thread resolved, so that the worker finds it from any
+ * working directory.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = 5000');
+db.pragma('query_only = 1');
+const statements = new Map();
+parentPort.on('message', ({ id, sql, parameters }) => {
+  try {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      if (!statement.reader) throw new Error('the read thread runs statements that return rows only');
+      statement.raw(true);
+      if (statements.size >= ${1000}) statements.delete(statements.keys().next().value);
+      statements.set(sql, statement);
+    }
+    const rows = statement.all(parameters);
+    parentPort.postMessage({ id, columns: statement.columns().map((c) => c.name), rows });
+  } catch (e) {
+    parentPort.postMessage({ id, error: String(e && e.message), code: e && e.code });
+  }
+});
+`;
+
+interface Pending {
+  resolve: (rows: Record<string, unknown>[]) => void;
+  reject: (error: Error) => void;
+}
+
+type Answer = { id: number; columns: string[]; rows: unknown[][] } | { id: number; error: string; code?: string };
+
+/**
+ * A second connection to a SQLite mirror, on a worker thread: the queries it is given run there, so
+ * that the event loop answers other requests meanwhile. better-sqlite3 runs a query on the calling
+ * thread, and a search that visits many rows held the event loop for all of it (a city-wide search for
+ * rentals with a fee, 0.35 s a page at a million listings). Reads only (`query_only`); in WAL mode it
+ * sees every write the main connection has committed, so a read after a write finds it. Queries run
+ * one at a time, in the order given. A worker that dies fails the queries in flight (with its error)
+ * and is started again for the next one.
+ */
+export class SqliteReadThread {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private closed = false;
+  /** Row builders by the column names they build (joined by NUL). */
+  private readonly builders = new Map<string, RowBuilder>();
+
+  constructor(private readonly file: string) {}
+
+  /** The rows of one statement (objects keyed by column name, in select order). @throws Error from SQLite (message and `code`), or when closed. */
+  all(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    if (this.closed) return Promise.reject(new Error('the SQLite read thread is closed'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const worker = this.started();
+      // Held while it has queries to answer (a command awaiting one must not exit); idle, it keeps nothing alive.
+      if (!this.pending.size) worker.ref();
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, sql, parameters });
+    });
+  }
+
+  /** Stops the worker; queries in flight fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+    this.failAll(new Error('the SQLite read thread was closed'));
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, driver } });
+    worker.unref();
+    worker.on('message', (answer: Answer) => this.settle(answer));
+    worker.on('error', (error) => this.lost(worker, error));
+    worker.on('exit', (code) => this.lost(worker, new Error(`the SQLite read thread exited (code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(answer: Answer): void {
+    const waiting = this.pending.get(answer.id);
+    if (!waiting) return;
+    this.pending.delete(answer.id);
+    if (!this.pending.size) this.worker?.unref();
+    if ('error' in answer) {
+      waiting.reject(Object.assign(new Error(answer.error), { code: answer.code }));
+      return;
+    }
+    const { columns, rows } = answer;
+    const key = columns.join('\u0000');
+    let build = this.builders.get(key);
+    if (!build) this.builders.set(key, (build = rowBuilder(columns)));
+    const objects = new Array<Record<string, unknown>>(rows.length);
+    for (let i = 0; i < rows.length; i++) objects[i] = build(rows[i]);
+    waiting.resolve(objects);
+  }
+
+  private lost(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.failAll(error);
+  }
+
+  private failAll(error: Error): void {
+    for (const waiting of this.pending.values()) waiting.reject(error);
+    this.pending.clear();
+  }
+}
+
+/** Kysely's driver over a {@link SqliteReadThread}: every connection is the thread; no transactions (reads only). */
+class ReadThreadDriver implements Driver {
+  private readonly connection: DatabaseConnection;
+
+  constructor(private readonly thread: SqliteReadThread) {
+    this.connection = {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => ({ rows: (await thread.all(query.sql, query.parameters)) as R[] }),
+      streamQuery: () => {
+        throw new Error('the SQLite read thread does not stream');
+      },
+    };
+  }
+
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return this.connection;
+  }
+  async beginTransaction(): Promise<void> {
+    throw new Error('the SQLite read thread runs no transactions');
+  }
+  async commitTransaction(): Promise<void> {}
+  async rollbackTransaction(): Promise<void> {}
+  async releaseConnection(): Promise<void> {}
+  async destroy(): Promise<void> {
+    await this.thread.close();
+  }
+}
+
+/**
+ * A Kysely handle whose queries run on a {@link SqliteReadThread} over `file` (SQLite's SQL, as the main
+ * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the thread.
+ */
+export function readThreadDatabase(file: string): Kysely<Database> {
+  const thread = new SqliteReadThread(file);
+  const dialect: Dialect = {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ReadThreadDriver(thread),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+  return new Kysely<Database>({ dialect });
+}
