@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
@@ -43,6 +44,47 @@ describe('market figures', () => {
     expect(all.byBedroom.reduce((n: number, b: { activeCount: number }) => n + b.activeCount, 0)).toBe(rentalRows().length);
     await expectProblem(rt.app, '/v1/market?kind=rental&areas=99999', 400, 'INVALID_PARAMS', key);
     await expectProblem(rt.app, '/v1/market?areas=200', 400, 'INVALID_PARAMS', key);
+  });
+
+  it('for any boroughs and bedroom counts: every figure and each bedroom count\'s median equal the source rows', async () => {
+    const rt = await runtime();
+    const key = await rt.key('starter');
+    const rentals = rentalRows();
+    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const BOROUGHS = { 100: 'Manhattan', 200: 'Brooklyn', 300: 'Queens' } as const;
+    const label = (bedrooms: number) => (bedrooms === 0 ? 'STUDIO' : String(bedrooms));
+    const median = (values: number[]) => (values.length ? cents(quantile(values, 0.5)) : null);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.subarray([100, 200, 300] as const, { minLength: 1 }), { nil: undefined }),
+        fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 3 }), { nil: undefined }),
+        async (boroughs, bedrooms) => {
+          const rows = rentals.filter(
+            (r) => (!boroughs || boroughs.some((id) => BOROUGHS[id] === r.borough)) && (!bedrooms || bedrooms.includes(Math.floor(Number(r.bedrooms)))),
+          );
+          const prices = rows.map((r) => Number(r.rent));
+          const perSqft = rows.filter((r) => Number(r.size_sqft) > 0).map((r) => Math.round((Number(r.rent) / Number(r.size_sqft)) * 100) / 100);
+          const groups = [...new Set(rows.map((r) => Math.floor(Number(r.bedrooms))))].sort((a, b) => a - b);
+          const query = [boroughs && `areas=${boroughs.join(',')}`, bedrooms && `bedrooms=${bedrooms.join(',')}`].filter(Boolean).join('&');
+          const res = await get(rt.app, `/v1/market?kind=rental&${query}`, key);
+          expect(res.status, query).toBe(200);
+          expect(res.body.data, query).toEqual({
+            kind: 'rental',
+            activeCount: rows.length,
+            medianPrice: median(prices),
+            p25Price: prices.length ? cents(quantile(prices, 0.25)) : null,
+            p75Price: prices.length ? cents(quantile(prices, 0.75)) : null,
+            medianPricePerSqft: median(perSqft),
+            medianDaysOnMarket: median(rows.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild)),
+            byBedroom: groups.map((b) => {
+              const of = rows.filter((r) => Math.floor(Number(r.bedrooms)) === b).map((r) => Number(r.rent));
+              return { bedrooms: label(b), activeCount: of.length, medianPrice: median(of) };
+            }),
+          });
+        },
+      ),
+      { numRuns: 25, seed: 2016 },
+    );
   });
 
   it('history gains a snapshot a day as the mirror syncs; it is for the pro plan and up', async () => {

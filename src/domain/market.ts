@@ -1,44 +1,70 @@
 import type { MarketFigures } from '../wire/market.js';
+import { daysOnMarket } from './listing.js';
 
 /**
- * The `q`-quantile (0-1) of `values` by linear interpolation between the closest ranks (the common
- * "type 7" definition: the median of an even count is the mean of the two middle values). Null when empty.
+ * Where the `q`-quantile (0-1) of `count` sorted values lies, by linear interpolation between the
+ * closest ranks (the common "type 7" definition: the median of an even count is the mean of the two
+ * middle values): the 0-based rank below it and how far (0-1) toward the next rank. Null when there are none.
  */
-export function quantile(values: number[], q: number): number | null {
-  return sortedQuantile([...values].sort((a, b) => a - b), q);
+export function quantileRank(count: number, q: number): { rank: number; fraction: number } | null {
+  if (count <= 0) return null;
+  const position = (count - 1) * q;
+  const rank = Math.floor(position);
+  return { rank, fraction: position - rank };
 }
 
-/** {@link quantile} of values already sorted ascending (no copy, no sort). */
-function sortedQuantile(sorted: number[], q: number): number | null {
-  if (!sorted.length) return null;
-  const position = (sorted.length - 1) * q;
-  const below = Math.floor(position);
-  const above = Math.ceil(position);
-  return sorted[below] + (sorted[above] - sorted[below]) * (position - below);
+/** The quantile at `at` ({@link quantileRank}) from the values at its rank and the next (`values[1]` needed only when `fraction` > 0). */
+function interpolate(at: { fraction: number }, values: number[]): number {
+  return at.fraction > 0 ? values[0] + (values[1] - values[0]) * at.fraction : values[0];
 }
 
 const round2 = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
 
-/** Market figures of these listings (each: price, price per square foot and days on market when known, bedrooms). */
-export function marketFigures(listings: { price: number; pricePerSqft: number | null; daysOnMarket: number | null; bedroomCount: number | null }[]): MarketFigures {
-  const known = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
-  const groups = new Map<string, number[]>();
-  for (const l of listings) {
-    const label = l.bedroomCount === null ? 'UNKNOWN' : l.bedroomCount === 0 ? 'STUDIO' : String(l.bedroomCount);
-    let prices = groups.get(label);
-    if (!prices) groups.set(label, (prices = []));
-    prices.push(l.price);
-  }
-  const prices = listings.map((l) => l.price).sort((a, b) => a - b);
-  return {
-    activeCount: listings.length,
-    medianPrice: round2(sortedQuantile(prices, 0.5)),
-    p25Price: round2(sortedQuantile(prices, 0.25)),
-    p75Price: round2(sortedQuantile(prices, 0.75)),
-    medianPricePerSqft: round2(quantile(known(listings.map((l) => l.pricePerSqft)), 0.5)),
-    medianDaysOnMarket: round2(quantile(known(listings.map((l) => l.daysOnMarket)), 0.5)),
-    byBedroom: [...groups.entries()]
-      .sort(([a], [b]) => (a === 'STUDIO' ? -1 : b === 'STUDIO' ? 1 : a.localeCompare(b, 'en', { numeric: true })))
-      .map(([bedrooms, prices]) => ({ bedrooms, activeCount: prices.length, medianPrice: round2(quantile(prices, 0.5)) })),
+/** A bedroom count as the figures label it: STUDIO (0), 1, 2, ..., UNKNOWN (null). */
+const bedroomLabel = (bedrooms: number | null) => (bedrooms === null ? 'UNKNOWN' : bedrooms === 0 ? 'STUDIO' : String(bedrooms));
+
+/**
+ * A set of active listings as market figures read it: counts, and the values at a rank of one order, so
+ * that a figure never needs every listing (a city's rentals at a million listings are 244,867 rows). The
+ * store implements it; each order is that of an index.
+ */
+export interface RankedListings {
+  /** How many listings of each bedroom count (null: unknown). */
+  bedroomCounts(): Promise<{ bedrooms: number | null; count: number }[]>;
+  /** How many listings have a known price per square foot, or a known listing date. */
+  knownCount(fact: 'pricePerSqft' | 'listedAt'): Promise<number>;
+  /**
+   * The values at 0-based `rank` and the one after (fewer at the end) of: prices ascending (of one bedroom
+   * count when `bedrooms` is given), known prices per square foot ascending, or known listing dates (UTC
+   * ISO) newest first, which is days on market ascending.
+   */
+  valuesAt(order: 'price' | 'pricePerSqft' | 'listedAt', rank: number, bedrooms?: number | null): Promise<(number | string)[]>;
+}
+
+/**
+ * Market figures of a set of listings, read by rank: counts, the price quartiles, the median price per
+ * square foot and days on market (of the listings where known), and each bedroom count's median price;
+ * days on market counted to `now`. Every figure equals the type-7 quantile of the values (see {@link quantileRank}),
+ * rounded to cents.
+ */
+export async function marketFiguresByRank(listings: RankedListings, now: Date): Promise<MarketFigures> {
+  const [groups, sized, dated] = await Promise.all([listings.bedroomCounts(), listings.knownCount('pricePerSqft'), listings.knownCount('listedAt')]);
+  const activeCount = groups.reduce((sum, g) => sum + g.count, 0);
+  const figure = async (count: number, q: number, read: (rank: number) => Promise<number[]>) => {
+    const at = quantileRank(count, q);
+    return at ? round2(interpolate(at, await read(at.rank))) : null;
   };
+  const prices = (bedrooms?: number | null) => async (rank: number) => (await listings.valuesAt('price', rank, bedrooms)).map(Number);
+  const [medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, groupMedians] = await Promise.all([
+    figure(activeCount, 0.5, prices()),
+    figure(activeCount, 0.25, prices()),
+    figure(activeCount, 0.75, prices()),
+    figure(sized, 0.5, async (rank) => (await listings.valuesAt('pricePerSqft', rank)).map(Number)),
+    figure(dated, 0.5, async (rank) => (await listings.valuesAt('listedAt', rank)).map((listedAt) => daysOnMarket(String(listedAt), now)!)),
+    Promise.all(groups.map((g) => figure(g.count, 0.5, prices(g.bedrooms)))),
+  ]);
+  const byBedroom = groups
+    .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: groupMedians[i] }))
+    .sort((a, b) => (a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true })));
+  return { activeCount, medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, byBedroom };
 }

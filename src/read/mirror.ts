@@ -13,7 +13,7 @@ import type { ListingRow } from '../store/listing-rows.js';
 import { rowToDetail, rowToSummary } from './listing-presenters.js';
 import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
-import { marketFigures } from '../domain/market.js';
+import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
@@ -195,7 +195,7 @@ export class Mirror {
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */
   async market(kind: ListingKind, areaIds: number[] | undefined, boroughIds: number[], bedrooms: number[] | undefined): Promise<{ figures: MarketFigures; freshness: Freshness }> {
     const freshness = await this.scopesFreshness(kind, boroughIds);
-    return { figures: marketFigures(await this.deps.market.activeListings(kind, areaIds, bedrooms, this.now)), freshness };
+    return { figures: await marketFiguresByRank(this.deps.market.ranked(kind, areaIds, bedrooms), this.now), freshness };
   }
 
   /** Daily snapshots of the figures of `kind` in a borough (0: the city), from `from` to `to` (days, inclusive). */

@@ -1,23 +1,53 @@
 import type { Kysely } from 'kysely';
-import { daysOnMarket, type ListingKind } from '../domain/listing.js';
+import type { ListingKind } from '../domain/listing.js';
+import type { RankedListings } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import type { Database } from './schema.js';
 
 /** The active listings behind market figures, and the daily snapshots of those figures. */
 export class MarketRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `readDb` reads the active listings' figures (`Store.readDb`: on SQLite, off the event loop); snapshots
+   * are read and written on `db`.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly readDb: Kysely<Database> = db,
+  ) {}
 
-  /** Active listings of `kind` in these areas (ids already expanded to descendants; all when none), optionally of some bedroom counts. */
-  async activeListings(kind: ListingKind, areaIds: readonly number[] | undefined, bedrooms: number[] | undefined, now: Date) {
-    let q = this.db.selectFrom('listings').select(['price', 'price_per_sqft', 'listed_at', 'bedroom_count']).where('kind', '=', kind).where('status', '=', 'ACTIVE');
-    if (areaIds) q = q.where('area_id', 'in', areaIds.length ? areaIds : [-1]);
-    if (bedrooms) q = q.where('bedroom_count', 'in', bedrooms);
-    return (await q.execute()).map((r) => ({
-      price: Number(r.price),
-      pricePerSqft: r.price_per_sqft,
-      daysOnMarket: daysOnMarket(r.listed_at, now),
-      bedroomCount: r.bedroom_count,
-    }));
+  /**
+   * The active listings of `kind` in these areas (ids already expanded to descendants; all when none),
+   * optionally of some bedroom counts, as market figures read them: each answer one short query (a count
+   * by group, or two values at a rank of an order an index holds), none that returns every listing.
+   */
+  ranked(kind: ListingKind, areaIds: readonly number[] | undefined, bedrooms: number[] | undefined): RankedListings {
+    const db = this.readDb;
+    const active = () => {
+      let q = db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE');
+      if (areaIds) q = q.where('area_id', 'in', areaIds.length ? areaIds : [-1]);
+      if (bedrooms) q = q.where('bedroom_count', 'in', bedrooms.length ? bedrooms : [-1]);
+      return q;
+    };
+    const COLUMN = { price: 'price', pricePerSqft: 'price_per_sqft', listedAt: 'listed_at' } as const;
+    return {
+      bedroomCounts: async () =>
+        (await active().select((eb) => ['bedroom_count', eb.fn.countAll<number>().as('n')]).groupBy('bedroom_count').execute()).map((r) => ({
+          bedrooms: r.bedroom_count === null ? null : Number(r.bedroom_count),
+          count: Number(r.n),
+        })),
+      knownCount: async (fact) => {
+        const row = await active().where(COLUMN[fact], 'is not', null).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        return Number(row.n);
+      },
+      valuesAt: async (order, rank, group) => {
+        const column = COLUMN[order];
+        let q = active().where(column, 'is not', null);
+        if (group !== undefined) q = q.where('bedroom_count', group === null ? 'is' : '=', group);
+        // Listing dates newest first: days on market ascending. Ties need no further order: equal values.
+        const rows = await q.select(column).orderBy(column, order === 'listedAt' ? 'desc' : 'asc').limit(2).offset(rank).execute();
+        return rows.map((r) => (r as Record<string, number | string>)[column]);
+      },
+    };
   }
 
   /** Records (or replaces) the figures of one day: the day's last sync leaves its end-of-day figures. */

@@ -12,7 +12,7 @@ import type { BuildingsRepository, StoredBuilding } from '../store/buildings-rep
 import type { ApplyResult, ListingsRepository } from '../store/listings-repository.js';
 import type { ChangesRepository } from '../store/changes-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
-import { marketFigures } from '../domain/market.js';
+import { marketFiguresByRank } from '../domain/market.js';
 import { AREAS_SCOPE, scopeFailing, scopeKey, type CrawlReport, type ScopesRepository } from '../store/scopes-repository.js';
 import { toApiAreaId, toUpstreamAreaId } from '../upstream/borough-ids.js';
 import type { UpstreamClient, UpstreamPriority } from '../upstream/client.js';
@@ -263,10 +263,10 @@ export class Syncer {
   private async recordMarket(kind: ListingKind, boroughId: number, tree: AreaTree): Promise<void> {
     const now = this.deps.clock();
     const [day, at] = [now.toISOString().slice(0, 10), now.toISOString()];
-    const borough = await this.deps.market.activeListings(kind, tree.withDescendants(boroughId), undefined, now);
-    await this.deps.market.record(day, kind, boroughId, marketFigures(borough), at);
-    const city = await this.deps.market.activeListings(kind, undefined, undefined, now);
-    await this.deps.market.record(day, kind, 0, marketFigures(city), at);
+    const borough = await marketFiguresByRank(this.deps.market.ranked(kind, tree.withDescendants(boroughId), undefined), now);
+    await this.deps.market.record(day, kind, boroughId, borough, at);
+    const city = await marketFiguresByRank(this.deps.market.ranked(kind, undefined, undefined), now);
+    await this.deps.market.record(day, kind, 0, city, at);
   }
 
   /**
