@@ -101,7 +101,11 @@ async function main(argv: string[]): Promise<number> {
       const runtime = await startRuntime(config, { logger });
       // Search totals counted in memory from the first request: built later, under load, a rebuild
       // competes with the searches that count in the store meanwhile (438 ms alone at a million listings).
-      await runtime.mirror.priceLadders.current();
+      const building = Date.now();
+      const ladders = runtime.mirror.priceLadders;
+      await ladders.current();
+      const counted = { rentals: await ladders.activeOfKind('rental'), sales: await ladders.activeOfKind('sale'), ms: Date.now() - building };
+      logger.info(counted, `search totals ready: price ladders of ${counted.rentals} rentals and ${counted.sales} sales built in ${counted.ms} ms`);
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
       logger.info({ address, docs: `${address}/docs`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs): ${rentals} rentals, ${sales} sales`);
