@@ -4,6 +4,9 @@ import type { RankedListings } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import type { Database } from './schema.js';
 
+/** The column behind each order market figures read by rank. */
+const COLUMN = { price: 'price', pricePerSqft: 'price_per_sqft', listedAt: 'listed_at' } as const;
+
 /** The active listings behind market figures, and the daily snapshots of those figures. */
 export class MarketRepository {
   /**
@@ -17,8 +20,9 @@ export class MarketRepository {
 
   /**
    * The active listings of `kind` in these areas (ids already expanded to descendants; all when none),
-   * optionally of some bedroom counts, as market figures read them: each answer one short query (a count
-   * by group, or two values at a rank of an order an index holds), none that returns every listing.
+   * optionally of some bedroom counts, as market figures read them: each answer is one query that returns
+   * a few rows (counts by group, or the two values at a rank of one order), none returns every listing.
+   * The queries are separate statements: a write committed between two of them shows in the later ones.
    */
   ranked(kind: ListingKind, areaIds: readonly number[] | undefined, bedrooms: number[] | undefined): RankedListings {
     const db = this.readDb;
@@ -28,7 +32,6 @@ export class MarketRepository {
       if (bedrooms) q = q.where('bedroom_count', 'in', bedrooms.length ? bedrooms : [-1]);
       return q;
     };
-    const COLUMN = { price: 'price', pricePerSqft: 'price_per_sqft', listedAt: 'listed_at' } as const;
     return {
       bedroomCounts: async () =>
         (await active().select((eb) => ['bedroom_count', eb.fn.countAll<number>().as('n')]).groupBy('bedroom_count').execute()).map((r) => ({

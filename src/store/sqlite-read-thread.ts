@@ -16,7 +16,8 @@ import { rowBuilder, type RowBuilder } from './sqlite-statements.js';
 
 /**
  * The worker's code (CommonJS, run with `eval`): one connection to the mirror's file that may only
- * read (`query_only`), its prepared statements kept by query text (raw rows: arrays of column values),
+ * read (`query_only`), its prepared statements kept by query text (at most 1,000, the oldest go) with
+ * their column names (raw rows: arrays of column values),
  * answering each `{id, sql, parameters}` message with `{id, columns, rows}` or `{id, error, code}`.
  * better-sqlite3 is loaded from the path the main thread resolved, so that the worker finds it from any
  * working directory.
@@ -30,16 +31,19 @@ db.pragma('query_only = 1');
 const statements = new Map();
 parentPort.on('message', ({ id, sql, parameters }) => {
   try {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
+    let prepared = statements.get(sql);
+    if (!prepared) {
+      const statement = db.prepare(sql);
       if (!statement.reader) throw new Error('the read thread runs statements that return rows only');
       statement.raw(true);
-      if (statements.size >= ${1000}) statements.delete(statements.keys().next().value);
-      statements.set(sql, statement);
+      prepared = { statement, columns: statement.columns().map((c) => c.name) };
+      if (statements.size >= 1000) statements.delete(statements.keys().next().value);
+      statements.set(sql, prepared);
     }
-    const rows = statement.all(parameters);
-    parentPort.postMessage({ id, columns: statement.columns().map((c) => c.name), rows });
+    const rows = prepared.statement.all(parameters);
+    // SQLite prepares a statement again by itself when the schema changes: a row of another width has other columns.
+    if (rows.length && rows[0].length !== prepared.columns.length) prepared.columns = prepared.statement.columns().map((c) => c.name);
+    parentPort.postMessage({ id, columns: prepared.columns, rows });
   } catch (e) {
     parentPort.postMessage({ id, error: String(e && e.message), code: e && e.code });
   }
