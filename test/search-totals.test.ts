@@ -1,11 +1,18 @@
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Mirror } from '../src/read/mirror.js';
 import { PriceLadders } from '../src/read/price-ladders.js';
+import { AreasRepository } from '../src/store/areas-repository.js';
+import { BuildingsRepository } from '../src/store/buildings-repository.js';
+import { MarketRepository } from '../src/store/market-repository.js';
+import type { Database as Schema } from '../src/store/schema.js';
 import type { ListingsRepository } from '../src/store/listings-repository.js';
 import { get } from './helpers/http.js';
 import { useTestRuntime } from './helpers/runtime.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
 import { everyListing, waitForLadders } from './helpers/ladders.js';
+import { sqliteWithLog } from './helpers/statement-log.js';
 
 // Totals of searches by kind, areas, price and bedrooms are counted in memory (README "Search totals");
 // every expectation here is computed from the source rows in this file.
@@ -112,6 +119,40 @@ describe('search totals', () => {
       }),
       { numRuns: 80, seed: 2016 },
     );
+  });
+
+  it('a no side is counted on its yes side: every count the store runs for it asks a yes (the partial index), none a no', async () => {
+    // The mirror over its own SQLite connection whose statements are logged; the rest is the runtime's.
+    const sqlite = new Database(t.rt.config.databaseUrl);
+    const { db, statements } = sqliteWithLog<Schema>(sqlite);
+    try {
+      const mirror = new Mirror({
+        db,
+        dialect: 'sqlite',
+        listings: t.rt.listings,
+        areas: new AreasRepository(db),
+        buildings: new BuildingsRepository(db),
+        scopes: t.rt.scopes,
+        market: new MarketRepository(db),
+        refresher: t.rt.syncer,
+        coordinator: t.rt.coordinator,
+        config: t.rt.config,
+        clock: () => new Date(),
+      });
+      await waitForLadders(mirror.priceLadders);
+      for (const flags of [{ noFee: false }, { noFee: false, furnished: false, petsAllowed: false }]) {
+        statements.length = 0;
+        const answer = await mirror.search({ ...everyListing('rental'), ...flags, perPage: 5 }, []);
+        expect(answer.total, JSON.stringify(flags)).toBe(rentals.filter((r) => r.no_fee !== '1').length);
+        const counts = statements.map((q) => q.sql).filter((text) => text.includes('count(*)'));
+        // One yes count per no side (the rest from the price ladders), each naming a flag = 1.
+        expect(counts.length, JSON.stringify(flags)).toBe(Object.keys(flags).length);
+        for (const text of counts) expect(text).toMatch(/"(no_fee|furnished|pets_allowed)" = 1/);
+        expect(counts.some((text) => /"no_fee" = 1/.test(text) && !/"no_fee" is null/.test(text))).toBe(true);
+      }
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
