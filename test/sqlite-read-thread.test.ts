@@ -1,13 +1,17 @@
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/store/database.js';
 import { SqliteReadThread } from '../src/store/sqlite-read-thread.js';
-import { TEMPLATE_DB } from './helpers/paths.js';
+import { ROOT, TEMPLATE_DB } from './helpers/paths.js';
 
 // Searches on a SQLite mirror read through a second connection on a worker thread (src/store/sqlite-read-thread.ts):
 // its rows must be the main connection's, it must see the main connection's writes at once, and the event
@@ -86,6 +90,32 @@ describe('the SQLite read thread', () => {
     // On the main thread only the awaits around the statement give turns; on the worker, every moment it reads does.
     expect(onMain.turns).toBeLessThan(5);
     expect(onThread.turns).toBeGreaterThan(50);
+  });
+
+  it('a command whose only work left is a read waits for it: the thread is held while a query is pending', async () => {
+    // The compiled module (global setup builds it), in a process of its own whose last step awaits the thread.
+    const module = pathToFileURL(join(ROOT, 'dist', 'store', 'sqlite-read-thread.js')).href;
+    // The first query is answered while the worker starts up (which holds the process by itself); the second
+    // finds it started and idle, and only the hold taken for a pending query keeps the process until it answers.
+    const script = `import { SqliteReadThread } from ${JSON.stringify(module)};
+const thread = new SqliteReadThread(${JSON.stringify(file)});
+await thread.all('select 1', []);
+const rows = await thread.all(${JSON.stringify(countTo(1_000_000))}, []);
+console.log(rows[0].n);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    expect(stdout.trim()).toBe('1000000');
+  });
+
+  it('SQLITE_READ_THREAD=off (or readThread false) keeps one connection: readDb is db', async () => {
+    expect(loadConfig({}).sqliteReadThread).toBe(true);
+    expect(loadConfig({ SQLITE_READ_THREAD: 'off' }).sqliteReadThread).toBe(false);
+    const single = await openStore(file, { readThread: false });
+    try {
+      expect(single.readDb).toBe(single.db);
+    } finally {
+      await single.close();
+    }
+    expect(store.readDb).not.toBe(store.db);
   });
 
   it('once closed, refuses queries; a new one opens on the same file', async () => {

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import {
   CompiledQuery,
@@ -15,16 +16,19 @@ import type { Database } from './schema.js';
 import { rowBuilder, type RowBuilder } from './sqlite-statements.js';
 
 /**
- * The worker's code (CommonJS, run with `eval`): one connection to the mirror's file that may only
+ * The worker's code (run with `eval`): one connection to the mirror's file that may only
  * read (`query_only`), its prepared statements kept by query text (at most 1,000, the oldest go) with
  * their column names (raw rows: arrays of column values),
  * answering each `{id, sql, parameters}` message with `{id, columns, rows}` or `{id, error, code}`.
- * better-sqlite3 is loaded from the path the main thread resolved, so that the worker finds it from any
- * working directory.
+ * better-sqlite3 is loaded from the file URL the main thread resolved, so that the worker finds it from
+ * any working directory. Modules are loaded by `import()`, which an eval'd worker has whether Node runs it
+ * as a script or as a module (it takes the parent's flags: under `--input-type=module`, `require` is not
+ * defined). Messages sent before the listener is attached wait in the port.
  */
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
+(async () => {
+const { parentPort, workerData } = await import('node:worker_threads');
+const { default: Database } = await import(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 db.pragma('query_only = 1');
@@ -48,6 +52,7 @@ parentPort.on('message', ({ id, sql, parameters }) => {
     parentPort.postMessage({ id, error: String(e && e.message), code: e && e.code });
   }
 });
+})();
 `;
 
 interface Pending {
@@ -100,7 +105,7 @@ export class SqliteReadThread {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href;
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, driver } });
     worker.unref();
     worker.on('message', (answer: Answer) => this.settle(answer));
