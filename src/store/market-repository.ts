@@ -32,6 +32,9 @@ export class MarketRepository {
       if (bedrooms) q = q.where('bedroom_count', 'in', bedrooms.length ? bedrooms : [-1]);
       return q;
     };
+    // Three counts, not one GROUP BY with count(price_per_sqft) and count(listed_at): SQLite answers each of
+    // these from an index alone, but reads every row for the combined one (the city's rentals at a million
+    // listings: 51 ms for the three, one after another, against 714 ms).
     return {
       bedroomCounts: async () =>
         (await active().select((eb) => ['bedroom_count', eb.fn.countAll<number>().as('n')]).groupBy('bedroom_count').execute()).map((r) => ({
