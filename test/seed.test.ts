@@ -19,6 +19,16 @@ const run = promisify(execFile);
 const env = (db: string) => ({ ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info' });
 const seed = (db: string, ...args: string[]) => run(process.execPath, [CLI, 'seed', ...args], { cwd: ROOT, env: env(db) });
 
+/** The file's indexes, triggers and virtual tables as SQLite stores their statements. */
+function schema(file: string) {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare("select type, name, sql from sqlite_master where type in ('index', 'trigger') or sql like 'create virtual table%' order by type, name").all();
+  } finally {
+    db.close();
+  }
+}
+
 function rows(file: string) {
   const db = new Database(file, { readonly: true });
   try {
@@ -36,6 +46,8 @@ describe('nyc-listings seed', () => {
     const [a, b, c] = ['a.db', 'b.db', 'c.db'].map((f) => join(dir, f));
     for (const f of [a, b, c]) copyFileSync(TEMPLATE_DB, f);
     const before = rows(a);
+    const structure = schema(a);
+    expect(structure.filter((o: any) => o.type === 'trigger')).toHaveLength(3);
     const n = before.real.length + 3000;
     // A server's connection open meanwhile: the seed's own close then does not copy its WAL back.
     const server = new Database(a);
@@ -48,6 +60,7 @@ describe('nyc-listings seed', () => {
     const [ra, rb, rc] = [rows(a), rows(b), rows(c)];
     expect(ra.real.length + ra.synthetic.length).toBe(n);
     expect(ra.real).toEqual(before.real); // mirrored rows untouched
+    expect(schema(a)).toEqual(structure); // every index, trigger and the spatial index built again as they were
     expect(JSON.stringify(ra.synthetic)).toBe(JSON.stringify(rb.synthetic)); // deterministic
     expect(JSON.stringify(rc.synthetic)).not.toBe(JSON.stringify(ra.synthetic)); // the seed matters
     const realIds = new Set(before.real.map((r) => r.id));
@@ -72,8 +85,10 @@ describe('nyc-listings seed', () => {
     expect(median(rentals(ra.synthetic)) / median(rentals(before.real))).toBeLessThan(1.1);
 
     // Seeding again replaces the earlier synthetic listings: still N.
-    await seed(a, '--listings', String(n));
+    const again = await seed(a, '--listings', String(n));
+    expect(again.stderr).toMatch(/"removed":3000,"added":3000,/);
     expect(JSON.stringify(rows(a).synthetic)).toBe(JSON.stringify(ra.synthetic));
+    expect(schema(a)).toEqual(structure);
 
     // The service serves them, and a sync (the upstream does not have them) leaves them active.
     const rt = await runtime({ DATABASE_URL: a }, { initialSync: false });

@@ -50,6 +50,25 @@ function dataVersionBump(db: Kysely<Database>) {
 }
 
 /**
+ * The statements that remove every synthetic listing, on `db`: their amenities first, then the listings
+ * (the last statement's row count is the number of listings removed). Also compiled to run on a
+ * connection outside Kysely (the seed's COPY).
+ */
+function removeSyntheticStatements(db: Kysely<Database>) {
+  return [
+    db.deleteFrom('listing_amenities').where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)),
+    db.deleteFrom('listings').where('synthetic', '=', 1),
+  ] as const;
+}
+
+/** Runs {@link removeSyntheticStatements} in `trx`; returns how many listings were removed. */
+async function removeSynthetic(trx: Transaction<Database>): Promise<number> {
+  const [amenities, listings] = removeSyntheticStatements(trx);
+  await amenities.execute();
+  return Number((await listings.executeTakeFirst()).numDeletedRows);
+}
+
+/**
  * A row's values in its own key order, which the caller took from the first row's keys (reading sixty
  * columns by name a row cost a tenth of a seed's time).
  * @throws Error when the row has another number of columns.
@@ -312,39 +331,46 @@ export class ListingsRepository {
   /** Removes every synthetic listing and its amenities; returns how many there were. */
   async deleteSynthetic(): Promise<number> {
     const removed = await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('listing_amenities').where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).execute();
-      const deleted = (await trx.deleteFrom('listings').where('synthetic', '=', 1).executeTakeFirst()).numDeletedRows;
+      const deleted = await removeSynthetic(trx);
       await bumpDataVersion(trx);
       return deleted;
     });
     this.writes++;
-    return Number(removed);
+    return removed;
   }
 
   /**
-   * Loads synthetic listings (benchmarks; `synthetic` = 1) with their amenities, batch by batch, in one
-   * transaction, without price or change events: they are not changes of the market. The listing
-   * indexes (all but the primary key's) are dropped for the load and built again before the commit (a
-   * sort each, far cheaper than updating twenty indexes a row); DDL is transactional on both databases,
-   * so a failure leaves them as they were. `onBatch` is told how many were written so far. Every row has
-   * the columns of the first (rows of the table, as `mirrored` reads them and the seed derives them).
-   * On PostgreSQL the rows go in by `COPY` on a connection of `pool` (the store's; required there).
-   * @throws Error when PostgreSQL is given no pool, or from the database (nothing is loaded then).
+   * Replaces the synthetic listings (benchmarks; `synthetic` = 1): removes the earlier ones and loads
+   * `batches` with their amenities, in one transaction, without price or change events: they are not
+   * changes of the market. The listing indexes (all but the primary key's) are dropped first and built
+   * again before the commit: a sort each, far cheaper than updating twenty indexes a row, and the removal
+   * then touches no index but the key's (at a million listings, removing them with the indexes in place
+   * took 164 s). DDL is transactional on both databases, so a failure leaves everything as it was.
+   * `onBatch` is told how many were written so far. Every row has the columns of the first (rows of the
+   * table, as `mirrored` reads them and the seed derives them). On PostgreSQL the rows go in by `COPY` on
+   * a connection of `pool` (the store's; required there). Returns how many were removed and added.
+   * @throws Error when PostgreSQL is given no pool, or from the database (nothing is changed then).
    */
-  async loadSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void, pool?: pg.Pool): Promise<number> {
+  async replaceSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void, pool?: pg.Pool): Promise<{ removed: number; added: number }> {
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
       if (!pool) throw new Error('loading synthetic listings into PostgreSQL needs the store\'s pool');
       return this.copySynthetic(pool, batches, onBatch);
     }
     let written = 0;
+    let removed = 0;
     await this.db.transaction().execute(async (trx) => {
       // Every index but those backing a constraint (the primary key): SQLite's `sql` is null for those.
       const indexes = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows;
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
-      // The spatial index is filled once after the rows, in one statement, rather than by its trigger row by row.
-      const trigger = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert'`.execute(trx)).rows[0];
-      const firstRowid = Number((await sql<{ m: number | null }>`select max(rowid) as m from listings`.execute(trx)).rows[0].m ?? 0);
-      if (trigger) await sql`drop trigger listings_rtree_insert`.execute(trx);
+      // The spatial index (migration 003) likewise: its table and the triggers that keep it row by row
+      // are dropped, and it is filled again from every placed listing in one statement after the load.
+      const spatial = (await sql<{ type: string; name: string; sql: string }>`select type, name, sql from sqlite_master
+        where (type = 'table' and name = 'listings_rtree') or (type = 'trigger' and tbl_name = 'listings' and sql like '%listings_rtree%')`.execute(trx)).rows;
+      const rtree = spatial.find((o) => o.type === 'table');
+      const triggers = spatial.filter((o) => o.type === 'trigger');
+      for (const trigger of triggers) await sql`drop trigger ${sql.ref(trigger.name)}`.execute(trx);
+      if (rtree) await sql`drop table listings_rtree`.execute(trx);
+      removed = await removeSynthetic(trx);
       const texts = new Map<string, string>();
       for (const items of batches) {
         // Rows of about 60 columns: 250 a statement stays under SQLite's parameter limit.
@@ -363,19 +389,21 @@ export class ListingsRepository {
         onBatch(written);
       }
       for (const index of indexes) await sql.raw(index.sql).execute(trx);
-      if (trigger) {
-        await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where rowid > ${firstRowid} and latitude is not null and longitude is not null`.execute(trx);
-        await sql.raw(trigger.sql).execute(trx);
+      if (rtree) {
+        await sql.raw(rtree.sql).execute(trx);
+        await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where latitude is not null and longitude is not null`.execute(trx);
       }
+      for (const trigger of triggers) await sql.raw(trigger.sql).execute(trx);
       await bumpDataVersion(trx);
     });
     this.writes++;
-    return written;
+    return { removed, added: written };
   }
 
-  /** {@link loadSynthetic} on PostgreSQL: the same steps on one connection of `pool`, the rows and amenities copied in. */
-  private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<number> {
+  /** {@link replaceSynthetic} on PostgreSQL: the same steps on one connection of `pool`, the rows and amenities copied in. */
+  private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<{ removed: number; added: number }> {
     let written = 0;
+    let removed = 0;
     const client = await pool.connect();
     let failure: Error | undefined;
     try {
@@ -388,6 +416,11 @@ export class ListingsRepository {
         where i.schemaname = current_schema() and i.tablename = 'listings'
         and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = to_regnamespace(current_schema()))`);
       for (const index of indexes) await client.query(`drop index "${index.name.replace(/"/g, '""')}"`);
+      // removeSynthetic's statements, on this connection.
+      for (const statement of removeSyntheticStatements(this.db)) {
+        const compiled = statement.compile();
+        removed = Number((await client.query(compiled.sql, [...compiled.parameters])).rowCount ?? 0);
+      }
       for (const items of batches) {
         if (!items.length) continue;
         const columns = Object.keys(items[0].row);
@@ -410,7 +443,7 @@ export class ListingsRepository {
       client.release(failure);
     }
     this.writes++;
-    return written;
+    return { removed, added: written };
   }
 
   /**

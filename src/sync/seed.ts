@@ -10,10 +10,10 @@ import { deriveSyntheticListings } from '../dataset/synthetic-listings.js';
 const BATCH = 5000;
 
 /**
- * `nyc-listings seed`: makes the mirror hold `total` listings by adding synthetic ones derived from its
- * mirrored rows ({@link deriveSyntheticListings}, seeded by `seed`), after removing earlier synthetic
- * ones. For benchmarks only. Reports progress as (step, done, total); returns what it did and the rate
- * (listings a second).
+ * `nyc-listings seed`: makes the mirror hold `total` active listings by adding synthetic ones derived
+ * from its mirrored rows ({@link deriveSyntheticListings}, seeded by `seed`) in place of earlier synthetic
+ * ones, in one transaction. For benchmarks only. Reports progress as (step, done, total); returns what it
+ * did and the rate (listings added a second, the removal of earlier ones included in the time).
  * @throws Error when the mirror holds no mirrored listing to derive from.
  */
 export async function seedListings(
@@ -23,7 +23,6 @@ export async function seedListings(
   progress?: (step: string, done: number, total: number) => void,
 ): Promise<{ removed: number; added: number; total: number; seconds: number; perSecond: number }> {
   const listings = new ListingsRepository(store.db);
-  const removed = await listings.deleteSynthetic();
   const sources = await listings.mirrored();
   if (!sources.length) throw new Error('the mirror holds no listings to derive from: run `nyc-listings sync` (or serve once) first');
   const amenities = await listings.allAmenities();
@@ -32,7 +31,8 @@ export async function seedListings(
     const outline = decodeOutline(area.outline);
     if (outline) outlines.set(area.id, outline);
   }
-  const count = Math.max(0, total - (await listings.count()));
+  // The mirrored active listings stay; synthetic ones make up the rest.
+  const count = Math.max(0, total - sources.length);
   if (store.dialect === 'sqlite') {
     // A bulk load rebuilds some twenty indexes: a page cache that holds them (256 MiB, this connection
     // only) saves most reads, a second thread sorts index entries beside the first, and the seed is
@@ -54,12 +54,12 @@ export async function seedListings(
     }
     if (batch.length) yield batch;
   }
-  const done = await listings.loadSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
+  const { removed, added } = await listings.replaceSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
   // Fresh statistics for the planner over the grown table.
   await sql`analyze`.execute(store.db);
   // The load left a WAL the size of what it wrote: copied back now, not by whichever small write of a
   // server comes next, which would stall that server's event loop for seconds.
   if (store.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(store.db);
   const seconds = (performance.now() - started) / 1000;
-  return { removed, added: done, total: await listings.count(), seconds: Math.round(seconds * 10) / 10, perSecond: Math.round(done / Math.max(seconds, 0.001)) };
+  return { removed, added, total: await listings.count(), seconds: Math.round(seconds * 10) / 10, perSecond: Math.round(added / Math.max(seconds, 0.001)) };
 }
