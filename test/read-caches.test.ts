@@ -140,5 +140,31 @@ describe('read caches', () => {
     expect((await get(a.app, url, business)).status).toBe(200);
     expect(computed).toBe(3);
   }, 120_000);
+
+  it('the answer cache: when the answer the others wait for is not kept (its data stale), each waiting request computes its own', async () => {
+    let now = Date.now();
+    const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '60', RATE_LIMIT_PRO_PER_MINUTE: '1000' }, { clock: () => new Date(now) });
+    const key = await a.key('pro');
+    const url = '/v1/property/1545';
+    // Asked once (not admitted); then the listing's data turns stale, so no answer of it is kept.
+    const first = await get(a.app, url, key);
+    expect(first.body.meta.source).toBe('cached');
+    now = Date.parse(first.body.meta.dataAge) + 61_000;
+    let computed = 0;
+    const listing = a.mirror.listing.bind(a.mirror);
+    a.mirror.listing = (...args: Parameters<typeof listing>) => {
+      computed++;
+      return listing(...args);
+    };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => get(a.app, url, key)));
+    // The first judged the data stale and started a refresh: its answer was not kept, so the nine that
+    // waited for it ran the route themselves.
+    expect(answers[0].body.meta).toMatchObject({ source: expect.not.stringMatching(/^cached$/), refreshTriggered: true });
+    expect(computed, 'computations of ten identical requests whose answer is not kept').toBe(10);
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.body.data.id).toBe('1545');
+    }
+  }, 120_000);
 });
 
