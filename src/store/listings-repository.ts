@@ -319,11 +319,22 @@ export class ListingsRepository {
     return this.db.selectFrom('listings').selectAll().where('status', '=', 'ACTIVE').where('synthetic', '=', 0).orderBy('id').execute();
   }
 
-  /** Amenities of every listing that has some, by listing id. */
-  async allAmenities(): Promise<Map<string, string[]>> {
+  /**
+   * Amenities of every mirrored (not synthetic) listing that has some, by listing id: what the seed's
+   * synthetic listings copy. The synthetic ones' own are left out (at a million listings, reading them
+   * too took 3.8 s of a seed's start).
+   */
+  async mirroredAmenities(): Promise<Map<string, string[]>> {
     const byListing = new Map<string, string[]>();
-    for (const { listing_id, amenity } of await this.db.selectFrom('listing_amenities').selectAll().execute()) {
-      byListing.set(listing_id, [...(byListing.get(listing_id) ?? []), amenity]);
+    const rows = await this.db
+      .selectFrom('listing_amenities')
+      .select(['listing_id', 'amenity'])
+      .where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 0))
+      .execute();
+    for (const { listing_id, amenity } of rows) {
+      const amenities = byListing.get(listing_id);
+      if (amenities) amenities.push(amenity);
+      else byListing.set(listing_id, [amenity]);
     }
     return byListing;
   }

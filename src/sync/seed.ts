@@ -25,7 +25,7 @@ export async function seedListings(
   const listings = new ListingsRepository(store.db);
   const sources = await listings.mirrored();
   if (!sources.length) throw new Error('the mirror holds no listings to derive from: run `nyc-listings sync` (or serve once) first');
-  const amenities = await listings.allAmenities();
+  const amenities = await listings.mirroredAmenities();
   const outlines = new Map<number, Outline>();
   for (const area of await new AreasRepository(store.db).list()) {
     const outline = decodeOutline(area.outline);
