@@ -53,6 +53,7 @@ const QUERIES = [
   '/v1/search/rentals?minSqft=800&maxSqft=1200&prewar=false&sort=PRICE_PER_SQFT',
   '/v1/search/rentals?minDaysOnMarket=5&maxDaysOnMarket=30&minTransitScore=70&furnished=false',
   '/v1/search/sales?maxMonthlyCost=6000&sort=PRICE_PER_SQFT&sortDir=ASC',
+  '/v1/search/sales?maxMonthlyCost=4000&sort=PRICE&page=2',
   '/v1/search/sales?buildingType=CONDO,CO_OP&saleType=RESALE&areas=140&page=2',
   '/v1/search/sales?listedAfter=2026-01-01T00:00:00Z&listedBefore=2026-06-01T00:00:00Z&hasOpenHouse=false&has3dTour=false',
   '/v1/search/sales?prewar=true&minPrice=2000000&sort=RECOMMENDED',

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { highestPriceWithin, mortgageFactor } from '../src/domain/monthly-cost.js';
 import { get, walk } from './helpers/http.js';
 import { SHARED_DATA } from './helpers/paths.js';
 import { useTestRuntime } from './helpers/runtime.js';
@@ -208,6 +210,35 @@ describe('sale filters against the source rows', () => {
     const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
     const res = await get(t.rt.app, '/v1/search/sales?maxMonthlyCost=5000&perPage=1', t.key);
     expect(res.body.meta.total).toBe(sales.filter((s) => Number(s.sale_price) * factor <= 5000).length);
+  });
+
+  it('the price bound a maximum monthly cost implies keeps every price whose payment is within it (any terms)', () => {
+    const terms = fc.record({ ratePercent: fc.oneof(fc.constant(0), fc.double({ min: 0.01, max: 20, noNaN: true })), downPaymentPercent: fc.double({ min: 0, max: 99, noNaN: true }), termYears: fc.integer({ min: 1, max: 40 }) });
+    fc.assert(
+      fc.property(terms, fc.integer({ min: 1, max: 2_000_000_000 }), fc.integer({ min: 0, max: 3 }), (t, price, slack) => {
+        const factor = mortgageFactor(t);
+        // The payment itself as the maximum (where rounding bites), and a few dollars above it.
+        const max = price * factor + slack;
+        expect(price * factor).toBeLessThanOrEqual(max);
+        expect(price).toBeLessThanOrEqual(highestPriceWithin(max, factor));
+      }),
+      { numRuns: 2000, seed: 2016 },
+    );
+  });
+
+  it.each(['DESC', 'ASC'])('maxMonthlyCost sorted by price %s lists exactly those sales, in that order, page after page', async (dir) => {
+    const r = 0.065 / 12;
+    const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
+    const sign = dir === 'ASC' ? 1 : -1;
+    const byPrice = [...sales].sort((a, b) => sign * (Number(a.sale_price) - Number(b.sale_price) || saleId(a).localeCompare(saleId(b))));
+    // A round maximum, and one a dollar above the monthly payment of the median sale (the bound falls just past it).
+    const median = Number(byPrice[Math.floor(byPrice.length / 2)].sale_price);
+    for (const max of [5000, Math.ceil(median * factor)]) {
+      const expected = byPrice.filter((s) => Number(s.sale_price) * factor <= max);
+      expect(expected.length).toBeGreaterThan(100);
+      const items = await all(`/v1/search/sales?maxMonthlyCost=${max}&sort=PRICE&sortDir=${dir}&perPage=500`);
+      expect(items.map((i) => i.id)).toEqual(expected.map(saleId));
+    }
   });
 
   it('price per square foot sort puts known values first, descending, then unknown', async () => {

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ListingRecord } from '../domain/listing.js';
 import { pricePerSqft } from '../domain/listing.js';
+import { monthlyCharges } from '../domain/monthly-cost.js';
 import type { ListingsTable } from './schema.js';
 
 export type ListingRow = Selectable<ListingsTable>;
@@ -65,7 +66,7 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string, 
     monthly_taxes: r.monthlyTaxes,
     monthly_maintenance: r.monthlyMaintenance,
     monthly_common_charges: r.monthlyCommonCharges,
-    monthly_charges: (r.monthlyTaxes ?? 0) + (r.monthlyMaintenance ?? 0) + (r.monthlyCommonCharges ?? 0),
+    monthly_charges: monthlyCharges({ maintenance: r.monthlyMaintenance, commonCharges: r.monthlyCommonCharges, taxes: r.monthlyTaxes }),
     year_built: r.yearBuilt,
     building_id: r.buildingId,
     building_slug: r.buildingSlug,

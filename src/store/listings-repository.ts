@@ -5,6 +5,7 @@ import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { PriceEvent } from '../wire/listing.js';
 import type pg from 'pg';
+import { monthlyCharges } from '../domain/monthly-cost.js';
 import { copyRows } from './postgres-copy.js';
 import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
@@ -278,7 +279,7 @@ export class ListingsRepository {
             lease_term: facts.leaseTerm,
             monthly_maintenance: facts.monthlyMaintenance,
             monthly_taxes: facts.monthlyTaxes,
-            monthly_charges: (facts.monthlyMaintenance ?? 0) + (facts.monthlyTaxes ?? 0),
+            monthly_charges: monthlyCharges({ maintenance: facts.monthlyMaintenance, commonCharges: row.monthly_common_charges, taxes: facts.monthlyTaxes }),
             details: JSON.stringify({ ...(JSON.parse(row.details) as Record<string, unknown>), photos: facts.photos, floorPlanKey: facts.floorPlanKey }),
             detail_fetched_at: at,
             needs_detail: 0,

@@ -14,6 +14,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
+import { highestPriceWithin } from '../domain/monthly-cost.js';
 import type { BoundingBox } from '../domain/outline.js';
 import type { SearchFilters } from '../domain/search-filters.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
@@ -391,6 +392,14 @@ function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: 
     // value (size tested on the entry, migration 015) instead of sorting every listing of that size:
     // 0.5 ms against 16 ms a page of sales at a million listings.
     if (s.sort === 'PRICE_PER_SQFT' && s.minSqft !== undefined && s.minSqft > 0) rowsQuery = rowsQuery.where('price_per_sqft', 'is not', null);
+    // Likewise the price bound a maximum monthly cost implies: the price index then starts at it. Sales by
+    // price, highest first, walked every dearer sale before the first match (2.3 s a page at a million
+    // listings). Not on the count: there SQLite took the bound's range of the price index and read half
+    // the sales in its order (1.3 s) instead of the table in its own (0.45 s).
+    if (s.sort === 'PRICE' && s.maxMonthlyCost !== undefined) {
+      const highest = highestPriceWithin(s.maxMonthlyCost, ctx.mortgageFactor);
+      if (Number.isFinite(highest)) rowsQuery = rowsQuery.where('price', '<=', highest);
+    }
   }
   // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against
   // an order its index serves only in part (the default order ascending: a sort of every match, 0.6 s at a
