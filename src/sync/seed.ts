@@ -12,8 +12,9 @@ const BATCH = 5000;
 /**
  * `nyc-listings seed`: makes the mirror hold `total` active listings by adding synthetic ones derived
  * from its mirrored rows ({@link deriveSyntheticListings}, seeded by `seed`) in place of earlier synthetic
- * ones ({@link ListingsRepository.replaceSynthetic}). For benchmarks only. Reports progress as (step, done, total); returns what it
- * did and the rate (listings added a second, the removal of earlier ones included in the time).
+ * ones ({@link ListingsRepository.replaceSynthetic}). For benchmarks only. Reports progress as (step,
+ * done, total); returns what it did and the rate (listings added a second, the removal of earlier ones
+ * included in the time).
  * @throws Error when the mirror holds no mirrored listing to derive from.
  */
 export async function seedListings(
