@@ -52,6 +52,7 @@ const QUERIES = [
   '/v1/search/rentals?areas=102,200&minBeds=1&maxBeds=2&minBaths=1&sort=LISTED_AT&sortDir=DESC&page=3',
   '/v1/search/rentals?minSqft=800&maxSqft=1200&prewar=false&sort=PRICE_PER_SQFT',
   '/v1/search/rentals?minDaysOnMarket=5&maxDaysOnMarket=30&minTransitScore=70&furnished=false',
+  '/v1/search/rentals?minTransitScore=70&sortDir=ASC&page=2',
   '/v1/search/sales?maxMonthlyCost=6000&sort=PRICE_PER_SQFT&sortDir=ASC',
   '/v1/search/sales?maxMonthlyCost=4000&sort=PRICE&page=2',
   '/v1/search/sales?buildingType=CONDO,CO_OP&saleType=RESALE&areas=140&page=2',

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { highestPriceWithin, mortgageFactor } from '../src/domain/monthly-cost.js';
+import { lowestRecommendedScore, recommendedScore } from '../src/domain/recommended-score.js';
 import { get, walk } from './helpers/http.js';
 import { SHARED_DATA } from './helpers/paths.js';
 import { useTestRuntime } from './helpers/runtime.js';
@@ -142,6 +143,28 @@ describe('rental filters against the source rows', () => {
     }
     const byDefault = await get(t.rt.app, '/v1/search/rentals?areas=300&perPage=30', t.key);
     expect(byDefault.body.data.map((i: { id: string }) => i.id)).toEqual(descending.slice(0, 30).map((r) => r.id));
+    // With a minimum transit score (the median's), in both directions and page by page: exactly those, in order.
+    const transit = descending.map((r) => scores.get(r.id)).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+    const floor = transit[Math.floor(transit.length / 2)];
+    const within = descending.filter((r) => (scores.get(r.id) ?? -1) >= floor);
+    expect(within.length).toBeGreaterThan(10);
+    expect(within.length).toBeLessThan(descending.length - 10);
+    for (const [dir, expected] of [['DESC', within], ['ASC', [...within].reverse()]] as const) {
+      const items = await all(`/v1/search/rentals?areas=300&minTransitScore=${floor}&sortDir=${dir}&perPage=7`);
+      expect(items.map((i) => i.id), dir).toEqual(expected.map((r) => r.id));
+    }
+  });
+
+  it('a minimum transit score sets a floor under the recommended score (any size, photo and fee)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), fc.option(fc.double({ min: 0, max: 1e5, noNaN: true })), fc.option(fc.string()), fc.option(fc.boolean()), (min, above, sqft, leadPhotoKey, noFee) => {
+        const transitScore = Math.min(100, min + above);
+        expect(recommendedScore({ transitScore, sqft, leadPhotoKey, noFee })).toBeGreaterThanOrEqual(lowestRecommendedScore(min));
+      }),
+      { numRuns: 2000, seed: 2016 },
+    );
+    // The floor is reached: a listing of exactly that transit score and nothing else scores it.
+    for (let min = 0; min <= 100; min++) expect(recommendedScore({ transitScore: min, sqft: null, leadPhotoKey: null, noFee: false })).toBe(lowestRecommendedScore(min));
   });
 });
 
