@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { highestPriceWithin, mortgageFactor } from '../src/domain/monthly-cost.js';
+import { highestPriceWithin, monthlyCharges, mortgageFactor } from '../src/domain/monthly-cost.js';
 import { lowestRecommendedScore, recommendedScore } from '../src/domain/recommended-score.js';
 import { get, walk } from './helpers/http.js';
 import { SHARED_DATA } from './helpers/paths.js';
@@ -246,6 +246,14 @@ describe('sale filters against the source rows', () => {
         expect(price).toBeLessThanOrEqual(highestPriceWithin(max, factor));
       }),
       { numRuns: 2000, seed: 2016 },
+    );
+    // The ground it stands on: stored monthly charges are never negative, whatever parts a listing gives.
+    const part = fc.option(fc.double({ min: -1e5, max: 1e5, noNaN: true }));
+    fc.assert(
+      fc.property(part, part, part, (maintenance, commonCharges, taxes) => {
+        expect(monthlyCharges({ maintenance, commonCharges, taxes })).toBeGreaterThanOrEqual(0);
+      }),
+      { numRuns: 1000, seed: 2016 },
     );
   });
 

@@ -362,6 +362,30 @@ export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx:
   return Number(n);
 }
 
+/**
+ * Bounds on the order's leading key that a search's filters imply, said outright in its page's statement
+ * so that the order's index starts (or stops) at them; each changes no answer. Not on the count: there
+ * SQLite took the price bound's range of the price index and read half the sales out of order (1.3 s)
+ * instead of the table in its own (0.45 s). At a million listings, one page each:
+ * - a size above zero gives a price per square foot (domain `pricePerSqft`): the price-per-square-foot
+ *   index is walked from its first known value (size tested on the entry, migration 015), 0.5 ms against
+ *   16 ms for a sort of every sale of that size;
+ * - a maximum monthly cost bounds the price ({@link highestPriceWithin}): sales by price, highest first,
+ *   walked every dearer sale before the first match (2.3 s);
+ * - a minimum transit score puts a floor under the recommended score ({@link lowestRecommendedScore}): the
+ *   default order ascending walked every listing scored below it first (1.9 s for sales).
+ */
+function impliedOrderBounds<Q extends Query>(q: Q, s: ListingSearch, ctx: SearchContext): Q {
+  let bounded: Query = q;
+  if (s.sort === 'PRICE_PER_SQFT' && s.minSqft !== undefined && s.minSqft > 0) bounded = bounded.where('price_per_sqft', 'is not', null);
+  if (s.sort === 'PRICE' && s.maxMonthlyCost !== undefined) {
+    const highest = highestPriceWithin(s.maxMonthlyCost, ctx.mortgageFactor);
+    if (Number.isFinite(highest)) bounded = bounded.where('price', '<=', highest);
+  }
+  if (s.sort === 'RECOMMENDED' && s.minTransitScore !== undefined) bounded = bounded.where('recommended_score', '>=', lowestRecommendedScore(s.minTransitScore));
+  return bounded as Q;
+}
+
 /** The page's statement: summary columns, the order (see {@link searchListings}), the keyset bound or the offset, the limit. */
 function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: Exclude<PageStrategy, 'empty'>) {
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
@@ -388,22 +412,7 @@ function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: 
     const column = SORT_COLUMN[s.sort];
     rowsQuery = rowsQuery.orderBy(key(column), order(column === 'listed_at' || column === 'price_per_sqft'));
     if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy(key('listed_at'), order(true));
-    // A size above zero gives a price per square foot (domain `pricePerSqft`), so this term changes no
-    // answer. Said outright, it lets SQLite walk the price-per-square-foot index from its first known
-    // value (size tested on the entry, migration 015) instead of sorting every listing of that size:
-    // 0.5 ms against 16 ms a page of sales at a million listings.
-    if (s.sort === 'PRICE_PER_SQFT' && s.minSqft !== undefined && s.minSqft > 0) rowsQuery = rowsQuery.where('price_per_sqft', 'is not', null);
-    // Likewise the price bound a maximum monthly cost implies: the price index then starts at it. Sales by
-    // price, highest first, walked every dearer sale before the first match (2.3 s a page at a million
-    // listings). Not on the count: there SQLite took the bound's range of the price index and read half
-    // the sales in its order (1.3 s) instead of the table in its own (0.45 s).
-    if (s.sort === 'PRICE' && s.maxMonthlyCost !== undefined) {
-      const highest = highestPriceWithin(s.maxMonthlyCost, ctx.mortgageFactor);
-      if (Number.isFinite(highest)) rowsQuery = rowsQuery.where('price', '<=', highest);
-    }
-    // And the score floor a minimum transit score implies: the default order ascending walked every
-    // listing scored below it first (1.9 s a page of sales at a million listings).
-    if (s.sort === 'RECOMMENDED' && s.minTransitScore !== undefined) rowsQuery = rowsQuery.where('recommended_score', '>=', lowestRecommendedScore(s.minTransitScore));
+    rowsQuery = impliedOrderBounds(rowsQuery, s, ctx);
   }
   // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against
   // an order its index serves only in part (the default order ascending: a sort of every match, 0.6 s at a
