@@ -217,12 +217,12 @@ export const ORDER_INDEX = {
   PRICE_PER_SQFT: 'listings_ppsf',
 } as const;
 
-/** The filters each order's index holds on its entries (migrations 014, 015): a walk tests them without reading the row. */
+/** The filters each order's index holds on its entries (migrations 014, 015, 018): a walk tests them without reading the row. */
 export const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
   RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
   PRICE: new Set(['areaIds', 'minBeds', 'maxBeds', 'minPrice', 'maxPrice']),
-  LISTED_AT: new Set(['minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
-  PRICE_PER_SQFT: new Set(['minSqft', 'maxSqft']),
+  LISTED_AT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
+  PRICE_PER_SQFT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minSqft', 'maxSqft']),
 };
 
 /**
@@ -246,7 +246,7 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  *   are spread through the order, a sort visits `total`: this is taken when it costs no more, an entry
  *   that holds every filter costing a {@link HELD_ENTRY_SPEEDUP}th of a sorted match;
  * - `walk` the order's index to the end of the page when each filter is tested on its entries (area and
- *   bedrooms on the price and default orders, dates on the date orders, size on price per square foot):
+ *   bedrooms on every order, dates on the date orders, size on price per square foot):
  *   no row is read but the page's, so even matches bunched far down the order cost little;
  * - otherwise the `planner`'s choice, as for a geographic or id filter (the spatial index or the id
  *   list drive those), the distance order, or an unknown `activeOfKind`.
