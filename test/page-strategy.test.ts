@@ -78,24 +78,29 @@ describe('how SQLite reads a page (pageStrategy)', () => {
 
   it('every filter counted as held by an order index is tested on its entries: a walk reads no filter column from the table', async () => {
     // The column each filter tests, and a value that some rentals match.
-    const filters: Record<string, [Partial<ListingSearch>, string]> = {
-      areaIds: [{ areaIds: queens() }, 'area_id'],
-      minBeds: [{ minBeds: 1 }, 'bedroom_count'],
-      maxBeds: [{ maxBeds: 3 }, 'bedroom_count'],
-      minPrice: [{ minPrice: 2000 }, 'price'],
-      maxPrice: [{ maxPrice: 5000 }, 'price'],
-      minDaysOnMarket: [{ minDaysOnMarket: 1 }, 'listed_at'],
-      maxDaysOnMarket: [{ maxDaysOnMarket: 10_000 }, 'listed_at'],
-      listedAfter: [{ listedAfter: '2000-01-01T00:00:00Z' }, 'listed_at'],
-      listedBefore: [{ listedBefore: '2100-01-01T00:00:00Z' }, 'listed_at'],
-      minSqft: [{ minSqft: 500 }, 'sqft'],
-      maxSqft: [{ maxSqft: 2000 }, 'sqft'],
+    const filters: Record<string, [Partial<ListingSearch>, string][]> = {
+      areaIds: [[{ areaIds: queens() }, 'area_id']],
+      minBeds: [[{ minBeds: 1 }, 'bedroom_count']],
+      maxBeds: [[{ maxBeds: 3 }, 'bedroom_count']],
+      minPrice: [[{ minPrice: 2000 }, 'price']],
+      maxPrice: [[{ maxPrice: 5000 }, 'price']],
+      minDaysOnMarket: [[{ minDaysOnMarket: 1 }, 'listed_at']],
+      maxDaysOnMarket: [[{ maxDaysOnMarket: 10_000 }, 'listed_at']],
+      listedAfter: [[{ listedAfter: '2000-01-01T00:00:00Z' }, 'listed_at']],
+      listedBefore: [[{ listedBefore: '2100-01-01T00:00:00Z' }, 'listed_at']],
+      minSqft: [[{ minSqft: 500 }, 'sqft']],
+      maxSqft: [[{ maxSqft: 2000 }, 'sqft']],
+      // Both sides: no (unknown or 0) and yes, written `+no_fee = 1` when a page is not read through its partial index.
+      noFee: [
+        [{ noFee: false }, 'no_fee'],
+        [{ noFee: true }, 'no_fee'],
+      ],
     };
     const columns = sqlite.prepare("select name from pragma_table_info('listings')").pluck().all() as string[];
     const tableRoot = sqlite.prepare("select rootpage from sqlite_master where type = 'table' and name = 'listings'").pluck().get();
     for (const [sort, held] of Object.entries(HELD_BY_ORDER_INDEX) as [keyof typeof ORDER_INDEX, ReadonlySet<string>][]) {
-      for (const name of held) {
-        const [filter, column] = filters[name];
+      for (const [filter, column] of [...held].flatMap((name) => filters[name])) {
+        const name = JSON.stringify(filter);
         const s = search({ ...filter, sort });
         expect(pageStrategy(s, rentals.length, NEVER_SORT), `${sort} ${name}`).toBe('walk');
         statements.length = 0;

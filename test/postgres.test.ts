@@ -63,6 +63,8 @@ const QUERIES = [
   '/v1/search/sales?near=40.7527,-73.9772&radius=900&sort=DISTANCE&sortDir=ASC',
   '/v1/search/rentals?near=40.7128,-74.006&radius=3000&minBeds=2&page=2&perPage=20',
   '/v1/search/rentals?areas=200&minBeds=2&sort=PRICE_PER_SQFT&sortDir=DESC&page=2',
+  '/v1/search/rentals?noFee=false&areas=200&page=2',
+  '/v1/search/rentals?noFee=true&minBeds=1&sortDir=ASC&page=3',
 ];
 
 /** Market figures (read by rank through the order indexes, migration 018, and `+bedroom_count`). */

@@ -217,9 +217,9 @@ export const ORDER_INDEX = {
   PRICE_PER_SQFT: 'listings_ppsf',
 } as const;
 
-/** The filters each order's index holds on its entries (migrations 014, 015, 018): a walk tests them without reading the row. */
+/** The filters each order's index holds on its entries (migrations 014, 015, 018, 019): a walk tests them without reading the row. */
 export const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
-  RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
+  RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore', 'noFee']),
   PRICE: new Set(['areaIds', 'minBeds', 'maxBeds', 'minPrice', 'maxPrice']),
   LISTED_AT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
   PRICE_PER_SQFT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minSqft', 'maxSqft']),
