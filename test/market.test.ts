@@ -87,6 +87,20 @@ describe('market figures', () => {
     );
   });
 
+  it('a listing with no known listing date counts among the active ones and not in days on market', async () => {
+    const rt = await runtime();
+    const key = await rt.key('starter');
+    const rows = rentalRows().filter((r) => r.borough === 'Queens');
+    const undated = rows.filter((r) => Number(r.rental_id) % 5 === 0);
+    expect(undated.length).toBeGreaterThan(0);
+    await rt.store.db.updateTable('listings').set({ listed_at: null }).where('id', 'in', undated.map((r) => r.rental_id)).execute();
+    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const dated = rows.filter((r) => Number(r.rental_id) % 5 !== 0);
+    const res = await get(rt.app, '/v1/market?kind=rental&areas=300', key);
+    expect(res.body.data.activeCount).toBe(rows.length);
+    expect(res.body.data.medianDaysOnMarket).toBe(cents(quantile(dated.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild), 0.5)));
+  });
+
   it('history gains a snapshot a day as the mirror syncs; it is for the pro plan and up', async () => {
     let now = Date.now();
     const rt = await runtime({}, { clock: () => new Date(now), manualMarketClock: true });

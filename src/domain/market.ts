@@ -13,9 +13,13 @@ export function quantileRank(count: number, q: number): { rank: number; fraction
   return { rank, fraction: position - rank };
 }
 
-/** The quantile at `at` ({@link quantileRank}) from the values at its rank and the next (`values[1]` needed only when `fraction` > 0). */
-function interpolate(at: { fraction: number }, values: number[]): number {
-  return at.fraction > 0 ? values[0] + (values[1] - values[0]) * at.fraction : values[0];
+/**
+ * The quantile at `at` ({@link quantileRank}) from the values at its rank and the next (`values[1]` needed
+ * only when `fraction` > 0); null when none were read (a listing removed between the count and the read).
+ */
+function interpolate(at: { fraction: number }, values: number[]): number | null {
+  if (!values.length) return null;
+  return at.fraction > 0 && values.length > 1 ? values[0] + (values[1] - values[0]) * at.fraction : values[0];
 }
 
 const round2 = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
@@ -31,8 +35,12 @@ const bedroomLabel = (bedrooms: number | null) => (bedrooms === null ? 'UNKNOWN'
 export interface RankedListings {
   /** How many listings of each bedroom count (null: unknown). */
   bedroomCounts(): Promise<{ bedrooms: number | null; count: number }[]>;
-  /** How many listings have a known price per square foot, or a known listing date. */
-  knownCount(fact: 'pricePerSqft' | 'listedAt'): Promise<number>;
+  /**
+   * How many listings have a known price per square foot (`known`), or have no known listing date
+   * (`unknown`): each the side that is usually the smaller, so that a store can count it from an index's
+   * range (dates are nearly always known; sizes often not).
+   */
+  factCount(count: { known: 'pricePerSqft' } | { unknown: 'listedAt' }): Promise<number>;
   /**
    * The values at 0-based `rank` and the one after (fewer at the end) of: prices ascending (of one bedroom
    * count when `bedrooms` is given), known prices per square foot ascending, or known listing dates (UTC
@@ -48,8 +56,9 @@ export interface RankedListings {
  * rounded to cents.
  */
 export async function marketFiguresByRank(listings: RankedListings, now: Date): Promise<MarketFigures> {
-  const [groups, sized, dated] = await Promise.all([listings.bedroomCounts(), listings.knownCount('pricePerSqft'), listings.knownCount('listedAt')]);
+  const [groups, sized, undated] = await Promise.all([listings.bedroomCounts(), listings.factCount({ known: 'pricePerSqft' }), listings.factCount({ unknown: 'listedAt' })]);
   const activeCount = groups.reduce((sum, g) => sum + g.count, 0);
+  const dated = activeCount - undated;
   const figure = async (count: number, q: number, read: (rank: number) => Promise<number[]>) => {
     const at = quantileRank(count, q);
     return at ? round2(interpolate(at, await read(at.rank))) : null;
@@ -61,10 +70,11 @@ export async function marketFiguresByRank(listings: RankedListings, now: Date): 
     figure(activeCount, 0.75, prices()),
     figure(sized, 0.5, async (rank) => (await listings.valuesAt('pricePerSqft', rank)).map(Number)),
     figure(dated, 0.5, async (rank) => (await listings.valuesAt('listedAt', rank)).map((listedAt) => daysOnMarket(String(listedAt), now)!)),
-    Promise.all(groups.map((g) => figure(g.count, 0.5, prices(g.bedrooms)))),
+    // One bedroom count (every sale of the sample, whose bedrooms are unknown): its median is the median.
+    groups.length === 1 ? [] : Promise.all(groups.map((g) => figure(g.count, 0.5, prices(g.bedrooms)))),
   ]);
   const byBedroom = groups
-    .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: groupMedians[i] }))
+    .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: groups.length === 1 ? medianPrice : groupMedians[i] }))
     .sort((a, b) => (a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true })));
   return { activeCount, medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, byBedroom };
 }
