@@ -246,7 +246,8 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  *   are spread through the order, a sort visits `total`: this is taken when it costs no more, an entry
  *   that holds every filter costing a {@link HELD_ENTRY_SPEEDUP}th of a sorted match;
  * - `walk` the order's index to the end of the page when each filter is tested on its entries (area and
- *   bedrooms on every order, dates on the date orders, size on price per square foot):
+ *   bedrooms on every order, dates on the date orders, size on price per square foot, no fee on the
+ *   default order: {@link HELD_BY_ORDER_INDEX}):
  *   no row is read but the page's, so even matches bunched far down the order cost little;
  * - otherwise the `planner`'s choice, as for a geographic or id filter (the spatial index or the id
  *   list drive those), the distance order, or an unknown `activeOfKind`.
