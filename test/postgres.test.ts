@@ -7,6 +7,8 @@ import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
 import { copyRows } from '../src/store/postgres-copy.js';
+import type { Database as Schema } from '../src/store/schema.js';
+import { KEYSET, pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
 import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -190,6 +192,40 @@ describe('PostgreSQL answers as SQLite does', () => {
       // PostgreSQL 15 keeps a list of areas on a later key column out of an ordered scan's index
       // condition (a filter on the row), so only the bedrooms are tested inside the index here.
       expect(scan.Filter ?? '', JSON.stringify(scan)).not.toMatch(column);
+    }
+  });
+
+  it('a walk reads the page\'s ids alone, then their rows: the same page as the planner\'s, and as SQLite\'s', async () => {
+    const tree = await onPg.mirror.areaTree();
+    const { db, statements } = postgresWithLog<Schema>(() => onPg.store.pool!.connect());
+    try {
+      for (const search of [
+        { kind: 'rental', noFee: false, areaIds: [...tree.withDescendants(200)], sort: 'RECOMMENDED', sortDir: 'DESC', page: 2, perPage: 50 },
+        { kind: 'rental', minBeds: 2, areaIds: [...tree.withDescendants(300)], sort: 'LISTED_AT', sortDir: 'ASC', page: 1, perPage: 20 },
+        { kind: 'sale', areaIds: [...tree.withDescendants(100)], sort: 'PRICE', sortDir: 'DESC', page: 3, perPage: 30 },
+      ] as ListingSearch[]) {
+        const context = (activeOfKind: number | undefined, dialect: 'postgres' | 'sqlite'): SearchContext => ({ now: new Date(), mortgageFactor: 0.005, dialect, activeOfKind });
+        // An activeOfKind of 0 counts no total as few: every held filter set walks.
+        expect(pageStrategy(search, 1e6, 0), JSON.stringify(search)).toBe('walk');
+        statements.length = 0;
+        const walked = await searchListings(db, search, context(0, 'postgres'));
+        expect(statements.at(-1)!.sql).toMatch(/where "id" in \(select "id" from "listings" where/);
+        const byPlanner = await searchListings(db, search, context(undefined, 'postgres'));
+        expect(statements.at(-1)!.sql).not.toContain('"id" in (select');
+        expect(walked.rows.length, JSON.stringify(search)).toBeGreaterThan(0);
+        expect(walked).toEqual(byPlanner);
+        const onSqliteRows = await searchListings(onSqlite.store.db, search, context(0, 'sqlite'));
+        expect(walked.rows.map((r) => r.id)).toEqual(onSqliteRows.rows.map((r) => r.id));
+      }
+      // A keyset page walked likewise: the page after page 2's last row is page 3.
+      const search = { kind: 'rental', noFee: false, areaIds: [...tree.withDescendants(200)], sort: 'RECOMMENDED', sortDir: 'DESC', page: 2, perPage: 50 } as ListingSearch;
+      const context = (activeOfKind: number | undefined): SearchContext => ({ now: new Date(), mortgageFactor: 0.005, dialect: 'postgres', activeOfKind });
+      const last = (await searchListings(db, search, context(0))).rows.at(-1)!;
+      const after = await searchListings(db, { ...search, page: 1, after: { keys: KEYSET.RECOMMENDED.map(({ column }) => (last as Record<string, string | number | null>)[column] ?? null), id: last.id } }, context(0));
+      expect(statements.at(-1)!.sql).toMatch(/where "id" in \(select "id" from "listings" where/);
+      expect(after.rows.map((r) => r.id)).toEqual((await searchListings(db, { ...search, page: 3 }, context(undefined))).rows.map((r) => r.id));
+    } finally {
+      await db.destroy();
     }
   });
 
