@@ -35,12 +35,10 @@ const bedroomLabel = (bedrooms: number | null) => (bedrooms === null ? 'UNKNOWN'
 export interface RankedListings {
   /** How many listings of each bedroom count (null: unknown). */
   bedroomCounts(): Promise<{ bedrooms: number | null; count: number }[]>;
-  /**
-   * How many listings have a known price per square foot (`known`), or have no known listing date
-   * (`unknown`): each the side that is usually the smaller, so that a store can count it from an index's
-   * range (dates are nearly always known; sizes often not).
-   */
-  factCount(count: { known: 'pricePerSqft' } | { unknown: 'listedAt' }): Promise<number>;
+  /** How many listings have a known price per square foot (sizes are often unknown: the smaller side to count). */
+  sizedCount(): Promise<number>;
+  /** How many listings have no known listing date (dates are nearly always known: the smaller side to count). */
+  undatedCount(): Promise<number>;
   /**
    * The values at 0-based `rank` and the one after (fewer at the end) of: prices ascending (of one bedroom
    * count when `bedrooms` is given), known prices per square foot ascending, or known listing dates (UTC
@@ -56,7 +54,7 @@ export interface RankedListings {
  * rounded to cents.
  */
 export async function marketFiguresByRank(listings: RankedListings, now: Date): Promise<MarketFigures> {
-  const [groups, sized, undated] = await Promise.all([listings.bedroomCounts(), listings.factCount({ known: 'pricePerSqft' }), listings.factCount({ unknown: 'listedAt' })]);
+  const [groups, sized, undated] = await Promise.all([listings.bedroomCounts(), listings.sizedCount(), listings.undatedCount()]);
   const activeCount = groups.reduce((sum, g) => sum + g.count, 0);
   const dated = activeCount - undated;
   const oneGroup = groups.length === 1;
