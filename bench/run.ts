@@ -12,7 +12,12 @@
  * (its RSS is its own), the load generator here; the peer starts once the service has been measured and
  * stopped. Traffic stays on 127.0.0.1.
  *
- * Usage: `npm run bench`. BENCH_SECONDS (10), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
+ * Each scenario runs in BENCH_ROUNDS rounds (3), the service then the bare server in each, so that both are
+ * measured minutes apart at most under the same load from the rest of the machine: a scenario's req/s is the
+ * median of its rounds, its ratio the median of the rounds' ratios (each service round against the bare
+ * round right after it), p50 the median of the rounds' p50, p99 the worst round's. The peer runs as many rounds.
+ *
+ * Usage: `npm run bench`. BENCH_SECONDS (5, a round), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
  * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
  * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`),
@@ -36,7 +41,8 @@ import { ListingsRepository } from '../src/store/listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startPeer, type Peer } from './peer.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const dir = resolve('.cache', 'bench');
@@ -251,6 +257,12 @@ function cpuMicrosOf(pid: number): number {
 }
 
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 const selected = scenarios.filter((scenario) => !only || only.test(scenario.name));
 const rows: Record<string, string | number | null>[] = [];
 for (const scenario of selected) {
@@ -262,11 +274,27 @@ for (const scenario of selected) {
   const type = String(answer.headers['content-type']);
   const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body));
   await new Promise<void>((ready) => bare.listen(0, '127.0.0.1', ready));
-  const cpuBefore = cpuMicrosOf(service.child.pid!);
-  const measured = await load(address, scenario.path, headers, scenario.vary, true);
+  const bareBase = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+  const measuredRounds: Awaited<ReturnType<typeof load>>[] = [];
+  const limitRounds: Awaited<ReturnType<typeof load>>[] = [];
+  let cpuMicros = 0;
+  for (let round = 0; round < rounds; round++) {
+    const cpuBefore = cpuMicrosOf(service.child.pid!);
+    measuredRounds.push(await load(address, scenario.path, headers, scenario.vary, true));
+    cpuMicros += cpuMicrosOf(service.child.pid!) - cpuBefore;
+    limitRounds.push(await load(bareBase, example, {}));
+  }
+  const served = measuredRounds.reduce((sum, r) => sum + r.total, 0);
   // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
-  const cpuPerRequest = Math.round((cpuMicrosOf(service.child.pid!) - cpuBefore) / Math.max(1, measured.total));
-  const limit = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, example, {});
+  const cpuPerRequest = Math.round(cpuMicros / Math.max(1, served));
+  const measured = {
+    rps: median(measuredRounds.map((r) => r.rps)),
+    p50: median(measuredRounds.map((r) => r.p50)),
+    p99: Math.max(...measuredRounds.map((r) => r.p99)),
+    failed: measuredRounds.reduce((sum, r) => sum + r.failed, 0),
+  };
+  const limit = { rps: median(limitRounds.map((r) => r.rps)) };
+  const ratios = measuredRounds.map((r, i) => r.rps / limitRounds[i].rps);
   await new Promise((closed) => bare.close(closed));
   const row = {
     scenario: scenario.name,
@@ -277,14 +305,15 @@ for (const scenario of selected) {
     failed: measured.failed,
     'CPU us/req': cpuPerRequest,
     'bare req/s': limit.rps,
-    ratio: pct(measured.rps, limit.rps),
+    ratio: pct(median(ratios), 1),
+    'ratio by round': ratios.map((r) => pct(r, 1)).join(', '),
     'peer req/s': null as number | null,
     'peer p99': null as number | null,
     'peer failed': null as number | null,
     'vs peer': null as string | null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare`);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare (rounds: ${row['ratio by round']})`);
 }
 const { now: serviceRssMiB, peak: servicePeakRssMiB } = rssOf(service.child.pid!);
 await stop(service.child);
@@ -304,7 +333,13 @@ if (peer) {
       console.log('the peer did not answer within 3 minutes: its remaining scenarios are not measured');
       break;
     }
-    const other = await load(peer.url, scenario.peer, {}, scenario.vary, true);
+    const peerRounds: Awaited<ReturnType<typeof load>>[] = [];
+    for (let round = 0; round < rounds; round++) peerRounds.push(await load(peer.url, scenario.peer, {}, scenario.vary, true));
+    const other = {
+      rps: median(peerRounds.map((r) => r.rps)),
+      p99: Math.max(...peerRounds.map((r) => r.p99)),
+      failed: peerRounds.reduce((sum, r) => sum + r.failed, 0),
+    };
     Object.assign(rows[i], {
       'peer req/s': other.rps,
       'peer p99': other.p99,
@@ -319,16 +354,16 @@ if (peer) {
 
 console.table(rows);
 console.log(
-  `service rss ${serviceRssMiB} MiB at the end, ${servicePeakRssMiB} MiB at most${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${seconds} s a run; ${listings} active listings on ${dialect}; ` +
+  `service rss ${serviceRssMiB} MiB at the end, ${servicePeakRssMiB} MiB at most${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${rounds} rounds of ${seconds} s a scenario; ${listings} active listings on ${dialect}; ` +
     `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
 );
-const env = ['BENCH_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
+const env = ['BENCH_SECONDS', 'BENCH_ROUNDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
 if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
 const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 mkdirSync(resolve('bench', 'results'), { recursive: true });
 writeFileSync(
   resolve('bench', 'results', `${stamp}-${dialect}-${listings}.json`),
-  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
+  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, rounds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
 );
 await stop(upstream.child);
