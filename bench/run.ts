@@ -13,7 +13,7 @@
  * stopped. Traffic stays on 127.0.0.1.
  *
  * Each scenario runs in BENCH_ROUNDS rounds (3), the service then the bare server in each, so that both are
- * measured minutes apart at most under the same load from the rest of the machine: a scenario's req/s is the
+ * measured seconds apart under the same load from the rest of the machine: a scenario's req/s is the
  * median of its rounds, its ratio the median of the rounds' ratios (each service round against the bare
  * round right after it), p50 the median of the rounds' p50, p99 the worst round's. The peer runs as many rounds.
  *
