@@ -263,6 +263,13 @@ const median = (values: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
+/** A scenario's rounds as one figure: the median req/s and p50, the worst p99, every failure. */
+const combineRounds = (results: Awaited<ReturnType<typeof load>>[]) => ({
+  rps: median(results.map((r) => r.rps)),
+  p50: median(results.map((r) => r.p50)),
+  p99: Math.max(...results.map((r) => r.p99)),
+  failed: results.reduce((sum, r) => sum + r.failed, 0),
+});
 const selected = scenarios.filter((scenario) => !only || only.test(scenario.name));
 const rows: Record<string, string | number | null>[] = [];
 for (const scenario of selected) {
@@ -287,13 +294,8 @@ for (const scenario of selected) {
   const served = measuredRounds.reduce((sum, r) => sum + r.total, 0);
   // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
   const cpuPerRequest = Math.round(cpuMicros / Math.max(1, served));
-  const measured = {
-    rps: median(measuredRounds.map((r) => r.rps)),
-    p50: median(measuredRounds.map((r) => r.p50)),
-    p99: Math.max(...measuredRounds.map((r) => r.p99)),
-    failed: measuredRounds.reduce((sum, r) => sum + r.failed, 0),
-  };
-  const limit = { rps: median(limitRounds.map((r) => r.rps)) };
+  const measured = combineRounds(measuredRounds);
+  const limit = combineRounds(limitRounds);
   const ratios = measuredRounds.map((r, i) => r.rps / limitRounds[i].rps);
   await new Promise((closed) => bare.close(closed));
   const row = {
@@ -340,11 +342,7 @@ if (peer) {
     }
     if (peerGone) console.log('the peer did not answer within 3 minutes: its remaining scenarios are not measured');
     if (!peerRounds.length) continue;
-    const other = {
-      rps: median(peerRounds.map((r) => r.rps)),
-      p99: Math.max(...peerRounds.map((r) => r.p99)),
-      failed: peerRounds.reduce((sum, r) => sum + r.failed, 0),
-    };
+    const other = combineRounds(peerRounds);
     Object.assign(rows[i], {
       'peer req/s': other.rps,
       'peer p99': other.p99,
