@@ -57,7 +57,7 @@ export interface AppDeps {
   /** The upstream client, for its breaker state and queue in /v1/health. */
   upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
   /** Crawl reports and the hydration backlog, for /v1/health. */
-  crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number> };
+  crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (lastSuccessAt: string | null) => string | null;
   clock: () => Date;

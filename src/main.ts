@@ -27,6 +27,8 @@ const USAGE = `usage: nyc-listings <command> [options]
   webhooks redeliver <delivery id>   send a delivery again (same webhook-id), from the first step of the schedule
   seed --listings N [--seed S]   benchmarks only: make the mirror hold N listings, adding synthetic ones
                               derived from the mirrored rows by a seeded rule (docs/data.md); replaces earlier ones
+  coverage                    print, per kind and borough, the share of mirrored records holding each field
+                              of the listing detail and the building (Markdown; read from DATABASE_URL)
   upstream [--port N]         run the local upstream alone
   openapi                     print the OpenAPI document
   help, --help                this text
@@ -241,6 +243,17 @@ async function main(argv: string[]): Promise<number> {
       logger.info({ url: upstream.url, admin: upstream.adminUrl }, 'local upstream listening');
       return -1;
     }
+    case 'coverage': {
+      flags(rest, {});
+      const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([import('./store/database.js'), import('./read/mirror-coverage.js')]);
+      const store = await openStore(config.databaseUrl);
+      try {
+        process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store))}\n`);
+        return 0;
+      } finally {
+        await store.close();
+      }
+    }
     case 'openapi': {
       const logger = await cliLogger(config.logLevel);
       const [{ startRuntime }, { openApiDocument }] = await Promise.all([import('./runtime.js'), import('./app.js')]);
@@ -253,7 +266,7 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'upstream', 'openapi'];
+const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'coverage', 'upstream', 'openapi'];
 
 /**
  * A webhook subscription's `--filter`, checked as GET /v1/changes checks its query (the same schema and

@@ -135,7 +135,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       market,
       changes,
       changesRetentionDays: config.changesRetentionDays,
-      stations: loadStations(config.sharedDataDir),
+      stations: loadStations(),
       clock,
       logger,
       resultCap: config.upstreamResultCap,
@@ -155,6 +155,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       coordinator.trigger(HYDRATION_KEY, async () => {
         const started = Date.now();
         const hydrated = await syncer.hydrateBacklog(Infinity);
+        await syncer.recordMarkets();
         logger.info({ ms: Date.now() - started, hydrated }, 'hydration of the backlog done');
       });
     }

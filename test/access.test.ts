@@ -7,7 +7,7 @@ import { waitFor } from './helpers/wait.js';
 
 // The access layer's caches: keys resolved from memory (a revoke elsewhere seen within the cache's
 // time to live), monthly counts written in batches, and one log line a request at a level by outcome.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 
 describe('keys from memory', () => {
   it('a key revoked by another instance is refused here within KEY_CACHE_SECONDS', async () => {

@@ -6,7 +6,7 @@ import { waitFor } from './helpers/wait.js';
 
 // GET /v1/changes/stream over real HTTP on loopback, read by an independent SSE parser, against the
 // feed (GET /v1/changes) of the same mirror after a market day and a sync.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;
 
 describe('the change stream', () => {

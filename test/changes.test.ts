@@ -5,7 +5,7 @@ import { useRuntimesPerTest } from './helpers/runtime.js';
 
 // The change feed against the mirror's own before/after: a market day through the local upstream's
 // admin port, a sync, and every change exactly once in a cursor walk.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 
 describe('the change feed', () => {
   it('after a market day and a sync, the events equal the diff of the mirror, each once, in cursor order', async () => {

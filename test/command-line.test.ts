@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { rentalRows, saleRows } from './helpers/source-rows.js';
 
 // The command line as a person meets it: help, version, named mistakes with exit code 2, and serve.
 // A database of its own: a command must never write into the checkout's data/ folder.
@@ -49,6 +50,18 @@ describe('the command line', () => {
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr).toContain(named);
       expect(res.stderr).toContain('usage: nyc-listings');
+    }
+  });
+
+  it('without the shared data, serve and upstream fail at once with one line naming SHARED_DATA_DIR and what it must hold', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'no-shared-data-'));
+    for (const command of ['serve', 'upstream']) {
+      const res = await cliWith({ ...env, SHARED_DATA_DIR: empty, DATABASE_URL: join(empty, 'mirror.db') }, command, '--port', '1');
+      expect(res.code, command).toBe(1);
+      const lines = res.stderr.split('\n').filter(Boolean);
+      expect(lines, res.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(`SHARED_DATA_DIR (${empty}) must hold`);
+      expect(lines[0]).toContain('ny-house-market/NY-House-Dataset.csv');
     }
   });
 
@@ -99,7 +112,8 @@ describe('the command line', () => {
       expect({ rentals: lines[ready].rentals, sales: lines[ready].sales }).toEqual({ rentals: logged.rentals, sales: logged.sales });
       expect(logged.address).toBe(`http://127.0.0.1:${port}`);
       expect(logged.docs).toBe(`http://127.0.0.1:${port}/docs`);
-      expect(logged.rentals).toBe(5000);
+      expect(logged.rentals).toBe(rentalRows().length);
+      expect(logged.sales).toBe(saleRows().length);
       expect(logged.msg).toContain(`http://127.0.0.1:${port}`);
       const index = await request(`http://127.0.0.1:${port}/`);
       expect(index.statusCode).toBe(200);

@@ -73,20 +73,20 @@ describe('contract: every endpoint, envelope and meta', () => {
   });
 
   it('property by id and by url, building by id and slug, areas', async () => {
-    const sale = await check('/v1/property/{id}', '/v1/property/1001001', 200);
-    expect(sale.data).toMatchObject({ id: '1001001', status: 'ACTIVE', address: { street: '80 ELIZABETH STREET', unit: '2A', zipCode: '10013' } });
+    const sale = await check('/v1/property/{id}', '/v1/property/8000000', 200);
+    expect(sale.data).toMatchObject({ id: '8000000', status: 'ACTIVE', address: { street: '2 E 55th St', unit: '803', zipCode: '10022' } });
     expect(Object.keys(sale.meta).sort()).toEqual(['dataAge', 'freshnessThreshold', 'refreshTriggered', 'source']);
     const byUrl = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent(sale.data.urlPath)}`, 200);
-    expect(byUrl.data.id).toBe('1001001');
+    expect(byUrl.data.id).toBe('8000000');
     const withHost = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent('https://upstream.example/rental/1545')}`, 200);
     expect(withHost.data).toMatchObject({ id: '1545', price: 2550, bedroomCount: 0, noFee: true });
     expect(withHost.data.amenities).toContainEqual({ name: 'DOORMAN', available: false });
     expect(withHost.data.amenities).toContainEqual({ name: 'GYM', available: true });
 
     const building = await check('/v1/building/{id}', `/v1/building/${sale.data.buildingId}`, 200);
-    expect(building.data.slug).toBe('80-elizabeth-street-manhattan');
+    expect(building.data.slug).toBe('2-e-55th-st-manhattan');
     expect(building.data.saleInventory.activeCount).toBeGreaterThan(0);
-    const bySlug = await check('/v1/building/{id}', '/v1/building/80-elizabeth-street-manhattan', 200);
+    const bySlug = await check('/v1/building/{id}', '/v1/building/2-e-55th-st-manhattan', 200);
     expect(bySlug.data.id).toBe(building.data.id);
 
     const areas = await check('/v1/areas', '/v1/areas', 200);

@@ -64,7 +64,7 @@ describe('a failure inside the write step of a crawl', () => {
     const { sql } = await import('kysely');
     const { startTestRuntime } = await import('./helpers/runtime.js');
     let now = Date.now();
-    const rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true });
+    const rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true });
     try {
       const snapshot = async () => {
         const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();

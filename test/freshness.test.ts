@@ -38,19 +38,19 @@ describe('the freshness table, row by row', () => {
   });
 
   it('stored, older than the threshold: 50 simultaneous requests start exactly one refresh; stale once, refreshing after', async () => {
-    const before = await scopeSuccess('rental:300');
+    const before = await scopeSuccess('rental:400');
     now += 2 * HOUR;
     const upstreamBefore = rt.upstream!.requestCount();
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => rt.app.inject({ url: '/v1/search/rentals?areas=300&perPage=1', headers: { authorization: `Bearer ${key}` } })),
+      Array.from({ length: 50 }, () => rt.app.inject({ url: '/v1/search/rentals?areas=400&perPage=1', headers: { authorization: `Bearer ${key}` } })),
     );
     const metas = answers.map((a) => JSON.parse(a.body).meta);
     expect(metas.filter((m) => m.source === 'stale' && m.refreshTriggered).length).toBe(1);
     expect(metas.filter((m) => m.source === 'refreshing' && !m.refreshTriggered).length).toBe(49);
     expect(new Set(metas.map((m) => m.dataAge))).toEqual(new Set([new Date(before).toISOString()]));
     await rt.coordinator.idle();
-    expect(rt.upstream!.requestCount() - upstreamBefore).toBe(1); // Queens rentals fit one page of 500
-    const after = await get(rt.app, '/v1/search/rentals?areas=300&perPage=1', key);
+    expect(rt.upstream!.requestCount() - upstreamBefore).toBe(1); // Bronx rentals fit one page of 500
+    const after = await get(rt.app, '/v1/search/rentals?areas=400&perPage=1', key);
     expect(after.body.meta).toMatchObject({ source: 'cached', refreshTriggered: false, dataAge: new Date(now).toISOString() });
   });
 
@@ -113,7 +113,7 @@ describe('the freshness table, row by row', () => {
     const failed = await get(rt.app, '/v1/property/1234567890', key);
     expect(failed.status).toBe(502);
     expect(failed.body.code).toBe('UPSTREAM_ERROR');
-    expect((await get(rt.app, '/v1/property/1001002', key)).status).toBe(200); // stored: still answers
+    expect((await get(rt.app, '/v1/property/8000002', key)).status).toBe(200); // stored: still answers
     rt.upstream!.faults.errorRate = 0;
   });
 });

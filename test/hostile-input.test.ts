@@ -59,7 +59,7 @@ const q = (param: string, value: string, path = '/v1/search/sales'): Case => ({
 
 const CASES: Case[] = [
   // 1. the key check cannot be bypassed with an absolute-form request target
-  { name: 'absolute-form target, no key', line: 'GET http://x/v1/property/1001001', status: 401, code: 'MISSING_API_KEY' },
+  { name: 'absolute-form target, no key', line: 'GET http://x/v1/property/8000000', status: 401, code: 'MISSING_API_KEY' },
   { name: 'absolute-form target of a listing not mirrored, no key', line: 'GET http://x/v1/property/987654321', status: 401, code: 'MISSING_API_KEY' },
   { name: 'absolute-form /v1/usage, no key', line: 'GET http://x/v1/usage', status: 401, code: 'MISSING_API_KEY' },
   { name: 'absolute-form building, no key', line: 'GET http://x/v1/building/80-elizabeth-street-manhattan', status: 401, code: 'MISSING_API_KEY' },
@@ -114,7 +114,7 @@ const CASES: Case[] = [
   { name: 'control character in a header', line: 'GET /v1/search/sales', headers: { 'X-Thing': 'a\u0001b' }, status: 400, code: 'BAD_REQUEST' },
   { name: 'large body on POST', line: 'POST /v1/search/sales', headers: { 'Content-Type': 'application/json' }, body: `"${'a'.repeat(2_000_000)}"`, status: 413, code: 'PAYLOAD_TOO_LARGE' },
   { name: 'POST a search', line: 'POST /v1/search/sales', body: '', status: 405, code: 'METHOD_NOT_ALLOWED' },
-  { name: 'DELETE a listing without a key', line: 'DELETE /v1/property/1001001', status: 405, code: 'METHOD_NOT_ALLOWED' },
+  { name: 'DELETE a listing without a key', line: 'DELETE /v1/property/8000000', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { name: 'PUT a building', line: 'PUT /v1/building/80-elizabeth-street-manhattan', keyed: true, body: '{}', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { name: 'PATCH the health', line: 'PATCH /v1/health', body: '', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { name: 'an unknown path', line: 'GET /v1/listings', status: 404, code: 'NOT_FOUND', noRoute: true },
@@ -179,9 +179,9 @@ describe('hostile input: a problem document with a stable code, never a 5xx, and
     const headOnly = await rawRequest(port, head({ name: '', line: 'HEAD /v1/search/sales?perPage=1', status: 200 }));
     expect(headOnly.status).toBe(200);
     expect(headOnly.body).toBe('');
-    const headProperty = await rawRequest(port, head({ name: '', line: 'HEAD /v1/property/1001001', status: 401 }));
+    const headProperty = await rawRequest(port, head({ name: '', line: 'HEAD /v1/property/8000000', status: 401 }));
     expect(headProperty.status).toBe(401);
-    const twice = await rawRequest(port, `GET /v1/property/1001001 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer nope\r\nConnection: close\r\n\r\n`);
+    const twice = await rawRequest(port, `GET /v1/property/8000000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer nope\r\nConnection: close\r\n\r\n`);
     expect([200, 401]).toContain(twice.status);
   });
 });
@@ -195,7 +195,7 @@ describe('a limited key stays limited whatever the request target looks like', (
       const free = await limited.key('free');
       const auth = { Authorization: `Bearer ${free}` };
       for (let i = 0; i < 10; i++) expect((await rawRequest(limitedPort, head({ name: '', line: 'GET /v1/search/sales?perPage=1', headers: auth, status: 200 }))).status).toBe(200);
-      for (const line of ['GET http://x/v1/search/sales?perPage=1', 'GET http://x/v1/property/1001001', 'GET /v1/search/sales?perPage=1']) {
+      for (const line of ['GET http://x/v1/search/sales?perPage=1', 'GET http://x/v1/property/8000000', 'GET /v1/search/sales?perPage=1']) {
         const res = await rawRequest(limitedPort, head({ name: '', line, headers: auth, status: 429 }));
         expect(res.status, line).toBe(429);
         expect(JSON.parse(res.body).code).toBe('RATE_LIMIT_EXCEEDED');

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from './helpers/http.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 
-// A seeded market clock moves the local upstream's market; the mirror must end up equal to it.
+// A seeded market clock moves the local upstream's market; the mirror must end up equal to it. The market
+// is the real inventory without the RentHop rentals: whole syncs of the city again and again would take minutes.
 let rt: TestRuntime;
 let key: string;
 let now = Date.now();
@@ -11,7 +12,7 @@ let initialPrice: Map<string, number>;
 let firstSynced: Set<string>;
 
 beforeAll(async () => {
-  rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, fresh: true });
+  rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, fresh: true, withoutRentHop: true });
   key = await rt.key('business');
   initialPrice = new Map(rt.inventory.listings.map((l) => [l.node.id, l.node.price]));
 });
@@ -20,8 +21,11 @@ afterAll(async () => rt.close());
 describe('a refresh over a moving market', () => {
   it('the first sync mirrors exactly what the upstream lists (held-back listings are not yet listed)', async () => {
     const upcoming = rt.marketClock!.upcoming;
-    expect(upcoming).toBeGreaterThan(100);
-    expect(await rt.listings.count()).toBe(rt.inventory.listings.length - upcoming);
+    expect(upcoming).toBeGreaterThan(50);
+    // Held back, or in contract (an active search never finds those): the rest is mirrored.
+    const active = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE').length;
+    expect(active).toBe(rt.inventory.listings.filter((l) => l.node.status !== 'IN_CONTRACT').length - upcoming);
+    expect(await rt.listings.count()).toBe(active);
     firstSynced = new Set((await rt.store.db.selectFrom('listings').select('id').execute()).map((r) => r.id));
   });
 
@@ -34,11 +38,11 @@ describe('a refresh over a moving market', () => {
     const listed = events.filter((e) => e.event === 'LISTED');
     const delisted = new Set(events.filter((e) => e.event === 'DELISTED').map((e) => e.id));
     const repriced = new Set(events.filter((e) => e.event.startsWith('PRICE')).map((e) => e.id));
-    // Realistic daily rates: about 2 % of 20,000 listings a day for each kind of change.
-    expect(listed.length).toBeGreaterThan(500);
+    // Realistic daily rates: about 2 % of 9,000 listings a day for each kind of change.
+    expect(listed.length).toBeGreaterThan(300);
     expect(listed.some((e) => delisted.has(e.id) && events.findIndex((x) => x.id === e.id && x.event === 'DELISTED') < events.indexOf(e))).toBe(true);
-    expect(delisted.size).toBeGreaterThan(500);
-    expect(repriced.size).toBeGreaterThan(500);
+    expect(delisted.size).toBeGreaterThan(300);
+    expect(repriced.size).toBeGreaterThan(300);
 
     // Equal to what the local upstream reports: every listing's status and price.
     const upstreamActive = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE');
@@ -46,7 +50,7 @@ describe('a refresh over a moving market', () => {
     const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price']).execute();
     const mirror = new Map(rows.map((r) => [r.id, r]));
     for (const l of rt.inventory.listings) {
-      if (l.node.status === 'UPCOMING') {
+      if (l.node.status === 'UPCOMING' || l.node.status === 'IN_CONTRACT') {
         expect(mirror.has(l.node.id)).toBe(false);
         continue;
       }

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importKeys } from '../src/keys/key-admin.js';
 import { expectProblem, get } from './helpers/http.js';
-import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_WITHOUT_RENTHOP_DB } from './helpers/paths.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 
 const run = promisify(execFile);
@@ -14,7 +14,7 @@ let rt: TestRuntime;
 
 beforeAll(async () => {
   // Minute limits are raised by the helper: this file is about keys, caps and quotas.
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({}, { withoutRentHop: true });
 });
 afterAll(async () => rt.close());
 
@@ -77,8 +77,8 @@ describe('keys at rest and on the command line', () => {
   it('with API_KEY_PEPPER the stored digest is HMAC-SHA-256 of the key; another pepper does not accept it', async () => {
     const { createHash, createHmac } = await import('node:crypto');
     const db = join(mkdtempSync(join(tmpdir(), 'pepper-')), 'mirror.db');
-    copyFileSync(TEMPLATE_DB, db);
-    const peppered = await startTestRuntime({ DATABASE_URL: db, API_KEY_PEPPER: 'pepper-one' });
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
+    const peppered = await startTestRuntime({ DATABASE_URL: db, API_KEY_PEPPER: 'pepper-one' }, { withoutRentHop: true });
     let key: string;
     try {
       key = await peppered.key('pro');
@@ -90,7 +90,7 @@ describe('keys at rest and on the command line', () => {
       await peppered.close();
     }
     for (const env of [{ API_KEY_PEPPER: 'pepper-two' }, {}] as Record<string, string>[]) {
-      const other = await startTestRuntime({ DATABASE_URL: db, ...env });
+      const other = await startTestRuntime({ DATABASE_URL: db, ...env }, { withoutRentHop: true });
       try {
         await expectProblem(other.app, '/v1/areas?level=0', 401, 'INVALID_API_KEY', key);
       } finally {
@@ -161,7 +161,7 @@ describe('logs', () => {
     const { createLogger } = await import('../src/app.js');
     let text = '';
     const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
-    const logged = await startTestRuntime({}, { logger: createLogger('trace', sink) });
+    const logged = await startTestRuntime({}, { logger: createLogger('trace', sink), withoutRentHop: true });
     try {
       const key = await logged.key('pro');
       await get(logged.app, '/v1/property/1545', key);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importKeys } from '../src/keys/key-admin.js';
 import { expectProblem, get } from './helpers/http.js';
-import { TEMPLATE_DB } from './helpers/paths.js';
+import { TEMPLATE_WITHOUT_RENTHOP_DB } from './helpers/paths.js';
 import { startTestRuntime, type TestRuntime } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -15,7 +15,7 @@ afterAll(async () => {
   for (const rt of started) await rt.close();
 });
 async function runtime(env: Record<string, string> = {}) {
-  const rt = await startTestRuntime(env, { realLimits: true });
+  const rt = await startTestRuntime(env, { realLimits: true, withoutRentHop: true });
   started.push(rt);
   return rt;
 }
@@ -79,15 +79,15 @@ describe('monthly quota', () => {
   it('429 QUOTA_EXCEEDED after the quota, and a restart does not reset the month', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quota-'));
     const db = join(dir, 'mirror.db');
-    copyFileSync(TEMPLATE_DB, db);
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const env = { DATABASE_URL: db, QUOTA_FREE_PER_MONTH: '5' };
-    const first = await startTestRuntime(env, { realLimits: true });
+    const first = await startTestRuntime(env, { realLimits: true, withoutRentHop: true });
     const key = await first.key('free');
     for (let i = 0; i < 5; i++) expect((await get(first.app, '/v1/search/rentals?perPage=1', key)).status).toBe(200);
     const body = await expectProblem(first.app, '/v1/search/rentals', 429, 'QUOTA_EXCEEDED', key);
     expect(body.retryAfter).toBeGreaterThan(0);
     await first.close();
-    const second = await startTestRuntime(env, { realLimits: true });
+    const second = await startTestRuntime(env, { realLimits: true, withoutRentHop: true });
     started.push(second);
     await expectProblem(second.app, '/v1/search/rentals', 429, 'QUOTA_EXCEEDED', key);
     expect((await get(second.app, '/v1/usage', key)).body.data.month).toMatchObject({ used: 5, remaining: 0 });
@@ -95,7 +95,7 @@ describe('monthly quota', () => {
 
   it('the quota is per calendar month in UTC: refused until the month ends, with Retry-After to that second, then counted afresh', async () => {
     let now = Date.parse('2026-11-30T23:59:50Z');
-    const rt = await startTestRuntime({ QUOTA_FREE_PER_MONTH: '2' }, { realLimits: true, clock: () => new Date(now) });
+    const rt = await startTestRuntime({ QUOTA_FREE_PER_MONTH: '2' }, { realLimits: true, withoutRentHop: true, clock: () => new Date(now) });
     started.push(rt);
     const key = await rt.key('free');
     for (let i = 0; i < 2; i++) expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
@@ -113,7 +113,7 @@ describe('limits shared through Redis', () => {
   it('two instances sharing one Redis allow exactly the limit together', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shared-'));
     const db = join(dir, 'mirror.db');
-    copyFileSync(TEMPLATE_DB, db);
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const env = { DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix() };
     const a = await runtime(env);
     const b = await runtime(env);
@@ -134,7 +134,7 @@ describe('limits shared through Redis', () => {
     const instances: TestRuntime[] = [];
     for (let i = 0; i < 2; i++) {
       const db = join(mkdtempSync(join(tmpdir(), 'digest-')), 'mirror.db');
-      copyFileSync(TEMPLATE_DB, db);
+      copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
       instances.push(await runtime({ DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: redisPrefix }));
     }
     const key = 'SERVICE_3e2c5f4b-0a7d-4c6e-8f5b-8d9e0f1a2b3c';
@@ -207,10 +207,10 @@ describe('refreshes across instances', () => {
   it('two instances sharing Redis start one refresh of a stale scope between them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lock-'));
     const db = join(dir, 'mirror.db');
-    copyFileSync(TEMPLATE_DB, db);
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     let now = Date.now();
     const env = { DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix(), RATE_LIMIT_BUSINESS_PER_MINUTE: '1000' };
-    const options = { realLimits: true, clock: () => new Date(now) };
+    const options = { realLimits: true, withoutRentHop: true, clock: () => new Date(now) };
     const a = await startTestRuntime(env, options);
     const b = await startTestRuntime(env, options);
     started.push(a, b);
@@ -232,6 +232,6 @@ describe('refreshes across instances', () => {
     releaseB();
     await a.coordinator.idle();
     await b.coordinator.idle();
-    expect(a.upstream!.requestCount() + b.upstream!.requestCount() - before).toBe(1);
+    expect(a.upstream!.requestCount() + b.upstream!.requestCount() - before).toBe(1); // Queens rentals of the sample fit one page of 500
   });
 });

@@ -7,7 +7,7 @@ import { waitFor } from './helpers/wait.js';
 
 // The read caches (README "Read caches"): a write in this process shows at once, one by another
 // instance on the same database within READ_CACHE_SECONDS.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;
 
 describe('read caches', () => {

@@ -7,14 +7,14 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { decodeOutline, outlineContains } from '../src/domain/outline.js';
 import { get } from './helpers/http.js';
-import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA, TEMPLATE_WITHOUT_RENTHOP_DB } from './helpers/paths.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
 import { everyListing } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
 
 // `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
 // marked in the database, deterministic, and never swept by a sync.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const run = promisify(execFile);
 const env = (db: string) => ({ ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info' });
 const seed = (db: string, ...args: string[]) => run(process.execPath, [CLI, 'seed', ...args], { cwd: ROOT, env: env(db) });
@@ -44,7 +44,7 @@ describe('nyc-listings seed', () => {
   it('adds synthetic listings up to N by the documented rule, the same for the same seed, and a sync keeps them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'seed-'));
     const [a, b, c] = ['a.db', 'b.db', 'c.db'].map((f) => join(dir, f));
-    for (const f of [a, b, c]) copyFileSync(TEMPLATE_DB, f);
+    for (const f of [a, b, c]) copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, f);
     const before = rows(a);
     const structure = schema(a);
     expect(structure.filter((o: any) => o.type === 'trigger')).toHaveLength(3);
@@ -123,7 +123,7 @@ describe('nyc-listings seed', () => {
 
   it('on a terminal shows a progress bar; a bad --listings is a usage error', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'seed-tty-')), 'mirror.db');
-    copyFileSync(TEMPLATE_DB, db);
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const n = rows(db).real.length + 10_000;
     const { stdout } = await run('script', ['-qec', `${process.execPath} ${CLI} seed --listings ${n}`, '/dev/null'], { cwd: ROOT, env: env(db) });
     expect(stdout).toMatch(/seed\s+\[[█░]+\] 10000\/10000/);

@@ -35,7 +35,7 @@ describe('the TypeScript client', () => {
     const doormen = (await get(t.rt.app, '/v1/search/rentals?areas=300&amenities=DOORMAN&perPage=1', t.key)).body.meta.total;
     console.log(`client example:\n${stdout}`);
     expect(stdout).toContain(`${search.meta.total} rentals; first: ${search.data[0].id} at $${search.data[0].price}`);
-    expect(stdout).toContain('80 ELIZABETH STREET 2A: $1180000');
+    expect(stdout).toContain('2 E 55th St 803: $315000');
     expect(stdout).toContain(`${doormen} Queens doorman rentals walked`);
   }, 60_000);
 

@@ -15,7 +15,7 @@ let nonOk = 0;
 beforeAll(async () => {
   rt = await startTestRuntime(
     { UPSTREAM_TIMEOUT_SECONDS: '2', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_MAX_ATTEMPTS: '2', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.5' },
-    { clock: () => new Date(now), manualMarketClock: true },
+    { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true },
   );
   key = await rt.key('business');
 });
@@ -96,7 +96,7 @@ describe('upstream faults: reads keep answering from the store, nothing stored i
     moveOn();
     const before = await snapshot();
     await breakerReady();
-    rt.upstream!.faults.failAfter = rt.upstream!.requestCount() + 5; // Manhattan sales take 30 pages
+    rt.upstream!.faults.failAfter = rt.upstream!.requestCount() + 5; // Manhattan sales take more (over the cap: counts and parts)
     await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow();
     expect(await snapshot()).toEqual(before);
     rt.upstream!.faults.failAfter = 0;

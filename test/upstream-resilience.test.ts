@@ -7,7 +7,7 @@ import { waitFor } from './helpers/wait.js';
 
 // How the service treats a busy or failing upstream: interactive lookups first, a bounded queue, no
 // refresh storms while the breaker is open, state changes logged once, and health a balancer can act on.
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 
 /** Names the root field of a GraphQL query the local upstream received. */
 const rootField = (query: string) => /\{\s*(?:\w+\s*:\s*)?(\w+)/.exec(query)?.[1];

@@ -11,7 +11,7 @@ import { waitFor } from './helpers/wait.js';
 
 // Webhook delivery end to end: a market day, a sync, and signed POSTs to receivers on loopback,
 // verified with the `standardwebhooks` package (an implementation independent of ours).
-const runtime = useRuntimesPerTest();
+const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;
 const FAST = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,0.2,0.2', WEBHOOK_POLL_SECONDS: '0.05', CHANGES_STREAM_POLL_SECONDS: '0.05' };
 

@@ -6,7 +6,7 @@ const client = createNycListingsClient({ baseUrl: process.env.NYC_LISTINGS_URL ?
 const { data: search } = await client.GET('/v1/search/rentals', { params: { query: { areas: '300', maxPrice: 3000, minBeds: 1, perPage: 5 } } });
 console.log(`${search?.meta.total} rentals; first: ${search?.data[0]?.id} at $${search?.data[0]?.price}`);
 
-const { data: listing } = await client.GET('/v1/property/{id}', { params: { path: { id: '1001001' } } });
+const { data: listing } = await client.GET('/v1/property/{id}', { params: { path: { id: '8000000' } } });
 console.log(`${listing?.data.address?.street} ${listing?.data.address?.unit}: $${listing?.data.price}`);
 
 let count = 0;

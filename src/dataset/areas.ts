@@ -1,7 +1,7 @@
-import { join } from 'node:path';
 import { boundingBox, decodeOutline, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import type { SiteArea } from '../upstream/types.js';
 import { readJson } from './read.js';
+import { sharedDataFile } from './shared-data.js';
 
 /** The site's borough ids (upstream numbering) by the borough names the data files use. */
 export const UPSTREAM_BOROUGH_BY_NAME: Readonly<Record<string, number>> = {
@@ -12,9 +12,14 @@ export const UPSTREAM_BOROUGH_BY_NAME: Readonly<Record<string, number>> = {
   'Staten Island': 500,
 };
 
+/** The borough names the data files use, by the site's borough ids. */
+export const BOROUGH_NAME_BY_UPSTREAM_ID: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(UPSTREAM_BOROUGH_BY_NAME).map(([name, id]) => [id, name]),
+);
+
 /** The site's own answer to its `areas` query (`streeteasy-areas/areas.json`), served as captured. */
 export function loadSiteAreas(sharedDataDir: string): SiteArea[] {
-  return readJson<SiteArea[]>(join(sharedDataDir, 'streeteasy-areas', 'areas.json'));
+  return readJson<SiteArea[]>(sharedDataFile(sharedDataDir, 'siteAreas'));
 }
 
 interface IndexedArea {

@@ -1,9 +1,10 @@
 import type { Inventory } from '../upstream/local/inventory.js';
 import { loadSiteAreas, SiteAreaIndex } from './areas.js';
 import { BoroughLand } from './placement.js';
-import { loadPlutoIndex } from './pluto.js';
-import { buildRentals } from './rentals.js';
+import { checkSharedData } from './shared-data.js';
+import { buildRentHopRentals } from './renthop-rentals.js';
 import { buildSales } from './sales.js';
+import { buildStreetEasyRentals } from './streeteasy-rentals.js';
 
 /** Midnight UTC of the day holding `date`. */
 function utcDay(date: Date): Date {
@@ -11,17 +12,22 @@ function utcDay(date: Date): Date {
 }
 
 /**
- * Builds the local upstream's inventory from the real data under `sharedDataDir`, dated so the newest
- * record falls on the UTC day of `now`: the site's own area list, and listings placed inside the real
- * outlines of their areas and on their borough's land (docs/data.md).
- * @throws Error when a data file is missing or malformed.
+ * Builds the local upstream's inventory from the real data under `sharedDataDir` as of the UTC day of
+ * `now`: the site's own area list; the StreetEasy 2016 rentals (placed inside their areas' real outlines
+ * and their borough's land), the RentHop 2016 rentals and the NY-House for-sale listings (at their real
+ * positions). Rules in docs/data.md.
+ * @throws Error naming `SHARED_DATA_DIR` when a data file is missing ({@link checkSharedData}), or the file when one is malformed.
  */
 export function buildInventory(sharedDataDir: string, now: Date = new Date()): Inventory {
+  checkSharedData(sharedDataDir);
   const asOf = utcDay(now);
   const siteAreas = loadSiteAreas(sharedDataDir);
   const areas = new SiteAreaIndex(siteAreas);
   const land = new BoroughLand(sharedDataDir);
-  const rentals = buildRentals(sharedDataDir, areas, land, asOf);
-  const sales = buildSales(sharedDataDir, areas, land, loadPlutoIndex(sharedDataDir), asOf);
-  return { asOf, areas: siteAreas, listings: [...rentals.listings, ...sales.listings], buildings: [...rentals.buildings, ...sales.buildings] };
+  const parts = [
+    buildStreetEasyRentals(sharedDataDir, areas, land, asOf),
+    buildRentHopRentals(sharedDataDir, areas, land, asOf),
+    buildSales(sharedDataDir, areas, land, asOf),
+  ];
+  return { asOf, areas: siteAreas, listings: parts.flatMap((p) => p.listings), buildings: parts.flatMap((p) => p.buildings) };
 }

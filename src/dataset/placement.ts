@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { MultiPolygon, Polygon } from 'geojson';
 import type { GeoPoint } from '../wire/common.js';
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import { UPSTREAM_BOROUGH_BY_NAME } from './areas.js';
 import { readJson } from './read.js';
+import { sharedDataFile } from './shared-data.js';
 import { seededRandom } from '../domain/seeded-random.js';
 
 interface NtaFile {
@@ -24,7 +24,7 @@ export class BoroughLand {
   private readonly land = new Map<number, { outline: Outline; box: BoundingBox }[]>();
 
   constructor(sharedDataDir: string) {
-    const nta = readJson<NtaFile>(join(sharedDataDir, 'nta', 'nta-2010.geojson'));
+    const nta = readJson<NtaFile>(sharedDataFile(sharedDataDir, 'boroughLand'));
     for (const f of nta.features) {
       const borough = UPSTREAM_BOROUGH_BY_NAME[f.properties.BoroName];
       if (borough === undefined) continue;
@@ -35,6 +35,12 @@ export class BoroughLand {
   /** Whether `point` lies on the land of `borough` (upstream id). */
   contains(borough: number, point: GeoPoint): boolean {
     return (this.land.get(borough) ?? []).some((part) => outlineContains(part.outline, point, part.box));
+  }
+
+  /** The borough (upstream id) whose land holds `point`, or null when it lies on none (water, or outside the city). */
+  boroughAt(point: GeoPoint): number | null {
+    for (const borough of this.land.keys()) if (this.contains(borough, point)) return borough;
+    return null;
   }
 
   /** A deterministic position for `key` inside `outline` (when given) and on the land of `borough`. */

@@ -1,147 +1,157 @@
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { slugify } from '../domain/area.js';
+import type { GeoPoint } from '../wire/common.js';
 import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
-import { normalizeStreet, titleCase } from './address.js';
-import type { SiteAreaIndex } from './areas.js';
-import { DOF_NEIGHBORHOOD_AREA } from './dof-neighborhoods.js';
+import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
+import { undatedListedAt } from './listing-dates.js';
 import type { BoroughLand } from './placement.js';
-import type { PlutoLot } from './pluto.js';
 import { readCsv } from './read.js';
+import { sharedDataFile } from './shared-data.js';
 
-const MANHATTAN = 100;
+/** Listing ids are 8,000,000 + the row's index in the file (clear of the rentals' 7,000,000 + index). */
+export const SALE_LISTING_ID_BASE = 8_000_000;
+/** Building ids are 8,000,000,000 + the index of the first row at the building's point. */
+export const SALE_BUILDING_ID_BASE = 8_000_000_000;
+/** `PRICE` 2,147,483,647 (the 32-bit maximum) is a sentinel, not a price. */
+export const PRICE_SENTINEL = 2_147_483_647;
+/** The publisher's filled-in means: unknown, not values. */
+export const FILLED_BATH = '2.3738608579684373';
+export const FILLED_SQFT = '2184.207862';
 
-/** Sales ids are 1,000,000 + the row's index in the file, clear of the rental sample's ids. */
-const SALE_ID_BASE = 1_000_000;
-/** DOF categories that are not homes: billing lots and commercial condos. */
-const NON_RESIDENTIAL = new Set(['11', '28']);
+/** The site's building type of a `TYPE`; null where the row does not say (in contract, land, foreclosure, ...). */
+export const SALE_BUILDING_TYPE: Readonly<Record<string, string>> = {
+  'Co-op for sale': 'CO_OP',
+  'Condo for sale': 'CONDO',
+  'House for sale': 'HOUSE',
+  'Multi-family home for sale': 'MULTIFAMILY',
+  'Townhouse for sale': 'TOWNHOUSE',
+};
+/** `TYPE`s of listings in contract: not active, so an active search does not find them. */
+export const IN_CONTRACT_TYPES: ReadonlySet<string> = new Set(['Pending', 'Contingent']);
 
-/** Upstream building type of a DOF building class category (first two characters) and class. */
-export function saleBuildingType(category: string, buildingClass: string): string {
-  if (buildingClass.startsWith('S')) return 'MIXED_USE';
-  const code = category.slice(0, 2);
-  if (code === '01') return 'TOWNHOUSE';
-  if (['04', '12', '13', '15', '16'].includes(code)) return 'CONDO';
-  if (['09', '10', '17'].includes(code)) return 'CO_OP';
-  return 'MULTI_FAMILY';
-}
-
-const BUILDING_LABEL: Record<string, string> = {
-  TOWNHOUSE: 'Townhouse',
-  CONDO: 'Condo building',
+const BUILDING_LABEL: Readonly<Record<string, string>> = {
   CO_OP: 'Co-op building',
-  MULTI_FAMILY: 'Multi-family building',
-  MIXED_USE: 'Mixed-use building',
+  CONDO: 'Condo building',
+  HOUSE: 'House',
+  MULTIFAMILY: 'Multi-family building',
+  TOWNHOUSE: 'Townhouse',
 };
 
-/** A row is a residential sale when its category is not 11 or 28 and its price is at least $10,000. */
-export function isResidentialSale(row: Record<string, string>): boolean {
-  return !NON_RESIDENTIAL.has(row.building_class_category.slice(0, 2)) && Number(row.sale_price) >= 10_000;
+const COLUMNS = [
+  'BROKERTITLE', 'TYPE', 'PRICE', 'BEDS', 'BATH', 'PROPERTYSQFT', 'ADDRESS', 'STATE', 'MAIN_ADDRESS', 'ADMINISTRATIVE_AREA_LEVEL_2',
+  'LOCALITY', 'SUBLOCALITY', 'STREET_NAME', 'LONG_NAME', 'FORMATTED_ADDRESS', 'LATITUDE', 'LONGITUDE',
+] as const;
+
+/** `ADDRESS` -> street and unit: the unit is what follows the last " Unit " or " Apt ". */
+export function splitSaleAddress(address: string): { street: string; unit: string | null } {
+  const match = /^(.*\S)\s+(?:Unit|Apt)\s+(\S.*)$/.exec(address);
+  return match ? { street: match[1], unit: match[2] } : { street: address, unit: null };
 }
 
-/** Building id for a sale: the PLUTO BBL, else `9` + nine digits of the SHA-1 of address and zip. */
-function buildingIdFor(lot: PlutoLot | undefined, key: string): string {
-  if (lot) return lot.bbl;
-  return '9' + String(parseInt(createHash('sha1').update(key).digest('hex').slice(0, 12), 16) % 1_000_000_000).padStart(9, '0');
+/** The brokerage of `BROKERTITLE`: the text after "Brokered by", spaces collapsed; null when empty. */
+export function brokerage(title: string): string | null {
+  const name = title.replace(/^Brokered by\s*/, '').replace(/\s+/g, ' ').trim();
+  return name || null;
 }
 
 /**
- * Each residential row of `rolling-sales/manhattan-2022-2023.csv` (see {@link isResidentialSale}) as
- * one ACTIVE sale, and one building per normalised address and zip, joined to PLUTO where it can be.
- * Real: price (the recorded sale price stands in for the asking price), address, unit, zip, building
- * class, year built (the sale row's; the building's from PLUTO first), gross square feet of one-unit
- * rows. Position: the PLUTO lot's when it lies on Manhattan's land, else {@link BoroughLand.place}
- * inside the DOF neighbourhood's area (one point per building). Area: the deepest of the site's areas
- * whose real outline holds that position, else the DOF neighbourhood's. Derived: listing date (sale
- * date shifted so the newest falls on `asOf`).
+ * The for-sale listings of `ny-house-market/NY-House-Dataset.csv`, exact duplicate rows once, the
+ * {@link PRICE_SENTINEL} row dropped, each row on one of the five boroughs' land one sale. Real: asking
+ * price, bedrooms (not the land rows' filled 3), bathrooms (whole ones full, a fraction one half bath; not
+ * the filled mean), square feet (not the filled mean), brokerage as `sourceGroupLabel`, address and unit,
+ * ZIP (from `STATE`), position; `Pending` and `Contingent` rows are IN_CONTRACT, the rest ACTIVE. Derived:
+ * building type ({@link SALE_BUILDING_TYPE}), borough (whose land holds the point), area (the deepest of
+ * the site's outlines holding it, else the borough), building (one per point), listing date
+ * ({@link undatedListedAt}). Unknown: amenities, charges, year built, photos.
  */
 export function buildSales(
   sharedDataDir: string,
   areas: SiteAreaIndex,
   land: BoroughLand,
-  pluto: Map<string, PlutoLot>,
   asOf: Date,
 ): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
-  const rows = readCsv(join(sharedDataDir, 'rolling-sales', 'manhattan-2022-2023.csv'));
-  const newest = Math.max(...rows.map((r) => Date.parse(`${r.sale_date}T00:00:00Z`)));
-  const shift = asOf.getTime() - newest;
-
+  const rows = readCsv(sharedDataFile(sharedDataDir, 'nyHouseSales'), 'utf8', COLUMNS);
+  const seen = new Set<string>();
   const listings: InventoryListing[] = [];
-  const buildings = new Map<string, { building: LocalBuilding; slug: string; position: { latitude: number; longitude: number } }>();
-  const usedUrls = new Set<string>();
+  const buildings = new Map<string, { building: LocalBuilding; slug: string }>();
+  const slugs = new Set<string>();
+  const urls = new Set<string>();
   rows.forEach((row, index) => {
-    if (!isResidentialSale(row)) return;
-    const dofArea = DOF_NEIGHBORHOOD_AREA[row.neighborhood] ?? areas.find(MANHATTAN, row.neighborhood)?.numericId ?? MANHATTAN;
-    const street = row.address.split(',')[0].trim();
-    const unit = (row.apartment_number || row.address.split(',')[1] || '').trim() || null;
-    const key = `${normalizeStreet(street)}|${row.zip_code}`;
-    const lot = pluto.get(key);
-    const buildingId = buildingIdFor(lot, key);
-    const type = saleBuildingType(row.building_class_category, row.building_class_at_present);
-    const yearBuilt = Number(row.year_built) > 0 ? Math.round(Number(row.year_built)) : null;
-    const elevator = row.building_class_category.includes('ELEVATOR');
-    let entry = buildings.get(buildingId);
+    const whole = COLUMNS.map((c) => row[c]).join('\u0000');
+    if (seen.has(whole)) return;
+    seen.add(whole);
+    const price = Number(row.PRICE);
+    if (!Number.isFinite(price) || price === PRICE_SENTINEL) return;
+    const point: GeoPoint = { latitude: Number(row.LATITUDE), longitude: Number(row.LONGITUDE) };
+    const borough = land.boroughAt(point);
+    if (borough === null) return;
+    const boroughName = BOROUGH_NAME_BY_UPSTREAM_ID[borough];
+    const { street, unit } = splitSaleAddress(row.ADDRESS);
+    const zipCode = /(\d{5})$/.exec(row.STATE)?.[1] ?? null;
+    const type = SALE_BUILDING_TYPE[row.TYPE] ?? null;
+    const key = `${point.latitude},${point.longitude}`;
+    let entry = buildings.get(key);
     if (!entry) {
-      const position =
-        lot?.position && land.contains(MANHATTAN, lot.position) ? lot.position : land.place(`sale-building:${buildingId}`, MANHATTAN, areas.outline(dofArea));
-      const areaId = areas.deepestContaining(MANHATTAN, position)?.numericId ?? dofArea;
+      const area = areas.deepestContaining(borough, point);
+      let slug = `${slugify(street)}-${slugify(boroughName)}`;
+      for (let n = 2; slugs.has(slug); n++) slug = `${slugify(street)}-${slugify(boroughName)}-${n}`;
+      slugs.add(slug);
       entry = {
-        slug: `${slugify(normalizeStreet(street))}-manhattan`,
-        position,
+        slug,
         building: {
-          id: buildingId,
-          name: titleCase(normalizeStreet(street)),
-          type: BUILDING_LABEL[type],
-          status: 'COMPLETED',
-          yearBuilt: lot?.yearBuilt ?? yearBuilt,
-          unitCount: lot?.residentialUnits ?? (Number(row.residential_units) > 0 ? Math.round(Number(row.residential_units)) : null),
-          address: { street: titleCase(normalizeStreet(street)), city: 'New York', state: 'NY', zipCode: row.zip_code || null },
-          areaId,
+          id: String(SALE_BUILDING_ID_BASE + index),
+          name: street,
+          type: type ? BUILDING_LABEL[type] : null,
+          status: null,
+          yearBuilt: null,
+          unitCount: null,
+          address: { street, city: borough === 100 ? 'New York' : boroughName, state: 'NY', zipCode },
+          areaId: area?.numericId ?? borough,
           policies: { list: [], petPolicy: null },
         },
       };
-      buildings.set(buildingId, entry);
+      buildings.set(key, entry);
     }
-    const { building, slug, position } = entry;
-    const id = String(SALE_ID_BASE + index);
-    const candidateUrl = unit ? `/building/${slug}/${slugify(unit)}` : null;
-    const urlPath = candidateUrl && !usedUrls.has(candidateUrl) ? candidateUrl : `/building/${slug}/sale/${id}`;
-    usedUrls.add(urlPath);
-    const sqft = Number(row.residential_units) === 1 && Number(row.gross_square_feet) > 0 ? Number(row.gross_square_feet) : 0;
+    const { building, slug } = entry;
+    const id = SALE_LISTING_ID_BASE + index;
+    const unitUrl = unit ? `/building/${slug}/${slugify(unit)}` : null;
+    const urlPath = unitUrl && !urls.has(unitUrl) ? unitUrl : `/building/${slug}/sale/${id}`;
+    urls.add(urlPath);
+    const bath = row.BATH === FILLED_BATH ? null : Number(row.BATH);
+    const sqft = row.PROPERTYSQFT === FILLED_SQFT ? 0 : Number(row.PROPERTYSQFT);
     listings.push({
       kind: 'sale',
       areaId: building.areaId,
-      buildingId,
+      buildingId: building.id,
       node: {
-        id,
-        areaName: areas.get(building.areaId)?.name ?? 'Manhattan',
-        bedroomCount: null,
-        fullBathroomCount: null,
-        halfBathroomCount: null,
+        id: String(id),
+        areaName: areas.get(building.areaId)?.name ?? boroughName,
+        bedroomCount: row.TYPE === 'Land for sale' ? null : Math.floor(Number(row.BEDS)),
+        fullBathroomCount: bath === null ? null : Math.floor(bath),
+        halfBathroomCount: bath === null ? null : bath % 1 > 0 ? 1 : 0,
         buildingType: type,
-        geoPoint: position,
+        geoPoint: point,
         leadPhotoKey: null,
-        price: Math.round(Number(row.sale_price)),
+        price: Math.round(price),
         netEffectivePrice: null,
         monthsFree: null,
         noFee: null,
         furnished: null,
         availableAt: null,
-        livingAreaSize: sqft,
-        sourceGroupLabel: null,
-        status: 'ACTIVE',
+        livingAreaSize: sqft > 0 ? sqft : 0,
+        sourceGroupLabel: brokerage(row.BROKERTITLE),
+        status: IN_CONTRACT_TYPES.has(row.TYPE) ? 'IN_CONTRACT' : 'ACTIVE',
         street,
         unit,
-        zipCode: row.zip_code || null,
+        zipCode,
         state: 'NY',
         urlPath,
         tier: null,
         hasTour3d: null,
         hasVideos: null,
-        listedAt: new Date(Date.parse(`${row.sale_date}T00:00:00Z`) + shift).toISOString(),
-        amenities: elevator ? ['ELEVATOR'] : [],
+        listedAt: undatedListedAt(id, asOf),
+        amenities: [],
         petsAllowed: null,
-        yearBuilt,
+        yearBuilt: null,
         monthlyMaintenance: null,
         monthlyTaxes: null,
       },

@@ -114,8 +114,10 @@ export const KNOWN_AMENITIES = [
   'PATIO',
 ] as const;
 
-/** Building types seen on the upstream site (open set). */
-export const KNOWN_BUILDING_TYPES = ['RENTAL', 'CONDO', 'CO_OP', 'TOWNHOUSE', 'MULTI_FAMILY', 'HOUSE', 'MIXED_USE'] as const;
+/** Building types seen on the upstream site (open set; ../shared/data/upstream-api.md). */
+export const KNOWN_BUILDING_TYPES = [
+  'RENTAL', 'CONDO', 'CO_OP', 'TOWNHOUSE', 'HOUSE', 'MIXED_USE', 'TWOFAMILY', 'THREEFAMILY', 'FOURFAMILY', 'MULTIFAMILY', 'HYBRID', 'COMMERCIAL',
+] as const;
 
 /** Sale types the sales search accepts (spec 4.1). */
 export const SALE_TYPES = ['RESALE', 'SPONSOR_UNIT', 'FORECLOSURE'] as const;

@@ -77,6 +77,9 @@ export class Syncer {
   /** The area sync under way, if any: callers finding no areas stored share it. */
   private areasSync: Promise<AreaTree> | null = null;
   private readonly reports = new Map<string, CrawlReport>();
+  /** Listings hydrated by this process, and how many hydrations of the backlog are under way. */
+  private hydratedCount = 0;
+  private backlogRuns = 0;
 
   constructor(private readonly deps: SyncerDeps) {}
 
@@ -240,10 +243,15 @@ export class Syncer {
       const result = await this.deps.listings.apply([...records.values()], this.derive, LISTING_CHANGE_RULES, at, trustSweep ? { sweep: { kind, boroughId } } : {});
       await this.deps.scopes.recordSuccess(scope, at, records.size);
       this.reports.set(scope, { scope, parts, splits: stats.splits, complete: stats.complete, at });
-      await this.recordMarket(kind, boroughId, tree);
       await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
       this.deps.logger.info({ scope, listings: records.size, ...result }, 'scope synced');
-      if (options.hydrate ?? true) await this.hydrateBacklog(this.deps.hydrationBudget, kind);
+      // The day's figures are taken once the new listings' dates are in (hydration), so their days on
+      // market count; a failed hydration still leaves the figures of what was crawled.
+      try {
+        if (options.hydrate ?? true) await this.hydrateBacklog(this.deps.hydrationBudget, kind);
+      } finally {
+        await this.recordMarket(kind, boroughId, tree);
+      }
       return result;
     } catch (error) {
       const message = (error as Error).message;
@@ -297,8 +305,16 @@ export class Syncer {
       } catch {
         failed.push('hydration');
       }
+      // The figures each scope recorded lacked the listing dates only hydration brings: taken again.
+      await this.recordMarkets();
     }
     return failed;
+  }
+
+  /** Records today's market figures of every scope from what the mirror holds (after a hydration of the backlog). */
+  async recordMarkets(): Promise<void> {
+    const tree = await this.areaTree();
+    for (const { kind, boroughId } of LISTING_SCOPES) await this.recordMarket(kind, boroughId, tree);
   }
 
   /**
@@ -308,6 +324,15 @@ export class Syncer {
    * @throws UpstreamError when a request fails (what was hydrated before stays).
    */
   async hydrateBacklog(budget: number, kind?: ListingKind, priority: UpstreamPriority = 'background', progress?: SyncProgress): Promise<number> {
+    this.backlogRuns++;
+    try {
+      return await this.hydrateBacklogRun(budget, kind, priority, progress);
+    } finally {
+      this.backlogRuns--;
+    }
+  }
+
+  private async hydrateBacklogRun(budget: number, kind: ListingKind | undefined, priority: UpstreamPriority, progress: SyncProgress | undefined): Promise<number> {
     let done = 0;
     const total = progress ? Math.min(budget, await this.backlog()) : 0;
     while (done < budget) {
@@ -327,6 +352,11 @@ export class Syncer {
   /** How many active listings wait for hydration. */
   backlog(): Promise<number> {
     return this.deps.listings.backlogCount();
+  }
+
+  /** Hydration's progress in this process, for /v1/health: listings hydrated since start, and whether a hydration of the backlog runs now. */
+  hydrationProgress(): { hydrated: number; running: boolean } {
+    return { hydrated: this.hydratedCount, running: this.backlogRuns > 0 };
   }
 
   /**
@@ -368,6 +398,7 @@ export class Syncer {
       items.push({ id, facts: mapDetail(detail, building) });
     }
     await this.deps.listings.applyDetails(items, this.now());
+    this.hydratedCount += items.length;
   }
 
   /**

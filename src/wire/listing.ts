@@ -40,7 +40,7 @@ const summaryFields = {
   bedroomCount: NInt(),
   fullBathroomCount: NInt(),
   halfBathroomCount: NInt(),
-  buildingType: Nullable(Type.String({ description: 'Open set; known: RENTAL, CONDO, CO_OP, TOWNHOUSE, MULTI_FAMILY, HOUSE, MIXED_USE.' })),
+  buildingType: Nullable(Type.String({ description: "Open set: the site's upper-case tokens (CONDO, CO_OP, HOUSE, ...); the search's buildingType filter lists the known ones." })),
   areaName: NStr(),
   status: Type.String({ description: 'Open set; known: ACTIVE, OFF_MARKET.' }),
   geoPoint: Nullable(Type.Ref('GeoPoint')),

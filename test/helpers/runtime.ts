@@ -7,11 +7,14 @@ import { loadConfig, type Plan } from '../../src/config.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { issueKey } from '../../src/keys/key-admin.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
-import { INVENTORY_FILE, SHARED_DATA, TEMPLATE_DB } from './paths.js';
+import { INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, SHARED_DATA, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
 
-/** The inventory global setup built (a fresh copy each call: tests may change it). */
-export function loadInventory(): Inventory {
-  const raw = JSON.parse(readFileSync(INVENTORY_FILE, 'utf8')) as Inventory & { asOf: string };
+/**
+ * The inventory global setup built (a fresh copy each call: tests may change it); `withoutRentHop`: the one
+ * without the RentHop rentals (global-setup.ts says which tests it is for).
+ */
+export function loadInventory(withoutRentHop = false): Inventory {
+  const raw = JSON.parse(readFileSync(withoutRentHop ? INVENTORY_WITHOUT_RENTHOP_FILE : INVENTORY_FILE, 'utf8')) as Inventory & { asOf: string };
   return { ...raw, asOf: new Date(raw.asOf) };
 }
 
@@ -24,21 +27,23 @@ export interface TestRuntime extends Runtime {
 /**
  * A real runtime over a copy of the synced template database (SQLite) and a real local upstream on
  * loopback, with the scheduler off. `env` adds configuration; `fresh: true` starts from an empty
- * database instead (the first sync then runs). The local upstream records its queries. Per-minute limits are raised out of the way unless
- * `realLimits` is set (the rate-limit tests use the plans' real limits).
+ * database instead (the first sync then runs); `withoutRentHop: true` uses the inventory and template without
+ * the RentHop rentals (a fifth of the listings, for tests of mechanics). The local upstream records its
+ * queries. Per-minute limits are raised out of the way unless `realLimits` is set (the rate-limit tests use
+ * the plans' real limits).
  */
 export async function startTestRuntime(
   env: Record<string, string> = {},
-  options: RuntimeOptions & { fresh?: boolean; realLimits?: boolean } = {},
+  options: RuntimeOptions & { fresh?: boolean; realLimits?: boolean; withoutRentHop?: boolean } = {},
 ): Promise<TestRuntime> {
   const roomy = options.realLimits
     ? {}
     : Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`RATE_LIMIT_${p}_PER_MINUTE`, '100000']));
   const dir = mkdtempSync(join(tmpdir(), 'nyc-listings-test-'));
   const databaseUrl = env.DATABASE_URL ?? join(dir, 'mirror.db');
-  if (!options.fresh && !env.DATABASE_URL) copyFileSync(TEMPLATE_DB, databaseUrl);
+  if (!options.fresh && !env.DATABASE_URL) copyFileSync(options.withoutRentHop ? TEMPLATE_WITHOUT_RENTHOP_DB : TEMPLATE_DB, databaseUrl);
   const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', ...roomy, ...env, DATABASE_URL: databaseUrl });
-  const inventory = options.inventory ?? loadInventory();
+  const inventory = options.inventory ?? loadInventory(options.withoutRentHop);
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, ...options, inventory });
   return {
     ...runtime,
@@ -51,10 +56,10 @@ export async function startTestRuntime(
  * For a test file: starts a runtime (see {@link startTestRuntime}) and a key of `plan` before its
  * tests and closes the runtime after them. Read `t.rt` and `t.key` inside tests.
  */
-export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> = {}): { rt: TestRuntime; key: string } {
+export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> = {}, options: { withoutRentHop?: boolean } = {}): { rt: TestRuntime; key: string } {
   const t = {} as { rt: TestRuntime; key: string };
   beforeAll(async () => {
-    t.rt = await startTestRuntime(env);
+    t.rt = await startTestRuntime(env, options);
     t.key = await t.rt.key(plan);
   });
   afterAll(async () => t.rt?.close());
@@ -63,15 +68,18 @@ export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> =
 
 /**
  * For a test file whose tests each start their own runtimes: returns a starter (see
- * {@link startTestRuntime}); every runtime it started is closed after each test.
+ * {@link startTestRuntime}, with `defaults` under each call's options); every runtime it started is closed
+ * after each test.
  */
-export function useRuntimesPerTest(): (env?: Record<string, string>, options?: Parameters<typeof startTestRuntime>[1]) => Promise<TestRuntime> {
+export function useRuntimesPerTest(
+  defaults: Parameters<typeof startTestRuntime>[1] = {},
+): (env?: Record<string, string>, options?: Parameters<typeof startTestRuntime>[1]) => Promise<TestRuntime> {
   const started: TestRuntime[] = [];
   afterEach(async () => {
     while (started.length) await started.pop()!.close();
   });
   return async (env = {}, options = {}) => {
-    const rt = await startTestRuntime(env, options);
+    const rt = await startTestRuntime(env, { ...defaults, ...options });
     started.push(rt);
     return rt;
   };

@@ -20,6 +20,8 @@ const HealthSchema = Type.Object({
   }),
   hydration: Type.Object({
     backlog: Type.Integer({ description: 'Active listings whose details (amenities, listing date, building...) are not fetched yet.' }),
+    hydrated: Type.Integer({ description: 'Listings whose details this instance fetched since it started.' }),
+    running: Type.Boolean({ description: 'Whether this instance is hydrating the backlog now (after a first sync: every listing, in the background).' }),
   }),
   scopes: Type.Array(
     Type.Object({
@@ -48,7 +50,7 @@ export function registerHealthRoutes(
     scopes: ScopesRepository;
     listings: ListingsRepository;
     upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
-    crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number> };
+    crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
     nextRefreshAt: (lastSuccessAt: string | null) => string | null;
   },
 ): void {
@@ -80,7 +82,7 @@ export function registerHealthRoutes(
       return {
         status,
         upstream: { circuit, queued: deps.upstream.queued(), blockedUntil: deps.upstream.blockedUntil(), droppedFields: deps.upstream.droppedFields() },
-        hydration: { backlog },
+        hydration: { backlog, ...deps.crawls.hydrationProgress() },
         scopes: scopes.map((s) => ({
           scope: s.scope,
           lastSuccessAt: s.last_success_at,

@@ -29,7 +29,7 @@ export interface MarketEvent {
 
 /**
  * A seeded, deterministic market clock for the local upstream. At start it holds back `holdBack` (1 %)
- * of the real listings (seeded choice) to list later; then every market hour it takes some listings
+ * of the real active listings (seeded choice) to list later; then every market hour it takes some listings
  * off the market, changes some prices (between -6 % and +3 %, rounded to whole dollars) and lists
  * some: held-back ones first, then units off the market for at least a day (relisted), at the daily
  * rates given, so the market neither drains nor grows. Manual mode (tests) moves time only by {@link advance};
@@ -48,7 +48,8 @@ export class MarketClock {
     private readonly options: { seed: number; start: Date; realTime: boolean; rates?: MarketRates; holdBack?: number },
   ) {
     const random = seededRandom(options.seed);
-    this.pool = market.all().filter(() => random() < (options.holdBack ?? 0.01));
+    // Only active listings are held back: one in contract stays as the source has it.
+    this.pool = market.all().filter((l) => random() < (options.holdBack ?? 0.01) && l.node.status === 'ACTIVE');
     for (const l of this.pool) l.node.status = UPCOMING;
     market.setClock(() => this.now());
   }

@@ -1,10 +1,10 @@
-import { join } from 'node:path';
 import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
 import { UPSTREAM_BOROUGH_BY_NAME, type SiteAreaIndex } from './areas.js';
 import type { BoroughLand } from './placement.js';
+import { undatedListedAt } from './listing-dates.js';
 import { readCsv } from './read.js';
+import { sharedDataFile } from './shared-data.js';
 
-const DAY_MS = 86_400_000;
 const DATA_YEAR = 2016;
 
 /** CSV amenity flag -> upstream amenity name. */
@@ -20,26 +20,21 @@ export const RENTAL_AMENITY_COLUMNS: Readonly<Record<string, string>> = {
 /** Sample neighbourhood names the site's area list spells otherwise. */
 const NEIGHBORHOOD_ALIASES: Readonly<Record<string, string>> = { 'rockaway all': 'the rockaways' };
 
-/** Rule for the sample's missing dates: listed `rental_id mod 60` days before the build day. */
-export function rentalListedAt(rentalId: number, asOf: Date): string {
-  return new Date(asOf.getTime() - (rentalId % 60) * DAY_MS).toISOString();
-}
-
 /**
  * Every row of `streeteasy-2016/rentals.csv` as one ACTIVE rental of the local upstream, and one
  * building per `building_id`. Real: id, rent, bedrooms (fractions rounded down), bathrooms (all
  * full), size, no-fee and the seven amenity flags, neighbourhood, building id and age. The area is the
  * site's area of that name in that borough (names repeat across boroughs), else the borough. Derived:
  * position ({@link BoroughLand.place}: inside the area's real outline and the borough's land, one
- * point per building and area), listing date ({@link rentalListedAt}), year built (2016 minus age).
+ * point per building and area), listing date ({@link undatedListedAt}), year built (2016 minus age).
  */
-export function buildRentals(
+export function buildStreetEasyRentals(
   sharedDataDir: string,
   areas: SiteAreaIndex,
   land: BoroughLand,
   asOf: Date,
 ): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
-  const rows = readCsv(join(sharedDataDir, 'streeteasy-2016', 'rentals.csv'));
+  const rows = readCsv(sharedDataFile(sharedDataDir, 'streetEasyRentals'));
   const listings: InventoryListing[] = [];
   const buildings = new Map<string, LocalBuilding>();
   const positions = new Map<string, { latitude: number; longitude: number }>();
@@ -93,7 +88,7 @@ export function buildRentals(
         tier: null,
         hasTour3d: null,
         hasVideos: null,
-        listedAt: rentalListedAt(id, asOf),
+        listedAt: undatedListedAt(id, asOf),
         amenities,
         petsAllowed: null,
         yearBuilt,

@@ -1,0 +1,62 @@
+import { BOROUGH_IDS, BOROUGHS } from '../domain/area.js';
+import type { Store } from '../store/database.js';
+import { AreasRepository } from '../store/areas-repository.js';
+import { ListingsRepository } from '../store/listings-repository.js';
+import { BuildingSchema, type Building } from '../wire/building.js';
+import { ListingDetail } from '../wire/listing.js';
+import { FieldCoverage, fieldPaths } from './field-coverage.js';
+import { rowToDetail } from './listing-presenters.js';
+
+/** Column groups of a coverage table: the five boroughs, then every record. */
+export const COVERAGE_GROUPS = [...BOROUGH_IDS.map((id) => BOROUGHS[id]), 'all'] as const;
+
+/** Coverage of the mirror's active, mirrored (not synthetic) listings of each kind and of its buildings. */
+export interface MirrorCoverage {
+  sale: FieldCoverage;
+  rental: FieldCoverage;
+  building: FieldCoverage;
+}
+
+/**
+ * Reads the whole mirror and counts, for every field of the listing detail (whose first fields are the
+ * summary's) and of the building as the API presents them, how many records hold a value, per borough.
+ * Listings are presented with their amenities and the mirror's price events; a building's inventories
+ * are counted when it is read, so they are always present here.
+ */
+export async function mirrorCoverage(store: Store, now: Date = new Date()): Promise<MirrorCoverage> {
+  const listings = new ListingsRepository(store.db);
+  const tree = await new AreasRepository(store.db, 0).tree();
+  const amenities = await listings.mirroredAmenities();
+  const withHistory = new Set(
+    (await store.db.selectFrom('price_history').select('listing_id').distinct().execute()).map((r) => r.listing_id),
+  );
+  const paths = fieldPaths(ListingDetail);
+  const coverage: MirrorCoverage = { sale: new FieldCoverage(paths), rental: new FieldCoverage(paths), building: new FieldCoverage(fieldPaths(BuildingSchema)) };
+  for (const row of await listings.mirrored()) {
+    // A history of one event stands for "there is one": the presenter only needs a non-empty list.
+    const history = withHistory.has(row.id) ? [{ date: '', price: 0, event: 'LISTED', pctChange: null }] : [];
+    const detail = rowToDetail(row, amenities.get(row.id) ?? [], [], history, now);
+    const target = coverage[row.kind as 'sale' | 'rental'];
+    target.add(BOROUGHS[row.borough_id ?? -1] ?? 'unknown', detail);
+    target.add('all', detail);
+  }
+  for (const { data } of await store.db.selectFrom('buildings').select('data').execute()) {
+    const building = JSON.parse(data) as Building;
+    const borough = building.area ? tree.boroughOf(building.area.id) : null;
+    coverage.building.add(BOROUGHS[borough ?? -1] ?? 'unknown', building);
+    coverage.building.add('all', building);
+  }
+  return coverage;
+}
+
+/** The coverage as Markdown: one table for sales, rentals and buildings, shares in whole percent. */
+export function coverageMarkdown(coverage: MirrorCoverage): string {
+  return [
+    "### Sale listings (listing detail: the summary's fields come first, down to `daysOnMarket`)",
+    coverage.sale.table(COVERAGE_GROUPS),
+    "### Rental listings (listing detail: the summary's fields come first, down to `daysOnMarket`)",
+    coverage.rental.table(COVERAGE_GROUPS),
+    '### Buildings',
+    coverage.building.table(COVERAGE_GROUPS),
+  ].join('\n\n');
+}
