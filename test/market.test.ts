@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
-import { rentalRows } from './helpers/source-rows.js';
+import { rentalRows, saleRows } from './helpers/source-rows.js';
 
 // Market figures against the source rows (market clock off), and history that grows day by day.
 const runtime = useRuntimesPerTest();
@@ -44,6 +44,21 @@ describe('market figures', () => {
     expect(all.byBedroom.reduce((n: number, b: { activeCount: number }) => n + b.activeCount, 0)).toBe(rentalRows().length);
     await expectProblem(rt.app, '/v1/market?kind=rental&areas=99999', 400, 'INVALID_PARAMS', key);
     await expectProblem(rt.app, '/v1/market?areas=200', 400, 'INVALID_PARAMS', key);
+  });
+
+  it('sales of every borough: count and median asking price of each bedroom count equal the source rows', async () => {
+    const rt = await runtime();
+    const key = await rt.key('starter');
+    const BOROUGHS = { 100: 'Manhattan', 200: 'Brooklyn', 300: 'Queens', 400: 'Bronx', 500: 'Staten Island' } as const;
+    for (const [id, borough] of Object.entries(BOROUGHS)) {
+      const rows = saleRows().filter((r) => r.borough === borough);
+      for (const bedrooms of [1, 2, 3, 4]) {
+        const prices = rows.filter((r) => r.bedrooms === bedrooms).map((r) => r.price);
+        expect(prices.length, `${borough} ${bedrooms}`).toBeGreaterThan(5);
+        const res = await get(rt.app, `/v1/market?kind=sale&areas=${id}&bedrooms=${bedrooms}`, key);
+        expect(res.body.data, `${borough} ${bedrooms}`).toMatchObject({ activeCount: prices.length, medianPrice: cents(quantile(prices, 0.5)) });
+      }
+    }
   });
 
   it('for any boroughs and bedroom counts: every figure and each bedroom count\'s median equal the source rows', async () => {

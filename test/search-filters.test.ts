@@ -62,6 +62,24 @@ describe('rental filters against the source rows', () => {
     expect(two.body.meta.total).toBe(expected.length + rentals.filter((r) => r.borough === 'Brooklyn').length);
   });
 
+  it('a map of Williamsburg: every rental there, RentHop\'s at their source rows\' positions', async () => {
+    const parents = upstreamParents();
+    const under = (id: number, ancestor: number) => {
+      for (let c: number | null | undefined = id; c; c = parents.get(c)) if (c === ancestor) return true;
+      return false;
+    };
+    // Williamsburg is 302 (East Williamsburg, 373, lies below it); the sample's rows name their neighbourhood.
+    const expected = rentals.filter((r) => (r.source === 'renthop' ? under(Number(r.area_id), 302) : ['Williamsburg', 'East Williamsburg'].includes(r.neighborhood) && r.borough === 'Brooklyn'));
+    const items = await all('/v1/search/rentals?areas=302&perPage=500');
+    expect(items.map((i) => i.id).sort()).toEqual(expected.map((r) => r.rental_id).sort());
+    const byId = new Map(items.map((i) => [i.id, i]));
+    const real = expected.filter((r) => r.source === 'renthop');
+    expect(real.length).toBeGreaterThan(500);
+    for (const r of real) expect(byId.get(r.rental_id).geoPoint).toEqual({ latitude: Number(r.latitude), longitude: Number(r.longitude) });
+    // Positions of real buildings, not a handful of generated points.
+    expect(new Set(items.map((i) => `${i.geoPoint.latitude},${i.geoPoint.longitude}`)).size).toBeGreaterThan(200);
+  });
+
   it('beds, baths, price and size ranges', async () => {
     const cases: [string, (r: Record<string, string>) => boolean][] = [
       ['minBeds=2&maxBeds=3', (r) => Math.floor(Number(r.bedrooms)) >= 2 && Math.floor(Number(r.bedrooms)) <= 3],

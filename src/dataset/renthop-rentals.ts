@@ -2,6 +2,7 @@ import type { GeoPoint } from '../wire/common.js';
 import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
 import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
 import { undatedListedAt } from './listing-dates.js';
+import { listingNode } from './listing-node.js';
 import type { BoroughLand } from './placement.js';
 import { readCsv } from './read.js';
 import { sharedDataFile } from './shared-data.js';
@@ -71,37 +72,18 @@ export function buildRentHopRentals(
       kind: 'rental',
       areaId: place.areaId,
       buildingId: building.id,
-      node: {
+      node: listingNode({
         id: String(id),
         areaName: place.areaName,
         bedroomCount: Math.floor(Number(row.bedrooms)),
         fullBathroomCount: Math.floor(bathrooms),
         halfBathroomCount: bathrooms % 1 > 0 ? 1 : 0,
-        buildingType: null,
         geoPoint: point,
-        leadPhotoKey: null,
         price: Math.round(price),
-        netEffectivePrice: null,
-        monthsFree: null,
-        noFee: null,
-        furnished: null,
-        availableAt: null,
-        livingAreaSize: 0,
-        sourceGroupLabel: null,
         status: 'ACTIVE',
-        street: null,
-        unit: null,
-        zipCode: null,
-        state: 'NY',
         urlPath: `/rental/${id}`,
-        tier: null,
-        hasTour3d: null,
-        hasVideos: null,
         listedAt: undatedListedAt(id, asOf),
-        amenities: [],
-        petsAllowed: null,
-        yearBuilt: null,
-      },
+      }),
     });
   });
   return { listings, buildings: [...buildings.values()] };

@@ -3,6 +3,7 @@ import type { GeoPoint } from '../wire/common.js';
 import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
 import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
 import { undatedListedAt } from './listing-dates.js';
+import { listingNode } from './listing-node.js';
 import type { BoroughLand } from './placement.js';
 import { readCsv } from './read.js';
 import { sharedDataFile } from './shared-data.js';
@@ -122,7 +123,7 @@ export function buildSales(
       kind: 'sale',
       areaId: building.areaId,
       buildingId: building.id,
-      node: {
+      node: listingNode({
         id: String(id),
         areaName: areas.get(building.areaId)?.name ?? boroughName,
         bedroomCount: row.TYPE === 'Land for sale' ? null : Math.floor(Number(row.BEDS)),
@@ -130,31 +131,18 @@ export function buildSales(
         halfBathroomCount: bath === null ? null : bath % 1 > 0 ? 1 : 0,
         buildingType: type,
         geoPoint: point,
-        leadPhotoKey: null,
         price: Math.round(price),
-        netEffectivePrice: null,
-        monthsFree: null,
-        noFee: null,
-        furnished: null,
-        availableAt: null,
         livingAreaSize: sqft > 0 ? sqft : 0,
         sourceGroupLabel: brokerage(row.BROKERTITLE),
         status: IN_CONTRACT_TYPES.has(row.TYPE) ? 'IN_CONTRACT' : 'ACTIVE',
         street,
         unit,
         zipCode,
-        state: 'NY',
         urlPath,
-        tier: null,
-        hasTour3d: null,
-        hasVideos: null,
         listedAt: undatedListedAt(id, asOf),
-        amenities: [],
-        petsAllowed: null,
-        yearBuilt: null,
         monthlyMaintenance: null,
         monthlyTaxes: null,
-      },
+      }),
     });
   });
   return { listings, buildings: [...buildings.values()].map((e) => e.building) };

@@ -2,6 +2,7 @@ import type { InventoryListing, LocalBuilding } from '../upstream/local/inventor
 import { UPSTREAM_BOROUGH_BY_NAME, type SiteAreaIndex } from './areas.js';
 import type { BoroughLand } from './placement.js';
 import { undatedListedAt } from './listing-dates.js';
+import { listingNode } from './listing-node.js';
 import { readCsv } from './read.js';
 import { sharedDataFile } from './shared-data.js';
 
@@ -62,7 +63,7 @@ export function buildStreetEasyRentals(
       kind: 'rental',
       areaId,
       buildingId: row.building_id,
-      node: {
+      node: listingNode({
         id: row.rental_id,
         areaName: area?.name ?? row.borough,
         bedroomCount: Math.floor(Number(row.bedrooms)),
@@ -70,29 +71,15 @@ export function buildStreetEasyRentals(
         halfBathroomCount: Number(row.bathrooms) % 1 > 0 ? 1 : 0,
         buildingType: 'RENTAL',
         geoPoint: point,
-        leadPhotoKey: null,
         price: Number(row.rent),
-        netEffectivePrice: null,
-        monthsFree: null,
         noFee: row.no_fee === '1',
-        furnished: null,
-        availableAt: null,
         livingAreaSize: sqft > 0 ? sqft : 0,
-        sourceGroupLabel: null,
         status: 'ACTIVE',
-        street: null,
-        unit: null,
-        zipCode: null,
-        state: 'NY',
         urlPath: `/rental/${row.rental_id}`,
-        tier: null,
-        hasTour3d: null,
-        hasVideos: null,
         listedAt: undatedListedAt(id, asOf),
         amenities,
-        petsAllowed: null,
         yearBuilt,
-      },
+      }),
     });
     if (buildings.has(row.building_id)) continue;
     buildings.set(row.building_id, {
