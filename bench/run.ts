@@ -229,7 +229,7 @@ const scenarios: Scenario[] = [
     peer: `${S}&where.sqft.gte=500&where.sqft.lte={varies}&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true`,
   },
   { name: 'search sales, page of 500', path: '/v1/search/sales?perPage=500', peer: `${S}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=500&totalCount=true` },
-  { name: 'property by id', path: '/v1/property/1001001', peer: '/listings/1001001' },
+  { name: 'property by id', path: '/v1/property/8000000', peer: '/listings/8000000' },
   { name: 'property by id, any listing at random', path: '/v1/property/{varies}', vary: () => allIds[Math.floor(Math.random() * allIds.length)], peer: '/listings/{varies}' },
   { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
