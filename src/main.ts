@@ -34,7 +34,7 @@ const USAGE = `usage: nyc-listings <command> [options]
   help, --help                this text
   --version                   the version
 
-Configuration comes from the environment (see README.md).`;
+Configuration comes from the environment (see docs/configuration.md).`;
 
 /** A mistake in how the command line was used: named on stderr with the usage, exit code 2. */
 class UsageError extends Error {}

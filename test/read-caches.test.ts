@@ -5,7 +5,7 @@ import { useRuntimesPerTest } from './helpers/runtime.js';
 import { waitForLadders } from './helpers/ladders.js';
 import { waitFor } from './helpers/wait.js';
 
-// The read caches (README "Read caches"): a write in this process shows at once, one by another
+// The read caches (docs/decisions.md, "Read caches"): a write in this process shows at once, one by another
 // instance on the same database within READ_CACHE_SECONDS.
 const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;

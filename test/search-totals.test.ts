@@ -14,7 +14,7 @@ import { rentalRows, saleRows } from './helpers/source-rows.js';
 import { everyListing, waitForLadders } from './helpers/ladders.js';
 import { sqliteWithLog } from './helpers/statement-log.js';
 
-// Totals of searches by kind, areas, price and bedrooms are counted in memory (README "Search totals");
+// Totals of searches by kind, areas, price and bedrooms are counted in memory (docs/decisions.md, "Search totals");
 // every expectation here is computed from the source rows in this file.
 const t = useTestRuntime('pro');
 const rentals = rentalRows();

@@ -42,7 +42,7 @@ const summaryFields = {
   halfBathroomCount: NInt(),
   buildingType: Nullable(Type.String({ description: "Open set: the site's upper-case tokens (CONDO, CO_OP, HOUSE, ...); the search's buildingType filter lists the known ones." })),
   areaName: NStr(),
-  status: Type.String({ description: 'Open set; known: ACTIVE, OFF_MARKET.' }),
+  status: Type.String({ description: 'Open set; known: ACTIVE, IN_CONTRACT (answered by id, never found by a search), OFF_MARKET.' }),
   geoPoint: Nullable(Type.Ref('GeoPoint')),
   leadPhotoKey: NStr(),
   sourceGroupLabel: NStr(),
