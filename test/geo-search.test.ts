@@ -31,6 +31,15 @@ describe('map search', () => {
     expect(walked.items.map((i) => i.id).sort()).toEqual(twoBeds.map((p) => p.id).sort());
   });
 
+  it('bbox edges are inside: a box that is one listing\'s own point finds every listing on that point', async () => {
+    const point = positions('rental').find((p) => p.beds !== null)!;
+    const here = positions('rental').filter((p) => p.latitude === point.latitude && p.longitude === point.longitude);
+    const box = [point.longitude, point.latitude, point.longitude, point.latitude];
+    const walked = await walk(t.rt.app, `/v1/search/rentals?bbox=${box.join(',')}&perPage=50`, t.key);
+    expect(walked.items.map((i) => i.id).sort()).toEqual(here.map((p) => p.id).sort());
+    expect(here.length).toBeGreaterThan(0);
+  });
+
   it('near and radius: the total equals a haversine count; sort=DISTANCE is non-decreasing and each item says its distance', async () => {
     const centre = { latitude: 40.7527, longitude: -73.9772 }; // Grand Central
     for (const [kind, radius] of [['sale', 800], ['rental', 2500]] as const) {
