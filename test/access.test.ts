@@ -1,6 +1,13 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { QuotaMeter } from '../src/access/quota-meter.js';
 import { createLogger } from '../src/app.js';
+import { openStore } from '../src/store/database.js';
+import { QuotaRepository } from '../src/store/quota-repository.js';
 import { get } from './helpers/http.js';
 import { useRuntimesPerTest } from './helpers/runtime.js';
 import { waitFor } from './helpers/wait.js';
@@ -57,5 +64,39 @@ describe('request logs', () => {
     const slow = await runtime({ SLOW_REQUEST_MS: '0' }, { logger: createLogger('info', sink) });
     await get(slow.app, '/v1/health');
     expect(text).toMatch(/"level":30,.*"url":"\/v1\/health","statusCode":200,"ms":[0-9.]+,"msg":"slow request answered"/);
+  });
+});
+
+describe('monthly counts written in batches', () => {
+  it('a request counted while a flush is being written goes into the next flush, never lost (issue 29: pending -= written)', async () => {
+    const store = await openStore(join(mkdtempSync(join(tmpdir(), 'quota-')), 'quota.db'), { readThread: false });
+    try {
+      const repository = new QuotaRepository(store.db);
+      // The real repository, its write held until the test lets it go: a request then arrives mid-write.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let writing!: () => void;
+      const started = new Promise<void>((resolve) => (writing = resolve));
+      const gated = Object.assign(Object.create(repository) as QuotaRepository, {
+        addAll: async (items: Parameters<QuotaRepository['addAll']>[0]) => {
+          writing();
+          await held;
+          return repository.addAll(items);
+        },
+      });
+      const meter = new QuotaMeter(gated, 3600, pino({ level: 'silent' }));
+      expect(await meter.count('key:a', '2026-11')).toBe(1);
+      const first = meter.flush();
+      await started;
+      expect(await meter.count('key:a', '2026-11')).toBe(2);
+      release();
+      await first;
+      expect(await repository.used('key:a', '2026-11')).toBe(1);
+      await meter.flush();
+      expect(await repository.used('key:a', '2026-11')).toBe(2);
+      expect(await meter.used('key:a', '2026-11')).toBe(2);
+    } finally {
+      await store.close();
+    }
   });
 });
