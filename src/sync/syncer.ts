@@ -268,11 +268,12 @@ export class Syncer {
    * Records today's market figures (UTC day) of the borough and of the whole city for `kind`: each sync
    * replaces the day's row, so a day's history keeps the figures of its last sync.
    */
-  private async recordMarket(kind: ListingKind, boroughId: number, tree: AreaTree): Promise<void> {
+  private async recordMarket(kind: ListingKind, boroughId: number, tree: AreaTree, withCity = true): Promise<void> {
     const now = this.deps.clock();
     const [day, at] = [now.toISOString().slice(0, 10), now.toISOString()];
     const borough = await marketFiguresByRank(this.deps.market.ranked(kind, tree.withDescendants(boroughId), undefined), now);
     await this.deps.market.record(day, kind, boroughId, borough, at);
+    if (!withCity) return;
     const city = await marketFiguresByRank(this.deps.market.ranked(kind, undefined, undefined), now);
     await this.deps.market.record(day, kind, 0, city, at);
   }
@@ -314,7 +315,8 @@ export class Syncer {
   /** Records today's market figures of every scope from what the mirror holds (after a hydration of the backlog). */
   async recordMarkets(): Promise<void> {
     const tree = await this.areaTree();
-    for (const { kind, boroughId } of LISTING_SCOPES) await this.recordMarket(kind, boroughId, tree);
+    // The city's figures once a kind, with its last borough, not once a borough.
+    for (const [i, { kind, boroughId }] of LISTING_SCOPES.entries()) await this.recordMarket(kind, boroughId, tree, LISTING_SCOPES[i + 1]?.kind !== kind);
   }
 
   /**

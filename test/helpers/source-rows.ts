@@ -42,7 +42,12 @@ export function boroughAt(longitude: number, latitude: number): string | undefin
   const key = `${longitude},${latitude}`;
   if (boroughByPoint.has(key)) return boroughByPoint.get(key);
   let found: string | undefined;
-  for (const [name, polygons] of boroughPolygons) if (polygons.some((p) => inBox(p.box, longitude, latitude) && inRings(p.rings, longitude, latitude))) found ??= name;
+  for (const [name, polygons] of boroughPolygons) {
+    if (polygons.some((p) => inBox(p.box, longitude, latitude) && inRings(p.rings, longitude, latitude))) {
+      found = name;
+      break;
+    }
+  }
   boroughByPoint.set(key, found);
   return found;
 }
