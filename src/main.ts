@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
       const { startRuntime } = await import('./runtime.js');
       const runtime = await startRuntime(config, { logger });
       // Search totals counted in memory from the first request: built later, under load, a rebuild
-      // competes with the searches that count in the store meanwhile (438 ms alone at a million listings).
+      // competes with the searches that count in the store meanwhile.
       const building = Date.now();
       const ladders = runtime.mirror.priceLadders;
       await ladders.current();

@@ -36,8 +36,8 @@ export function* deriveSyntheticListings<T extends SourceListing>(
   seed: number,
 ): Generator<{ source: T; listing: T & { synthetic: 1 } }> {
   if (!sources.length) throw new Error('no listings to derive synthetic ones from: sync the mirror first');
-  // Rows as the SQLite driver makes them hold their ~55 columns in V8's slow (dictionary) mode, and
-  // copying one took 18 us; a spread copy is a fast-mode object, and copying that takes 2 (measured).
+  // Rows as the SQLite driver makes them hold their ~55 columns in V8's slow (dictionary) mode, which is
+  // slow to copy again and again; a spread copy is a fast-mode object, cheap to copy.
   const rows = sources.map((source) => ({ ...source }));
   const random = seededRandom(seed);
   const boxes = new Map<number, BoundingBox>();

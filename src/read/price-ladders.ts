@@ -41,9 +41,7 @@ const DEFAULT_CHUNK_ROWS = 5000;
 /**
  * Milliseconds a rebuild reads before it gives the event loop a turn. A turn after every query starved
  * it under load: each waited for the requests queued meanwhile, and while the ladders are not current
- * each of those counts in the store. At a million listings on SQLite under 50 connections of uncached
- * searches, a rebuild (438 ms alone) had not ended after 20 s, the service answering 231 to 313 req/s
- * throughout.
+ * each of those counts in the store, and under a load of uncached searches a rebuild never ended.
  */
 const DEFAULT_SLICE_MS = 10;
 
@@ -63,7 +61,7 @@ function ladderOf(rows: { bedroom_count: number | null; price: number }[]): Area
  * Search totals of the commonest search (a kind, some areas, a price range, a bedroom range) counted
  * in memory: for each kind, area and bedroom count, the sorted prices of the active listings, so that
  * a total is a binary search per group (microseconds) where the store visits every matching index
- * entry (for a borough's rentals at a million listings on SQLite, about 5 ms by the sqlite3 shell's timer).
+ * entry, a cost that grows with the listings.
  *
  * The ladders hold a copy of the store, so they answer only while it is current: the store's data
  * version (which writes that change listings advance, from any instance) unchanged since they were

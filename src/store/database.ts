@@ -58,8 +58,8 @@ const NAMED_STATEMENTS_MAX = 500;
 /**
  * Makes the pool's connections run a parameterized query text they have seen before as a named
  * prepared statement: node-postgres sends every other query unnamed, so PostgreSQL parses and plans it
- * anew each time, which costs more than running a short query (a listing's detail: 710 us unnamed,
- * 270 us named, measured on this machine). A text is named on its second sighting (one-off shapes never
+ * anew each time, which costs more than running a short query such as a listing's detail. A text is
+ * named on its second sighting (one-off shapes never
  * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. PostgreSQL
  * decides per statement whether a cached generic plan is as cheap as a custom one (`plan_cache_mode`
  * auto); a sync's write transactions plan every run for its values instead (see the listings repository).

@@ -29,8 +29,8 @@ const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
  * On PostgreSQL, plans the rest of transaction `trx` for each statement's own values. A sync's look-ups
  * by id run as named statements, for which PostgreSQL caches a generic plan after five runs; one cached
  * while a first sync's tables were nearly empty (a sequential scan) kept scanning them whole as they
- * filled: a 100-id look-up took 54 ms instead of 0.5. Reads keep cached plans: planning a listing's
- * detail on every run cost half as much CPU again as running it.
+ * filled, a look-up by ids becoming a scan of the table. Reads keep cached plans: planning a listing's
+ * detail on every run costs about half as much CPU again as running it.
  */
 async function planForValues(trx: Transaction<Database>): Promise<void> {
   if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
@@ -461,8 +461,8 @@ export class ListingsRepository {
   /**
    * The areas of `kind` that have active listings, ascending (null last: listings of no known area).
    * A loose index scan: one seek into the area-price index per area (a recursive query), so its cost
-   * grows with the number of areas, not of listings; a DISTINCT over the rows took 177 ms at a million
-   * listings on SQLite, blocking the event loop for as long.
+   * grows with the number of areas, not of listings; a DISTINCT over the rows grows with the listings and,
+   * on SQLite, blocks the event loop for as long.
    */
   async activeAreas(kind: ListingKind): Promise<(number | null)[]> {
     const { rows } = await sql<{ area_id: number }>`with recursive seen(area_id) as (
@@ -555,7 +555,7 @@ export class ListingsRepository {
     const found = result.rows[0];
     if (!found) return undefined;
     // The row is answered as read, its two aggregate columns left on it: a rest copy of a row this wide
-    // (better-sqlite3 makes it a dictionary-mode object) cost 12 to 23 us, a tenth of a detail's CPU.
+    // (better-sqlite3 makes it a dictionary-mode object) is a noticeable share of a detail's CPU.
     const { amenity_rows, history_rows } = found;
     const row: ListingRow = found;
     // SQLite answers the aggregated rows as JSON text; pg has parsed them already.

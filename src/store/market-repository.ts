@@ -12,12 +12,8 @@ const COLUMN = { price: 'price', pricePerSqft: 'price_per_sqft', listedAt: 'list
  * serves, so that the planner reads the index that holds everything else a figure needs (the area, the
  * order's value; the order indexes hold the bedroom count too, migrations 014 and 018) and never the
  * table: with the bedroom index it read the row of every listing of those bedroom counts to learn its
- * area and facts. At a million listings (better-sqlite3, one statement): the bedroom counts of Manhattan's
- * rentals 555 ms -> 40 (the area index's ranges); the median of its studios 141 -> 9 (the price order's
- * walk; at most 30 for any count of a borough); the known sizes of Brooklyn's two-bedroom rentals
- * 161 -> 34. By curl, `/v1/market?kind=rental&areas=200&bedrooms=2` took 0.71 s with migration 018
- * alone, 0.16 s with this. PostgreSQL keeps the column: there the expression spoilt its estimates, and
- * the same answer's statements took 246 ms against 114 (parallel scans of the date indexes).
+ * area and facts (commit 2bc163d has the figures). PostgreSQL keeps the column: there the expression
+ * spoilt its estimates and made the same answer's statements slower (commit 82f8695).
  */
 function bedroomsColumn(db: Kysely<Database>) {
   return db.getExecutor().adapter instanceof PostgresAdapter ? sql<number | null>`bedroom_count` : sql<number | null>`+bedroom_count`;
@@ -51,8 +47,7 @@ export class MarketRepository {
     };
     const count = async (q: ReturnType<typeof active>) => Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     // Three counts, not one GROUP BY with count(price_per_sqft) and count(listed_at): SQLite answers each of
-    // these from an index alone, but reads every row for the combined one (the city's rentals at a million
-    // listings: 51 ms for the three, one after another, against 714 ms).
+    // these from an index alone, but reads every row for the combined one.
     return {
       bedroomCounts: async () =>
         (await active().select((eb) => [bedroomCount.as('bedroom_count'), eb.fn.countAll<number>().as('n')]).groupBy(bedroomCount).execute()).map((r) => ({
@@ -60,8 +55,8 @@ export class MarketRepository {
           count: Number(r.n),
         })),
       sizedCount: async () => count(active().where('price_per_sqft', 'is not', null)),
-      // The null range of the date index is a seek on both databases: Manhattan's sales' undated listings at
-      // a million listings in 4 ms on SQLite and 2 on PostgreSQL, where counting their dated ones took 108 and 542.
+      // The null range of the date index is a seek on both databases, where counting the dated listings (nearly
+      // all of them) visits each.
       undatedCount: async () => count(active().where('listed_at', 'is', null)),
       valuesAt: async (order, rank, group) => {
         const column = COLUMN[order];

@@ -96,8 +96,7 @@ export type YesNoFilter = keyof typeof YES_NO_FILTERS;
 
 /**
  * The first yes/no filter a search asks the no side of (`false`: unknown or 0), if any. Its count has no
- * index (SQLite visits every active listing of the kind: 0.9 s for a million listings' 244,867 rentals),
- * where its yes side has a partial index (5 ms for the 105,005 with no fee).
+ * index (SQLite visits every active listing of the kind), where its yes side has a partial index.
  */
 export function noSideFilter(s: ListingSearch): YesNoFilter | undefined {
   return (Object.keys(YES_NO_FILTERS) as YesNoFilter[]).find((name) => s[name] === false);
@@ -227,8 +226,7 @@ export const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<s
 
 /**
  * How much cheaper a walk passes an index entry that holds every filter than a sort reads and sorts a
- * match: about 0.1 us against 2 to 3 us at a million listings on SQLite (5,368 entries of the price per
- * square foot index walked in 0.5 ms; the same sales read through the size index and sorted in 16 ms).
+ * match, as measured at a million listings on SQLite (commit 28034ed).
  */
 const HELD_ENTRY_SPEEDUP = 20;
 
@@ -252,12 +250,11 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  * - otherwise the `planner`'s choice, as for a geographic or id filter (the spatial index or the id
  *   list drive those), the distance order, or an unknown `activeOfKind`.
  *
- * Why: SQLite's statistics cannot tell its planner that a filter matches nothing here (there are no sales
- * in Brooklyn in the sample) or that two columns are tied. At a million listings it walked all 754,000
- * sales by listing date for a Brooklyn search that matched none (2.4 s), sorted the 30,000 rentals of three
- * bedrooms or more to show fifty (70 ms), and walked the price order for the 1,684 sales three days or less
- * on the market (213 ms). A walk is not forced when a filter needs the row: prices, sizes and monthly
- * costs are tied to the orders, and one such walk took 650 ms for a page the planner's sort reads in 30.
+ * Why: SQLite's statistics cannot tell its planner that a filter matches nothing here or that two columns
+ * are tied. At a million listings it walked every sale by listing date for a search that matched none,
+ * sorted tens of thousands of rentals to show fifty, and walked the price order for a few sales (figures
+ * in commit 6c47169). A walk is not forced when a filter needs the row: prices, sizes and monthly costs are
+ * tied to the orders, and such a walk can pass far more rows than the planner's sort reads.
  */
 export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined): PageStrategy {
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
@@ -349,7 +346,7 @@ export async function searchListings(
   const strategy = pageStrategy(s, total, ctx.activeOfKind);
   if (strategy === 'empty') return { total, rows: [] };
   // A yes/no filter's partial index serves the count, and a sort of few matches; any other page must not
-  // be read through it (SQLite took it for 105,005 rentals with no fee and sorted them all: 337 ms).
+  // be read through it (SQLite took it for every rental with no fee and sorted them all for one page).
   const pageBase = strategy !== 'sort' && asksYes(s) ? filtered(db, s, ctx, false) : base;
   if (strategy === 'walk' && ctx.dialect === 'postgres') return { total, rows: await deferredPage(db, pageBase, s, ctx).execute() };
   const rows = await pageQuery(pageBase, s, ctx, strategy).execute();
@@ -362,11 +359,8 @@ export async function searchListings(
  * its planner walks the order's index itself. But a plain index scan tests on the table row any filter
  * it cannot make an index condition (an OR, such as `noFee=false`'s "unknown or 0"; a list of areas on a
  * later key column), so it fetched the row of every entry it passed. Asking for the ids alone lets it
- * scan the index only, testing the filters the index holds on its entries. At a million listings (the
- * statements, best of five): rentals with a fee in the default order 246 -> 8.6 ms a page; Queens rentals
- * by price, dearest first (the walk passes Manhattan's dearer ones) 118 -> 5.8 ms. A walk whose first
- * entries match costs a little more this way: Brooklyn rentals of a bedroom or more by price 1.2 to 1.5 ms
- * before, 1.6 to 2.1 after.
+ * scan the index only, testing the filters the index holds on its entries: a walk that passes many
+ * entries gains much, one whose first entries match costs a little more (figures in commit 7b40130).
  */
 function deferredPage(db: Kysely<Database>, pageBase: Query, s: ListingSearch, ctx: SearchContext) {
   const ids = orderedPage(pageBase.select('id'), s, ctx, 'planner');
@@ -387,12 +381,12 @@ export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx:
 /**
  * Bounds on the order's leading key that a search's filters imply, said outright in its page's statement
  * so that the order's index starts (or stops) at them; each changes no answer. Not on the count: there
- * SQLite took the price bound's range of the price index and read half the sales out of order (1.3 s)
- * instead of the table in its own (0.45 s); since migration 020 that count reads the price index alone
- * (60 to 70 ms). At a million listings, one page each:
+ * SQLite took the price bound's range of the price index and read half the sales out of order instead
+ * of the table in its own; since migration 020 that count reads the price index alone. At a million
+ * listings, one page each:
  * - a size above zero gives a price per square foot (domain `pricePerSqft`): the price-per-square-foot
- *   index is walked from its first known value (size tested on the entry, migration 015), 0.5 ms against
- *   16 ms for a sort of every sale of that size;
+ *   index is walked from its first known value (size tested on the entry, migration 015), not every sale
+ *   of that size read and sorted;
  * - a maximum monthly cost bounds the price ({@link highestPriceWithin}): sales by price, highest first,
  *   walked every dearer sale before the first match (2.3 s);
  * - a minimum transit score puts a floor under the recommended score ({@link lowestRecommendedScore}): the
@@ -446,8 +440,8 @@ function orderedPage<Q extends Query>(page: Q, s: ListingSearch, ctx: SearchCont
     rowsQuery = impliedOrderBounds(rowsQuery, s, ctx);
   }
   // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against
-  // an order its index serves only in part (the default order ascending: a sort of every match, 0.6 s at a
-  // million listings, where the index and a sort of ties take 0.4 ms).
+  // an order its index serves only in part (the default order ascending: a sort of every match, where the
+  // index and a sort of ties do).
   rowsQuery = rowsQuery.orderBy(key('id'), order(false)).limit(s.perPage);
   if (s.after && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.where(afterRow(s.sort, dir, s.after));
   else rowsQuery = rowsQuery.offset((s.page - 1) * s.perPage);

@@ -22,9 +22,8 @@ export function rowBuilder(names: string[]): RowBuilder {
 /**
  * One prepared statement as Kysely's SQLite driver uses it (`reader`, `all`, `run`, `iterate`), its
  * rows read as arrays (better-sqlite3's raw mode) and made objects here. better-sqlite3 builds each
- * row object through V8's API, a property at a time: for a page of 50 search results (22 columns)
- * that took 620 us where the raw arrays and a generated literal take 273 us (measured on this
- * machine with the benchmark's uncached search at 20,335 listings).
+ * row object through V8's API, a property at a time, which for a page of search results took about
+ * twice as long as the raw arrays and a generated literal (figures in commit c569dc3).
  */
 class RawRowStatement implements SqliteStatement {
   readonly reader: boolean;

@@ -9,10 +9,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * the index too, but version 15 keeps a list of areas on a later key column out of an ordered scan's
  * index condition (it is tested on the row; version 17 lifts this).
  *
- * At a million listings on SQLite (better-sqlite3, one page, this machine): Brooklyn rentals of one
- * bedroom or more by price took 391 us a page before and 245 us after; the same of two bedrooms or more
- * in the default order 1,551 and 410 us; the benchmark's five filters by price 29.4 and 6.0 ms. The key
- * columns in front are unchanged, so each index serves the same orders as before.
+ * Figures before and after are in commit c569dc3. The key columns in front are unchanged, so each index
+ * serves the same orders as before.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_price').execute();

@@ -6,15 +6,13 @@ const FLAG_COLUMNS = ['pets_allowed', 'has_3d_tour', 'no_fee', 'furnished'];
 /**
  * A partial index per yes/no filter, holding only the listings where it is yes (`kind, status` where
  * the flag is 1). A search's total counts its entries instead of testing every active listing of the
- * kind: at a million listings on SQLite, rentals with pets allowed (none known in the sample) took
- * 0.9 s to count, sales 0.3 s; rentals with no fee (105,005) 0.9 s. The totals are counted again for
- * each filter set every minute (days on market read the clock), so these were the slowest first
- * answers left.
+ * kind, which at a million listings made these the slowest first answers left (figures in commit
+ * bd335f4): the totals are counted again for each filter set every minute (days on market read the clock).
  *
  * A page is read through such an index only when its matches are few (pageStrategy's `sort`): on SQLite
  * the search otherwise writes the flag as `+column`, which the index cannot serve, since its planner
- * took the index for the 105,005 rentals with no fee and sorted them all for a page of fifty (337 ms,
- * where the order's walk takes about 1 ms).
+ * took the index for the many rentals with no fee and sorted them all for a page of fifty, where the
+ * order's walk stops after the page.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   for (const column of FLAG_COLUMNS) {
@@ -24,7 +22,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     // The flags of each kind together (as migration 013 does for areas and bedrooms): multiplying their
     // separate shares, the planner expected 79,565 sales with no fee at a million listings, where the
     // sample has none, and walked the default order's index through all 755,133 sales for a page (2.7 s).
-    // With these statistics it reads the partial index: 0.08 ms. Rentals with no fee still walk the order.
+    // With these statistics it knows no sale has the flag. Rentals with no fee still walk the order.
     await sql`create statistics listings_kind_flags (mcv) on kind, status, no_fee, pets_allowed, furnished, has_3d_tour from listings`.execute(db);
   }
   // Both keep statistics per index or column set, and a new one has none until analyzed (as in 013 and 014).

@@ -3,13 +3,9 @@ import { sql, type Kysely } from 'kysely';
 /**
  * The price order's index also holds `monthly_charges`, so that a maximum monthly cost
  * (`price x mortgage factor + monthly_charges`) is tested on the index entry: its count reads the index
- * alone, where it read every sale's table row. At a million listings on SQLite (better-sqlite3, one
- * statement, this machine), the counts of sales within $4,000, $6,000 and $10,000 a month took 906, 406
- * and 563 ms, and 68, 62 and 59 ms with such an index; the first page of sales within $6,000 by price,
- * highest first, about 0.43 s before (curl, last session) and 0.11 s after. PostgreSQL gains nothing
- * measurable: its count ran a parallel scan of the table in 262 to 291 ms and now runs a parallel
- * index-only scan in 222 to 294 (a script in a rolled-back transaction); the index is the same on both
- * databases all the same. The key columns in front are unchanged, so the index serves the same orders as
+ * alone, where it read every sale's table row (SQLite's figures in commit c3de433). PostgreSQL gains
+ * nothing measurable (a parallel index-only scan in place of a parallel scan of the table); the index is
+ * the same on both databases all the same. The key columns in front are unchanged, so the index serves the same orders as
  * before (PostgreSQL's price index has no descending twin: prices are never null).
  */
 export async function up(db: Kysely<any>): Promise<void> {

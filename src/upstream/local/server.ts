@@ -155,9 +155,9 @@ export async function startLocalUpstream(
   } = {},
 ): Promise<LocalUpstream> {
   let schema: GraphQLSchema = buildSchema(sdlWithout([]));
-  // Query shapes this schema found valid. A detail batch of 100 aliased listings takes some 25 ms to
-  // validate and differs from the last only in its ids; remembering valid shapes cut GraphQL's CPU in a
-  // fresh sync and a 3-day refresh (the market-sync test's) from 14.9 s to 5.6 s. Only successes are
+  // Query shapes this schema found valid. A detail batch of aliased listings is costly to validate and
+  // differs from the last only in its ids; remembering valid shapes cut most of GraphQL's CPU in a sync
+  // (figures in commit 68f541f). Only successes are
   // kept, so every refusal still comes with its own message.
   const validShapes = new Set<string>();
   const behaviour: Behaviour = { ...SITE_BEHAVIOUR, ...options.behaviour };
