@@ -126,6 +126,11 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     if (media) media.examples = { realAnswer: example };
   }
   sparseItems(document as unknown as OpenApi);
+  // The lowest plan an operation serves, from the route's own `minPlan`, for clients and for the access test.
+  for (const route of app.routeIndex.routes()) {
+    const operation = document.paths[route.url.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase() as 'get'] as Record<string, unknown> | undefined;
+    if (operation && route.minPlan) operation['x-min-plan'] = route.minPlan;
+  }
   for (const [path, item] of Object.entries(document.paths)) {
     const limited = path.startsWith('/v1/') && path !== '/v1/health' && path !== '/v1/usage';
     for (const [status, response] of Object.entries(item.get?.responses ?? {})) {
@@ -233,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(parameterValidatorCompiler());
   const routes = new RouteIndex();
   routes.watch(app);
+  app.decorate('routeIndex', routes);
   // A preflight carries no credentials (Fetch standard): routes answering OPTIONS only are public.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
