@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuzzOpenApi } from './helpers/fuzz.js';
+import { openApiFuzzer } from './helpers/fuzz.js';
 import { get } from './helpers/http.js';
 import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
@@ -104,7 +104,9 @@ describe('PostgreSQL answers as SQLite does', () => {
 
   it(`fuzzing from the OpenAPI document: ${PG_FUZZ_RUNS} generated requests, no undocumented status, no 5xx, every answer valid`, async () => {
     const statuses = new Map<number, number>();
-    expect(await fuzzOpenApi(onPg, PG_FUZZ_RUNS, statuses)).toBe(PG_FUZZ_RUNS);
+    const fuzzer = await openApiFuzzer(onPg);
+    await fuzzer.fuzz(fuzzer.routes, PG_FUZZ_RUNS, statuses);
+    expect(statuses.get(200)).toBeGreaterThan(PG_FUZZ_RUNS / 10);
     console.log(`fuzz (PostgreSQL): ${PG_FUZZ_RUNS} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
   }, 300_000);
 
