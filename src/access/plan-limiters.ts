@@ -5,17 +5,10 @@ import { PLANS, type Config, type Plan } from '../config.js';
 /** Seconds of the per-minute window. */
 export const WINDOW_SECONDS = 60;
 
-/** The last month `monthOf` worked out, [start, next) in ms since the epoch: every request asks for it. */
-let lastMonth = { month: '', start: 0, next: 0 };
-
-/** The month (`YYYY-MM`, UTC) of `now`, and seconds until the next one begins. */
+/** The month (`YYYY-MM`, UTC) of `now`, and seconds until the next one begins (at least 1). */
 export function monthOf(now: Date): { month: string; secondsLeft: number } {
-  const ms = now.getTime();
-  if (ms < lastMonth.start || ms >= lastMonth.next) {
-    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    lastMonth = { month: now.toISOString().slice(0, 7), start, next: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) };
-  }
-  return { month: lastMonth.month, secondsLeft: Math.max(1, Math.ceil((lastMonth.next - ms) / 1000)) };
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return { month: now.toISOString().slice(0, 7), secondsLeft: Math.max(1, Math.ceil((next - now.getTime()) / 1000)) };
 }
 
 /**

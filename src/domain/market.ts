@@ -57,7 +57,6 @@ export async function marketFiguresByRank(listings: RankedListings, now: Date): 
   const [groups, sized, undated] = await Promise.all([listings.bedroomCounts(), listings.sizedCount(), listings.undatedCount()]);
   const activeCount = groups.reduce((sum, g) => sum + g.count, 0);
   const dated = activeCount - undated;
-  const oneGroup = groups.length === 1;
   const figure = async (count: number, q: number, read: (rank: number) => Promise<number[]>) => {
     const at = quantileRank(count, q);
     return at ? round2(interpolate(at, await read(at.rank))) : null;
@@ -69,11 +68,10 @@ export async function marketFiguresByRank(listings: RankedListings, now: Date): 
     figure(activeCount, 0.75, prices()),
     figure(sized, 0.5, async (rank) => (await listings.valuesAt('pricePerSqft', rank)).map(Number)),
     figure(dated, 0.5, async (rank) => (await listings.valuesAt('listedAt', rank)).map((listedAt) => daysOnMarket(String(listedAt), now)!)),
-    // One bedroom count (every sale of the sample, whose bedrooms are unknown): its median is the median.
-    oneGroup ? [] : Promise.all(groups.map((g) => figure(g.count, 0.5, prices(g.bedrooms)))),
+    Promise.all(groups.map((g) => figure(g.count, 0.5, prices(g.bedrooms)))),
   ]);
   const byBedroom = groups
-    .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: oneGroup ? medianPrice : groupMedians[i] }))
+    .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: groupMedians[i] }))
     .sort((a, b) => (a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true })));
   return { activeCount, medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, byBedroom };
 }
