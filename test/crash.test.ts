@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { CLI, ROOT, SHARED_DATA, TEMPLATE_DB } from './helpers/paths.js';
+import { CLI, ROOT, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_WITHOUT_RENTHOP_DB } from './helpers/paths.js';
 
 function counts(file: string) {
   const db = new Database(file);
@@ -27,7 +27,7 @@ function sync(file: string, env: Record<string, string>, killAfterScopes?: numbe
     // which a SIGKILL to the launcher would orphan, still writing while the test goes on.
     const child = spawn(process.execPath, [CLI, 'sync'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let scopes = 0;
@@ -44,7 +44,7 @@ function sync(file: string, env: Record<string, string>, killAfterScopes?: numbe
 describe('a sync killed mid-crawl', () => {
   it('leaves the database consistent, and the next sync completes', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'crash-')), 'mirror.db');
-    copyFileSync(TEMPLATE_DB, file);
+    copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, file);
     const before = counts(file);
     // Slowed pages, so that the kill lands inside the work that follows the first scope.
     const killed = await sync(file, { LOCAL_UPSTREAM_FAULTS: 'latencyMs=25' }, 1);

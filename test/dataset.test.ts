@@ -21,6 +21,17 @@ describe('dataset builders over the real data', () => {
     expect(sales.filter((l) => inContract.has(l.node.id)).every((l) => l.node.status === 'IN_CONTRACT')).toBe(true);
   });
 
+  it('without the RentHop file, the inventory is the whole city\'s less its RentHop rentals and their buildings, nothing else changed', () => {
+    const without = loadInventory(true);
+    const renthop = new Set(rentalRows().filter((r) => r.source === 'renthop').map((r) => r.rental_id));
+    expect(renthop.size).toBeGreaterThan(40_000);
+    const kept = inventory.listings.filter((l) => !(l.kind === 'rental' && renthop.has(l.node.id)));
+    expect(without.listings).toEqual(kept);
+    const buildings = new Set(kept.map((l) => l.buildingId));
+    expect(without.buildings).toEqual(inventory.buildings.filter((b) => buildings.has(b.id)));
+    expect(without.areas).toEqual(inventory.areas);
+  });
+
   it('RentHop and NY-House listings keep their source row\'s position, and lie in the deepest area whose outline holds it', () => {
     const byId = new Map(inventory.listings.map((l) => [l.node.id, l]));
     for (const r of rentalRows().filter((r) => r.source === 'renthop')) {

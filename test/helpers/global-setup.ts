@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { buildInventory } from '../../src/dataset/build-inventory.js';
+import { SHARED_DATA_FILES } from '../../src/dataset/shared-data.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
-import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DATA, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
+import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DATA, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
 
 /**
  * Once per test run: builds the local upstream's inventory from the real data and syncs it into a
@@ -19,10 +20,12 @@ export default async function setup(): Promise<void> {
   const build = promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
   rmSync(CACHE, { recursive: true, force: true });
   mkdirSync(CACHE, { recursive: true });
-  const inventory = buildInventory(SHARED_DATA, new Date());
+  const asOf = new Date();
+  const inventory = buildInventory(SHARED_DATA, asOf);
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
   await syncTemplate(TEMPLATE_DB, inventory);
-  const withoutRentHop = inventoryWithoutRentHop(inventory);
+  writeSharedDataWithoutRentHop();
+  const withoutRentHop = buildInventory(SHARED_DATA_WITHOUT_RENTHOP, asOf);
   writeFileSync(INVENTORY_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
   await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop);
   await build;
@@ -38,12 +41,18 @@ async function syncTemplate(file: string, inventory: Inventory): Promise<void> {
 }
 
 /**
- * The inventory less the RentHop rentals (listing ids 7,000,000 to 7,999,999, docs/data.md): the StreetEasy
- * rentals and every sale, about 9,600 listings, for the tests of mechanics (freshness, limits, webhooks,
- * crashes, PostgreSQL) that sync again and again and look at no figure of the whole city.
+ * The shared data folder with no RentHop rentals (SHARED_DATA_WITHOUT_RENTHOP): the RentHop file's header
+ * alone, every other file a link to the real one. Its inventory is the StreetEasy rentals and every sale,
+ * about 9,600 listings, for the tests of mechanics (freshness, limits, webhooks, crashes, PostgreSQL, the
+ * command line's syncs) that sync again and again and look at no figure of the whole city. The listings and
+ * buildings it holds are those of the whole city's inventory less its RentHop rentals: no rule of the data
+ * set looks at one source's rows when it reads another's.
  */
-function inventoryWithoutRentHop(inventory: Inventory): Inventory {
-  const listings = inventory.listings.filter((l) => !(l.kind === 'rental' && Number(l.node.id) >= 7_000_000 && Number(l.node.id) < 8_000_000));
-  const buildings = new Set(listings.map((l) => l.buildingId));
-  return { ...inventory, listings, buildings: inventory.buildings.filter((b) => buildings.has(b.id)) };
+function writeSharedDataWithoutRentHop(): void {
+  for (const [name, file] of Object.entries(SHARED_DATA_FILES)) {
+    const target = join(SHARED_DATA_WITHOUT_RENTHOP, file);
+    mkdirSync(dirname(target), { recursive: true });
+    if (name === 'rentHopRentals') writeFileSync(target, `${readFileSync(join(SHARED_DATA, file), 'utf8').split('\n')[0]}\n`);
+    else symlinkSync(join(SHARED_DATA, file), target);
+  }
 }
