@@ -6,7 +6,10 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/store/database.js';
 import type { Database as Schema } from '../src/store/schema.js';
-import { HELD_BY_ORDER_INDEX, ORDER_INDEX, pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
+import { HELD_BY_ORDER_INDEX } from '../src/search/filters.js';
+import type { ListingSearch, SearchContext } from '../src/search/listing-search.js';
+import { pageStrategy, searchListings } from '../src/search/query.js';
+import { SORTS, type IndexedSort } from '../src/search/sorts.js';
 import { TEMPLATE_DB } from './helpers/paths.js';
 import { sqliteWithLog } from './helpers/statement-log.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
@@ -98,7 +101,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     };
     const columns = sqlite.prepare("select name from pragma_table_info('listings')").pluck().all() as string[];
     const tableRoot = sqlite.prepare("select rootpage from sqlite_master where type = 'table' and name = 'listings'").pluck().get();
-    for (const [sort, held] of Object.entries(HELD_BY_ORDER_INDEX) as [keyof typeof ORDER_INDEX, ReadonlySet<string>][]) {
+    for (const [sort, held] of Object.entries(HELD_BY_ORDER_INDEX) as [IndexedSort, ReadonlySet<string>][]) {
       for (const [filter, column] of [...held].flatMap((name) => filters[name])) {
         const name = JSON.stringify(filter);
         const s = search({ ...filter, sort });
@@ -107,7 +110,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
         const { rows } = await searchListings(db, s, ctx(NEVER_SORT), rentals.length);
         expect(rows.length, `${sort} ${name}`).toBeGreaterThan(0);
         const page = statements[0];
-        expect(page.sql).toContain(`indexed by "${ORDER_INDEX[sort]}"`);
+        expect(page.sql).toContain(`indexed by "${SORTS[sort].index}"`);
         const program = sqlite.prepare(`explain ${page.sql}`).all(...(page.parameters as unknown[])) as { opcode: string; p1: number; p2: number }[];
         const tableCursors = program.filter((op) => op.opcode === 'OpenRead' && op.p2 === tableRoot).map((op) => op.p1);
         const readFromTable = program.filter((op) => op.opcode === 'Column' && tableCursors.includes(op.p1)).map((op) => columns[op.p2]);

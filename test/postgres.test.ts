@@ -8,7 +8,9 @@ import { addSubscription } from '../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
 import { copyRows } from '../src/store/postgres-copy.js';
 import type { Database as Schema } from '../src/store/schema.js';
-import { KEYSET, pageStrategy, searchListings, type ListingSearch, type SearchContext } from '../src/store/search-query.js';
+import type { ListingSearch, SearchContext } from '../src/search/listing-search.js';
+import { pageStrategy, searchListings } from '../src/search/query.js';
+import { SORTS } from '../src/search/sorts.js';
 import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -202,7 +204,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       const search = { kind: 'rental', noFee: false, areaIds: [...tree.withDescendants(200)], sort: 'RECOMMENDED', sortDir: 'DESC', page: 2, perPage: 50 } as ListingSearch;
       const context = (activeOfKind: number | undefined): SearchContext => ({ now: new Date(), mortgageFactor: 0.005, dialect: 'postgres', activeOfKind });
       const last = (await searchListings(db, search, context(0))).rows.at(-1)!;
-      const after = await searchListings(db, { ...search, page: 1, after: { keys: KEYSET.RECOMMENDED.map(({ column }) => (last as Record<string, string | number | null>)[column] ?? null), id: last.id } }, context(0));
+      const after = await searchListings(db, { ...search, page: 1, after: { keys: SORTS.RECOMMENDED.keyset.map(({ column }) => (last as Record<string, string | number | null>)[column] ?? null), id: last.id } }, context(0));
       expect(statements.at(-1)!.sql).toMatch(/where "id" in \(select "id" from "listings" where/);
       expect(after.rows.map((r) => r.id)).toEqual((await searchListings(db, { ...search, page: 3 }, context(undefined))).rows.map((r) => r.id));
     } finally {
@@ -211,7 +213,7 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('the total is counted first and chooses how the page is read: none read past the last match, few sorted, the same rows as the planner', async () => {
-    const { searchListings } = await import('../src/store/search-query.js');
+    const { searchListings } = await import('../src/search/query.js');
     const pool = onPg.store.pool!;
     // The service's own pool, which this handle does not end.
     const { db, statements } = postgresWithLog<any>(() => pool.connect());

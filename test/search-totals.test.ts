@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Mirror } from '../src/read/mirror.js';
-import { PriceLadders } from '../src/read/price-ladders.js';
+import { PriceLadders } from '../src/search/price-ladders.js';
 import { AreasRepository } from '../src/store/areas-repository.js';
 import { BuildingsRepository } from '../src/store/buildings-repository.js';
 import { MarketRepository } from '../src/store/market-repository.js';

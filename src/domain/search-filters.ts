@@ -64,3 +64,6 @@ export const RENTAL_FILTERS = {
 /** Every filter above, each optional: what a search of either kind may carry. */
 export const SearchFilters = Type.Partial(Type.Object({ ...COMMON_FILTERS, ...SALE_FILTERS, ...RENTAL_FILTERS }));
 export type SearchFilters = Static<typeof SearchFilters>;
+
+/** The names of {@link SearchFilters}, in its order. */
+export const SEARCH_FILTER_NAMES = Object.keys(SearchFilters.properties) as (keyof SearchFilters)[];

@@ -17,13 +17,15 @@ import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
-import { countListings, listingsInBox, listingsNear, noSideFilter, searchListings, type ListingSearch, type SearchContext } from '../store/search-query.js';
+import { countListings, listingsInBox, listingsNear, noSideFilter, searchListings } from '../search/query.js';
+import { filtersOf } from '../search/filters.js';
+import type { ListingSearch, SearchContext } from '../search/listing-search.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { isFresh, type Freshness } from '../freshness/policy.js';
-import { encodeCursor } from './search-cursor.js';
-import { PriceLadders } from './price-ladders.js';
+import { encodeCursor } from '../search/cursor.js';
+import { PriceLadders } from '../search/price-ladders.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -222,8 +224,7 @@ export class Mirror {
 
   /** The key of a search's kept total: the listings version, the minute (date filters read the clock) and its filters, not its order or page. */
   private totalKey(search: ListingSearch): string {
-    const { page: _page, perPage: _perPage, sort: _sort, sortDir: _sortDir, after: _after, ...filters } = search;
-    return `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${JSON.stringify(filters)}`;
+    return `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${search.kind}|${JSON.stringify(filtersOf(search))}`;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { ListingKind } from '../../src/domain/listing.js';
-import type { ListingSearch } from '../../src/store/search-query.js';
-import type { PriceLadders } from '../../src/read/price-ladders.js';
+import type { ListingSearch } from '../../src/search/listing-search.js';
+import type { PriceLadders } from '../../src/search/price-ladders.js';
 import { waitFor } from './wait.js';
 
 /** A search for every active listing of `kind` (first page of one): one the price ladders can count. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CursorError, decodeCursor, encodeCursor } from '../../src/read/search-cursor.js';
-import type { ListingSearch } from '../../src/store/search-query.js';
+import { CursorError, decodeCursor, encodeCursor } from '../../src/search/cursor.js';
+import type { ListingSearch } from '../../src/search/listing-search.js';
 
 // Keyset cursors (src/read/search-cursor.ts): a cursor gives back the row it was made from, for the search
 // that made it and no other; anything else is a CursorError.

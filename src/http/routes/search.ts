@@ -6,13 +6,15 @@ import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
 import type { Mirror } from '../../read/mirror.js';
 import { decodeOutline, type BoundingBox, type Outline } from '../../domain/outline.js';
-import type { ListingSearch } from '../../store/search-query.js';
+import type { ListingSearch } from '../../search/listing-search.js';
+import { RANGES } from '../../search/filters.js';
+import { SEARCH_FILTER_NAMES, type SearchFilters } from '../../domain/search-filters.js';
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
 import { ListingSummary } from '../../wire/listing.js';
 import { project, sparseFields } from '../sparse-fields.js';
-import { CursorError, decodeCursor } from '../../read/search-cursor.js';
+import { CursorError, decodeCursor } from '../../search/cursor.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
@@ -36,13 +38,14 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   const geo = geoFilters(q);
   const cap = config.plans[principalOf(request).plan].maxPerPage;
   // The query's own filters pass as they are (one definition: the domain's SearchFilters); the rest is resolved here.
-  const { areas: _areas, amenities, buildingType, bbox: _bbox, near: _near, radius: _radius, polygon: _polygon, fields: _fields, format: _format, cursor, sort, sortDir, page, perPage, ...filters } = q;
+  const filters: SearchFilters = Object.fromEntries(SEARCH_FILTER_NAMES.filter((name) => q[name] !== undefined).map((name) => [name, q[name]]));
+  const { cursor, sort, sortDir, page, perPage } = q;
   const search: ListingSearch = {
     ...filters,
     kind,
     areaIds,
-    amenities: csvList(amenities),
-    buildingTypes: csvList(buildingType),
+    amenities: csvList(q.amenities),
+    buildingTypes: csvList(q.buildingType),
     // The schema's date-time format accepted only instants parseInstant can normalise.
     listedAfter: q.listedAfter ? parseInstant(q.listedAfter)!.toISOString() : undefined,
     listedBefore: q.listedBefore ? parseInstant(q.listedBefore)!.toISOString() : undefined,
@@ -53,17 +56,11 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     page: page ?? 1,
     perPage: Math.min(perPage ?? DEFAULT_PER_PAGE, cap),
   };
-  const ranges: [string, number | undefined, number | undefined][] = [
-    ['Price', q.minPrice, q.maxPrice],
-    ['Beds', q.minBeds, q.maxBeds],
-    ['Baths', q.minBaths, q.maxBaths],
-    ['Sqft', q.minSqft, q.maxSqft],
-    ['DaysOnMarket', q.minDaysOnMarket, q.maxDaysOnMarket],
-  ];
-  const inverted = ranges.filter(([, min, max]) => min !== undefined && max !== undefined && min > max);
-  if (inverted.length) {
-    throw invalidParams(inverted.map(([name]) => ({ name: `min${name}`, in: 'query', message: `must not exceed max${name}` })));
-  }
+  const inverted = RANGES.filter(([min, max]) => {
+    const [low, high] = [search[min], search[max]] as (number | undefined)[];
+    return low !== undefined && high !== undefined && low > high;
+  });
+  if (inverted.length) throw invalidParams(inverted.map(([min, max]) => ({ name: min, in: 'query', message: `must not exceed ${max}` })));
   if (cursor) {
     try {
       search.after = decodeCursor(search, cursor);

@@ -2,6 +2,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
 import { AREA_LIST, COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
 import { fieldsParam } from '../sparse-fields.js';
+import { SORT_FIELDS } from '../../search/sorts.js';
 import { ListingSummary } from '../../wire/listing.js';
 
 /** Every property optional, no others allowed: a query string's schema. */
@@ -70,7 +71,7 @@ export const SalesQuery = queryObject(
   {
     ...commonFilters,
     ...SALE_FILTERS,
-    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
+    sort: Type.Enum(SORT_FIELDS, { description: SORT_DESCRIPTION }),
   },
 );
 
@@ -79,7 +80,7 @@ export const RentalsQuery = queryObject(
   {
     ...commonFilters,
     ...RENTAL_FILTERS,
-    sort: Type.Enum(['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT', 'DISTANCE'], { description: SORT_DESCRIPTION }),
+    sort: Type.Enum(SORT_FIELDS, { description: SORT_DESCRIPTION }),
   },
 );
 

@@ -10,125 +10,30 @@ import {
   type PluginTransformResultArgs,
   type QueryResult,
   type RootOperationNode,
-  type SelectQueryBuilder,
   type UnknownRow,
 } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import { highestPriceWithin } from '../domain/monthly-cost.js';
 import { lowestRecommendedScore } from '../domain/recommended-score.js';
 import type { BoundingBox } from '../domain/outline.js';
-import type { SearchFilters } from '../domain/search-filters.js';
-import { SUMMARY_COLUMNS, type SummaryRow } from './listing-rows.js';
-import type { Database } from './schema.js';
+import { SUMMARY_COLUMNS, type SummaryRow } from '../store/listing-rows.js';
+import type { Database } from '../store/schema.js';
+import { applyFilters, filtersOf, HELD_BY_ORDER_INDEX, YES_NO_FILTERS, type YesNoFilter } from './filters.js';
+import { boxAround, distanceFrom, inBox } from './geography.js';
+import type { ListingSearch, ListingsQuery, SearchAfter, SearchContext } from './listing-search.js';
+import { SORTS, type IndexedSort, type SortColumn } from './sorts.js';
 
-const DAY_MS = 86_400_000;
-
-export type SortField = 'RECOMMENDED' | 'PRICE' | 'LISTED_AT' | 'PRICE_PER_SQFT' | 'DISTANCE';
-export type SortDirection = 'ASC' | 'DESC';
-
-/**
- * A validated search: the {@link SearchFilters} (the domain's one definition, in the API's terms and
- * units; instants normalised to UTC) plus what the route resolved: `areaIds` expanded to descendants,
- * comma lists split, the geography parsed, the order and the page.
- */
-export type ListingSearch = SearchFilters & {
-  kind: ListingKind;
-  areaIds?: number[];
-  /** All required. */
-  amenities?: string[];
-  /** Any may match. */
-  buildingTypes?: string[];
-  /** Listings inside this box. */
-  bbox?: BoundingBox;
-  /** Listings within `radius` metres of this point (great-circle); `DISTANCE` sorts by it. */
-  near?: { latitude: number; longitude: number; radius: number };
-  /** Only these listing ids (what a polygon search resolves to). */
-  ids?: string[];
-  sort: SortField;
-  sortDir: SortDirection;
-  page: number;
-  perPage: number;
-  /** Keyset pagination: the page starts after this row of the order (and `page` skips nothing). */
-  after?: SearchAfter;
-};
-
-/** A position in a search's order: the sort key values of a row (nullable ones may be null) and its id. */
-export interface SearchAfter {
-  keys: (string | number | null)[];
-  id: string;
-}
-
-/** Clock and mortgage factor (monthly payment per dollar of price) the search is evaluated with. */
-export interface SearchContext {
-  now: Date;
-  mortgageFactor: number;
-  /** PostgreSQL sorts nulls first in DESC order and must be told otherwise; SQLite already puts them last. */
-  dialect: 'sqlite' | 'postgres';
-  /** Active listings of the search's kind, when known: with it the search chooses how to read a page ({@link pageStrategy}). */
-  activeOfKind?: number;
-}
-
-type Query = SelectQueryBuilder<Database, 'listings', object>;
-
-/** First year of post-war construction: `prewar` means built before 1940. */
-export const PREWAR_BEFORE_YEAR = 1940;
-
-/** The yes/no filters and their columns (1 yes, 0 no, null unknown). */
-const YES_NO_FILTERS = { petsAllowed: 'pets_allowed', has3dTour: 'has_3d_tour', noFee: 'no_fee', furnished: 'furnished' } as const;
-type FlagColumn = (typeof YES_NO_FILTERS)[keyof typeof YES_NO_FILTERS];
-
-/**
- * A yes/no filter. Yes is `column = 1` with the 1 written out, the condition of the column's partial
- * index (migration 017), so that a count is read from that index; or `+column = 1`, which no index
- * serves, when `byIndex` is false (see {@link searchListings}). No is unknown or 0.
- */
-function flagFilter(q: Query, column: FlagColumn, value: boolean | undefined, byIndex: boolean): Query {
-  if (value === undefined) return q;
-  if (!value) return q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
-  return q.where(byIndex ? sql.ref(column) : sql`+${sql.ref(column)}`, '=', sql.lit(1));
-}
+type Query = ListingsQuery;
 
 /** Whether a search asks for the yes side of a yes/no filter (one that a partial index serves). */
-const asksYes = (s: ListingSearch) => Object.keys(YES_NO_FILTERS).some((name) => s[name as keyof typeof YES_NO_FILTERS] === true);
-
-/** A yes/no filter by its name in a search (`noFee`, `petsAllowed`, `has3dTour`, `furnished`). */
-export type YesNoFilter = keyof typeof YES_NO_FILTERS;
+const asksYes = (s: ListingSearch) => YES_NO_FILTERS.some((name) => s[name] === true);
 
 /**
  * The first yes/no filter a search asks the no side of (`false`: unknown or 0), if any. Its count has no
  * index (SQLite visits every active listing of the kind), where its yes side has a partial index.
  */
 export function noSideFilter(s: ListingSearch): YesNoFilter | undefined {
-  return (Object.keys(YES_NO_FILTERS) as YesNoFilter[]).find((name) => s[name] === false);
-}
-
-const EARTH_RADIUS_M = 6_371_000;
-const METRES_PER_DEGREE = 111_320;
-const num = (v: number) => sql<number>`cast(${v} as double precision)`;
-
-/** Great-circle distance in metres from a point to each listing's position (haversine, in SQL). */
-export function distanceFrom(point: { latitude: number; longitude: number }) {
-  const [lat, lon] = [num(point.latitude), num(point.longitude)];
-  return sql<number>`(${EARTH_RADIUS_M} * 2 * asin(sqrt(power(sin(radians(latitude - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(latitude)) * power(sin(radians(longitude - ${lon}) / 2), 2))))`;
-}
-
-/** The box around a circle of `radius` metres (a little larger: the exact test follows). */
-export function boxAround(near: { latitude: number; longitude: number; radius: number }): BoundingBox {
-  const dLat = (near.radius / METRES_PER_DEGREE) * 1.01;
-  const dLon = (near.radius / (METRES_PER_DEGREE * Math.cos((near.latitude * Math.PI) / 180))) * 1.01;
-  return [near.longitude - dLon, near.latitude - dLat, near.longitude + dLon, near.latitude + dLat];
-}
-
-/**
- * Keeps listings inside `box`, through the spatial index: SQLite's R*Tree (a prefilter at 32-bit
- * precision) or PostgreSQL's GiST index on `point(longitude, latitude)`; then the exact test.
- */
-function inBox(q: Query, [minLon, minLat, maxLon, maxLat]: BoundingBox, dialect: 'sqlite' | 'postgres'): Query {
-  const indexed =
-    dialect === 'postgres'
-      ? sql<boolean>`point(longitude, latitude) <@ box(point(${num(minLon)}, ${num(minLat)}), point(${num(maxLon)}, ${num(maxLat)}))`
-      : sql<boolean>`listings.rowid in (select id from listings_rtree where max_lat >= ${minLat} and min_lat <= ${maxLat} and max_lon >= ${minLon} and min_lon <= ${maxLon})`;
-  return q.where(indexed).where('latitude', '>=', minLat).where('latitude', '<=', maxLat).where('longitude', '>=', minLon).where('longitude', '<=', maxLon);
+  return YES_NO_FILTERS.find((name) => s[name] === false);
 }
 
 /** Active listings of `kind` inside `box`: id and position (for a polygon, tested point by point after). */
@@ -156,82 +61,16 @@ export async function listingsNear(
   return q.execute();
 }
 
-/** The search's filters on active listings of its kind; a yes/no filter's yes is read `byIndex` unless told otherwise. */
+/** The search's filters (the table of filters) on active listings of its kind; a yes/no filter's yes is read `byIndex` unless told otherwise. */
 function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext, flagsByIndex = true): Query {
-  let q: Query = db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE');
-  if (s.areaIds) q = q.where('area_id', 'in', s.areaIds.length ? s.areaIds : [-1]);
-  if (s.minPrice !== undefined) q = q.where('price', '>=', s.minPrice);
-  if (s.maxPrice !== undefined) q = q.where('price', '<=', s.maxPrice);
-  if (s.minBeds !== undefined) q = q.where('bedroom_count', '>=', s.minBeds);
-  if (s.maxBeds !== undefined) q = q.where('bedroom_count', '<=', s.maxBeds);
-  if (s.minBaths !== undefined) q = q.where('full_bathroom_count', '>=', s.minBaths);
-  if (s.maxBaths !== undefined) q = q.where('full_bathroom_count', '<=', s.maxBaths);
-  if (s.minSqft !== undefined) q = q.where('sqft', '>=', s.minSqft);
-  if (s.maxSqft !== undefined) q = q.where('sqft', '<=', s.maxSqft);
-  // One EXISTS per amenity: each is a primary-key probe of listing_amenities for a candidate row.
-  for (const amenity of new Set(s.amenities ?? [])) {
-    q = q.where(({ exists, selectFrom }) =>
-      exists(selectFrom('listing_amenities').select('listing_amenities.listing_id').whereRef('listing_amenities.listing_id', '=', 'listings.id').where('listing_amenities.amenity', '=', amenity)),
-    );
-  }
-  for (const [name, column] of Object.entries(YES_NO_FILTERS)) q = flagFilter(q, column, s[name as keyof typeof YES_NO_FILTERS], flagsByIndex);
-  if (s.buildingTypes?.length) q = q.where('building_type', 'in', s.buildingTypes);
-  if (s.prewar === true) q = q.where('year_built', '<', PREWAR_BEFORE_YEAR);
-  if (s.prewar === false) q = q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)]));
-  if (s.saleType) q = q.where('sale_type', '=', s.saleType);
-  const now = ctx.now.getTime();
-  // Days on market = whole days since listed_at, so ">= n days" is "listed at or before now - n days".
-  if (s.minDaysOnMarket !== undefined) q = q.where('listed_at', '<=', new Date(now - s.minDaysOnMarket * DAY_MS).toISOString());
-  if (s.maxDaysOnMarket !== undefined) q = q.where('listed_at', '>', new Date(now - (s.maxDaysOnMarket + 1) * DAY_MS).toISOString());
-  if (s.listedAfter) q = q.where('listed_at', '>', s.listedAfter);
-  if (s.listedBefore) q = q.where('listed_at', '<', s.listedBefore);
-  const nowIso = ctx.now.toISOString();
-  if (s.hasOpenHouse === true) q = q.where(sql<string>`coalesce(open_house_end, open_house_start)`, '>', nowIso);
-  if (s.hasOpenHouse === false) {
-    q = q.where((eb) => eb.or([eb(sql<string>`coalesce(open_house_end, open_house_start)`, 'is', null), eb(sql<string>`coalesce(open_house_end, open_house_start)`, '<=', nowIso)]));
-  }
-  if (s.maxMonthlyCost !== undefined) {
-    q = q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', s.maxMonthlyCost);
-  }
-  if (s.minTransitScore !== undefined) q = q.where('transit_score', '>=', s.minTransitScore);
-  if (s.availableBefore) q = q.where('available_at', '<=', s.availableBefore);
-  if (s.ids) q = q.where('id', 'in', s.ids.length ? s.ids : ['']);
-  if (s.bbox) q = inBox(q, s.bbox, ctx.dialect);
-  if (s.near) q = inBox(q, boxAround(s.near), ctx.dialect).where(distanceFrom(s.near), '<=', s.near.radius);
-  return q;
+  return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, { ...ctx, flagsByIndex });
 }
-
-const SORT_COLUMN = {
-  RECOMMENDED: 'recommended_score',
-  PRICE: 'price',
-  LISTED_AT: 'listed_at',
-  PRICE_PER_SQFT: 'price_per_sqft',
-} as const;
-
-/** The index that holds each order (kind, status, the sort keys, id), read forwards or backwards on SQLite. */
-export const ORDER_INDEX = {
-  RECOMMENDED: 'listings_recommended',
-  PRICE: 'listings_price',
-  LISTED_AT: 'listings_listed_at',
-  PRICE_PER_SQFT: 'listings_ppsf',
-} as const;
-
-/** The filters each order's index holds on its entries (migrations 014, 015, 018, 019): a walk tests them without reading the row. */
-export const HELD_BY_ORDER_INDEX: Record<keyof typeof ORDER_INDEX, ReadonlySet<string>> = {
-  RECOMMENDED: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore', 'noFee']),
-  PRICE: new Set(['areaIds', 'minBeds', 'maxBeds', 'minPrice', 'maxPrice']),
-  LISTED_AT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore']),
-  PRICE_PER_SQFT: new Set(['areaIds', 'minBeds', 'maxBeds', 'minSqft', 'maxSqft']),
-};
 
 /**
  * How much cheaper a walk passes an index entry that holds every filter than a sort reads and sorts a
  * match, as measured at a million listings on SQLite (commit 28034ed).
  */
 const HELD_ENTRY_SPEEDUP = 20;
-
-/** Keys of a search that order or page it rather than filter it. */
-const NOT_FILTERS = new Set(['kind', 'sort', 'sortDir', 'page', 'perPage', 'after']);
 
 /** How a page is read (see {@link pageStrategy}). */
 export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
@@ -260,8 +99,8 @@ export function pageStrategy(s: ListingSearch, total: number, activeOfKind: numb
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
   if (!s.after && total <= rowsBefore) return 'empty';
   if (activeOfKind === undefined || s.sort === 'DISTANCE' || s.ids || s.bbox || s.near) return 'planner';
-  const filters = Object.entries(s).filter(([key, value]) => value !== undefined && !NOT_FILTERS.has(key));
-  const held = filters.length > 0 && filters.every(([key]) => HELD_BY_ORDER_INDEX[s.sort as keyof typeof ORDER_INDEX].has(key));
+  const filters = filtersOf(s);
+  const held = filters.length > 0 && filters.every(([name]) => HELD_BY_ORDER_INDEX[s.sort as IndexedSort].has(name));
   // Entries a walk passes cost what a sorted match does (a row read) unless the index holds every filter.
   const entryCost = held ? 1 / HELD_ENTRY_SPEEDUP : 1;
   if (total * total <= (rowsBefore + s.perPage) * activeOfKind * entryCost) return 'sort';
@@ -282,24 +121,13 @@ class ReadThroughIndex implements KyselyPlugin {
   }
 }
 
-/** Sort columns of each order before `id`; `listed_at` and `price_per_sqft` may be null (sorted last). */
-export const KEYSET: Record<Exclude<SortField, 'DISTANCE'>, { column: 'price' | 'listed_at' | 'price_per_sqft' | 'recommended_score'; nullable: boolean }[]> = {
-  PRICE: [{ column: 'price', nullable: false }],
-  LISTED_AT: [{ column: 'listed_at', nullable: true }],
-  PRICE_PER_SQFT: [{ column: 'price_per_sqft', nullable: true }],
-  RECOMMENDED: [
-    { column: 'recommended_score', nullable: false },
-    { column: 'listed_at', nullable: true },
-  ],
-};
-
 /**
  * Rows after `after` in the order (sort keys then id, all in direction `dir`, unknown values last): a
  * row-value comparison `(key, id) > (?, ?)` when no key is nullable, otherwise its expansion with the
  * nulls-last rule. Served by the same index as the ORDER BY, so a deep page costs what the first does.
  */
-function afterRow(sort: Exclude<SortField, 'DISTANCE'>, dir: 'asc' | 'desc', after: SearchAfter) {
-  const keys = KEYSET[sort];
+function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
+  const keys = SORTS[sort].keyset;
   const op = dir === 'asc' ? '>' : '<';
   return (eb: ExpressionBuilder<Database, 'listings'>) => {
     if (keys.every((k) => !k.nullable)) {
@@ -408,7 +236,7 @@ function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: 
   let rowsQuery = base.select(SUMMARY_COLUMNS).select(['recommended_score', 'price_per_sqft']);
   if (s.near) rowsQuery = rowsQuery.select(sql<number>`round(${distanceFrom(s.near)})`.as('distance')) as unknown as typeof rowsQuery;
   rowsQuery = orderedPage(rowsQuery, s, ctx, strategy);
-  if (strategy === 'walk' && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.withPlugin(new ReadThroughIndex(ORDER_INDEX[s.sort]));
+  if (strategy === 'walk' && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.withPlugin(new ReadThroughIndex(SORTS[s.sort].index));
   return rowsQuery;
 }
 
@@ -424,7 +252,7 @@ function orderedPage<Q extends Query>(page: Q, s: ListingSearch, ctx: SearchCont
   // To sort, the order's terms become expressions, which no index can give in order: the database then
   // reads the matches through the filters' index and sorts them. `+column` on SQLite; PostgreSQL has no
   // unary plus for text, so its text keys are written `column || ''` (the same text, in the same order).
-  const key = (column: 'recommended_score' | 'price' | 'listed_at' | 'price_per_sqft' | 'id') => {
+  const key = (column: SortColumn | 'id') => {
     if (strategy !== 'sort') return column;
     if (ctx.dialect === 'postgres' && (column === 'listed_at' || column === 'id')) return sql`(${sql.ref(column)} || '')`;
     return sql`+${sql.ref(column)}`;
@@ -434,9 +262,7 @@ function orderedPage<Q extends Query>(page: Q, s: ListingSearch, ctx: SearchCont
     if (!s.near) throw new Error('a DISTANCE sort needs a point (near)');
     rowsQuery = rowsQuery.orderBy(distanceFrom(s.near), dir);
   } else {
-    const column = SORT_COLUMN[s.sort];
-    rowsQuery = rowsQuery.orderBy(key(column), order(column === 'listed_at' || column === 'price_per_sqft'));
-    if (s.sort === 'RECOMMENDED') rowsQuery = rowsQuery.orderBy(key('listed_at'), order(true));
+    for (const term of SORTS[s.sort].keyset) rowsQuery = rowsQuery.orderBy(key(term.column), order(term.nullable));
     rowsQuery = impliedOrderBounds(rowsQuery, s, ctx);
   }
   // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { KEYSET, type ListingSearch, type SearchAfter } from '../store/search-query.js';
+import { filtersOf } from './filters.js';
+import type { ListingSearch, SearchAfter } from './listing-search.js';
+import { SORTS } from './sorts.js';
 
 /** Raised when a cursor is malformed or belongs to another search (filters, sort or direction). */
 export class CursorError extends Error {}
@@ -9,10 +11,7 @@ export class CursorError extends Error {}
  * the query string gave its parameters in.
  */
 function fingerprint(search: ListingSearch): string {
-  const { page: _page, perPage: _perPage, after: _after, ...rest } = search;
-  const canonical = Object.entries(rest)
-    .filter(([, value]) => value !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const canonical = [search.kind, search.sort, search.sortDir, filtersOf(search)];
   return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 12);
 }
 
@@ -22,7 +21,7 @@ function fingerprint(search: ListingSearch): string {
  */
 export function encodeCursor(search: ListingSearch, last: Record<string, unknown> & { id: string }): string | null {
   if (search.sort === 'DISTANCE') return null;
-  const keys = KEYSET[search.sort].map(({ column }) => (last[column] ?? null) as string | number | null);
+  const keys = SORTS[search.sort].keyset.map(({ column }) => (last[column] ?? null) as string | number | null);
   return Buffer.from(JSON.stringify({ k: keys, id: last.id, f: fingerprint(search) })).toString('base64url');
 }
 
@@ -38,7 +37,7 @@ export function decodeCursor(search: ListingSearch, token: string): SearchAfter 
     throw new CursorError('is not a cursor this service issued');
   }
   if (search.sort === 'DISTANCE') throw new CursorError('does not apply to sort=DISTANCE, which pages by `page`');
-  const expected = KEYSET[search.sort].length;
+  const expected = SORTS[search.sort].keyset.length;
   const keys = parsed?.k;
   if (!Array.isArray(keys) || keys.length !== expected || typeof parsed.id !== 'string' || keys.some((v) => v !== null && typeof v !== 'string' && typeof v !== 'number')) {
     throw new CursorError('is not a cursor this service issued');

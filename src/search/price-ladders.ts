@@ -1,13 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
-import type { ListingSearch } from '../store/search-query.js';
-
-/**
- * Keys of a search the ladders can count: its kind, areas, price range and bedroom range, and what only
- * orders or pages it. A search with any other filter set is counted by the store.
- */
-const COUNTABLE = new Set<string>(['kind', 'areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds', 'sort', 'sortDir', 'page', 'perPage', 'after']);
+import { FILTERS, filtersOf } from './filters.js';
+import type { ListingSearch } from './listing-search.js';
 
 /** The active listings of one kind and area, by bedroom count (null: unknown): each group's prices in US dollars, ascending. */
 interface AreaLadder {
@@ -96,8 +91,7 @@ export class PriceLadders {
 
   /** Whether the ladders can count `search`: it sets no filter beyond kind, areas, price and bedrooms. */
   static counts(search: ListingSearch): boolean {
-    for (const [key, value] of Object.entries(search)) if (value !== undefined && !COUNTABLE.has(key)) return false;
-    return true;
+    return filtersOf(search).every(([name]) => FILTERS[name].countedInMemory);
   }
 
   /**

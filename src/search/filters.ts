@@ -1,0 +1,157 @@
+import { sql } from 'kysely';
+import { boxAround, distanceFrom, inBox } from './geography.js';
+import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
+import { INDEXED_SORTS, type IndexedSort } from './sorts.js';
+
+const DAY_MS = 86_400_000;
+
+/** First year of post-war construction: `prewar` means built before 1940. */
+export const PREWAR_BEFORE_YEAR = 1940;
+
+/** The context a filter is applied in: the search's, and whether a yes/no filter's yes may be read through its partial index. */
+export type FilterContext = SearchContext & { flagsByIndex: boolean };
+
+/** A yes/no column of the listings table: 1 yes, 0 no, null unknown. */
+type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
+
+/** One row of the table of filters. */
+export interface FilterRow<V> {
+  /** Keeps the listings that match `value`. */
+  where: (q: ListingsQuery, value: V, ctx: FilterContext) => ListingsQuery;
+  /** The orders whose index holds this filter on its entries, so that a walk of it tests the filter without reading the row. */
+  heldBy: readonly IndexedSort[];
+  /** Whether the price ladders count this filter in memory (price-ladders.ts). */
+  countedInMemory: boolean;
+  /** A yes/no filter's column; its yes side has a partial index (migration 017), its no side none. */
+  yesNoColumn?: FlagColumn;
+  /** The lower bound of a range: the filter of its upper bound (a minimum above its maximum is refused). */
+  upTo?: FilterName;
+}
+
+type Numeric = 'price' | 'bedroom_count' | 'full_bathroom_count' | 'sqft' | 'transit_score';
+const atLeast = (column: Numeric) => (q: ListingsQuery, value: number) => q.where(column, '>=', value);
+const atMost = (column: Numeric) => (q: ListingsQuery, value: number) => q.where(column, '<=', value);
+const EVERY_ORDER = INDEXED_SORTS;
+const DATE_ORDERS: IndexedSort[] = ['RECOMMENDED', 'LISTED_AT'];
+
+/**
+ * A yes/no filter. Yes is `column = 1` with the 1 written out, the condition of the column's partial
+ * index (migration 017), so that a count is read from that index; or `+column = 1`, which no index
+ * serves, when `flagsByIndex` is false (see `searchListings`). No is unknown or 0.
+ */
+function yesNo(column: FlagColumn, heldBy: IndexedSort[] = []): FilterRow<boolean> {
+  return {
+    yesNoColumn: column,
+    heldBy,
+    countedInMemory: false,
+    where: (q, yes, ctx) => {
+      if (!yes) return q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
+      return q.where(ctx.flagsByIndex ? sql.ref(column) : sql`+${sql.ref(column)}`, '=', sql.lit(1));
+    },
+  };
+}
+
+const openHouseEnd = sql<string>`coalesce(open_house_end, open_house_start)`;
+
+/**
+ * The table of filters: every filter a search may carry, in the order its conditions are written, with its
+ * SQL, the order indexes that hold it, and whether the price ladders count it. Each search filter of the
+ * wire (`SearchFilters`, domain/search-filters.ts) and each one the route resolves has a row; the compiler
+ * holds the table to {@link ListingSearch}, so a filter renamed or added without its row does not build.
+ * Units are the API's: dollars (rent a month), square feet, whole days, UTC instants.
+ */
+export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch[K]>> } = {
+  areaIds: { heldBy: EVERY_ORDER, countedInMemory: true, where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]) },
+  minPrice: { heldBy: ['PRICE'], countedInMemory: true, upTo: 'maxPrice', where: atLeast('price') },
+  maxPrice: { heldBy: ['PRICE'], countedInMemory: true, where: atMost('price') },
+  minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', where: atLeast('bedroom_count') },
+  maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('bedroom_count') },
+  minBaths: { heldBy: [], countedInMemory: false, upTo: 'maxBaths', where: atLeast('full_bathroom_count') },
+  maxBaths: { heldBy: [], countedInMemory: false, where: atMost('full_bathroom_count') },
+  minSqft: { heldBy: ['PRICE_PER_SQFT'], countedInMemory: false, upTo: 'maxSqft', where: atLeast('sqft') },
+  maxSqft: { heldBy: ['PRICE_PER_SQFT'], countedInMemory: false, where: atMost('sqft') },
+  amenities: {
+    heldBy: [],
+    countedInMemory: false,
+    // One EXISTS per amenity: each is a primary-key probe of listing_amenities for a candidate row.
+    where: (q, amenities) =>
+      [...new Set(amenities)].reduce(
+        (query, amenity) =>
+          query.where(({ exists, selectFrom }) =>
+            exists(selectFrom('listing_amenities').select('listing_amenities.listing_id').whereRef('listing_amenities.listing_id', '=', 'listings.id').where('listing_amenities.amenity', '=', amenity)),
+          ),
+        q,
+      ),
+  },
+  petsAllowed: yesNo('pets_allowed'),
+  has3dTour: yesNo('has_3d_tour'),
+  noFee: yesNo('no_fee', ['RECOMMENDED']),
+  furnished: yesNo('furnished'),
+  buildingTypes: { heldBy: [], countedInMemory: false, where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q) },
+  prewar: {
+    heldBy: [],
+    countedInMemory: false,
+    where: (q, prewar) =>
+      prewar ? q.where('year_built', '<', PREWAR_BEFORE_YEAR) : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
+  },
+  saleType: { heldBy: [], countedInMemory: false, where: (q, saleType) => q.where('sale_type', '=', saleType) },
+  // Days on market = whole days since listed_at, so ">= n days" is "listed at or before now - n days".
+  minDaysOnMarket: {
+    heldBy: DATE_ORDERS,
+    countedInMemory: false,
+    upTo: 'maxDaysOnMarket',
+    where: (q, days, ctx) => q.where('listed_at', '<=', new Date(ctx.now.getTime() - days * DAY_MS).toISOString()),
+  },
+  maxDaysOnMarket: {
+    heldBy: DATE_ORDERS,
+    countedInMemory: false,
+    where: (q, days, ctx) => q.where('listed_at', '>', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
+  },
+  listedAfter: { heldBy: DATE_ORDERS, countedInMemory: false, where: (q, instant) => q.where('listed_at', '>', instant) },
+  listedBefore: { heldBy: DATE_ORDERS, countedInMemory: false, where: (q, instant) => q.where('listed_at', '<', instant) },
+  hasOpenHouse: {
+    heldBy: [],
+    countedInMemory: false,
+    where: (q, yes, ctx) => {
+      const now = ctx.now.toISOString();
+      return yes ? q.where(openHouseEnd, '>', now) : q.where((eb) => eb.or([eb(openHouseEnd, 'is', null), eb(openHouseEnd, '<=', now)]));
+    },
+  },
+  maxMonthlyCost: {
+    heldBy: [],
+    countedInMemory: false,
+    where: (q, dollars, ctx) => q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
+  },
+  minTransitScore: { heldBy: [], countedInMemory: false, where: atLeast('transit_score') },
+  availableBefore: { heldBy: [], countedInMemory: false, where: (q, day) => q.where('available_at', '<=', day) },
+  ids: { heldBy: [], countedInMemory: false, where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']) },
+  bbox: { heldBy: [], countedInMemory: false, where: (q, box, ctx) => inBox(q, box, ctx.dialect) },
+  near: { heldBy: [], countedInMemory: false, where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius) },
+};
+
+/** Every filter name, in the table's order. */
+export const FILTER_NAMES = Object.keys(FILTERS) as FilterName[];
+
+/** The filters a search sets (value not undefined), in the table's order: what matches, without how it is ordered or paged. */
+export function filtersOf(search: ListingSearch): [FilterName, unknown][] {
+  return FILTER_NAMES.filter((name) => search[name] !== undefined).map((name) => [name, search[name]]);
+}
+
+/** Keeps the active listings of the search's kind that match every filter it sets. */
+export function applyFilters(q: ListingsQuery, search: ListingSearch, ctx: FilterContext): ListingsQuery {
+  return filtersOf(search).reduce((query, [name, value]) => (FILTERS[name] as FilterRow<unknown>).where(query, value, ctx), q);
+}
+
+/** A yes/no filter by its name in a search (`noFee`, `petsAllowed`, `has3dTour`, `furnished`). */
+export type YesNoFilter = { [K in FilterName]: (typeof FILTERS)[K] extends FilterRow<boolean> ? ((typeof FILTERS)[K]['yesNoColumn'] extends undefined ? never : K) : never }[FilterName];
+
+/** The yes/no filters, in the table's order. */
+export const YES_NO_FILTERS = FILTER_NAMES.filter((name) => FILTERS[name].yesNoColumn) as YesNoFilter[];
+
+/** The filters each order's index holds on its entries (from the table's `heldBy`). */
+export const HELD_BY_ORDER_INDEX = Object.fromEntries(
+  INDEXED_SORTS.map((sort) => [sort, new Set(FILTER_NAMES.filter((name) => FILTERS[name].heldBy.includes(sort)))]),
+) as unknown as Record<IndexedSort, ReadonlySet<FilterName>>;
+
+/** The ranges (lower bound, upper bound) a search may set, from the table's `upTo`. */
+export const RANGES = FILTER_NAMES.flatMap((name) => (FILTERS[name].upTo ? [[name, FILTERS[name].upTo] as [FilterName, FilterName]] : []));
