@@ -18,10 +18,10 @@ type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
 export interface FilterRow<V> {
   /** Keeps the listings that match `value`. */
   where: (q: ListingsQuery, value: V, ctx: FilterContext) => ListingsQuery;
-  /** The orders whose index holds this filter on its entries, so that a walk of it tests the filter without reading the row. */
-  heldBy: readonly IndexedSort[];
-  /** Whether the price ladders count this filter in memory (price-ladders.ts). */
-  countedInMemory: boolean;
+  /** The orders whose index holds this filter on its entries, so that a walk of it tests the filter without reading the row (none when absent). */
+  heldBy?: readonly IndexedSort[];
+  /** Set when the price ladders count this filter in memory (price-ladders.ts); the store counts the others. */
+  countedInMemory?: true;
   /** A yes/no filter's column; its yes side has a partial index (migration 017), its no side none. */
   yesNoColumn?: FlagColumn;
   /** The lower bound of a range: the filter of its upper bound (a minimum above its maximum is refused). */
@@ -39,11 +39,10 @@ const DATE_ORDERS: IndexedSort[] = ['RECOMMENDED', 'LISTED_AT'];
  * index (migration 017), so that a count is read from that index; or `+column = 1`, which no index
  * serves, when `flagsByIndex` is false (see `searchListings`). No is unknown or 0.
  */
-function yesNo(column: FlagColumn, heldBy: IndexedSort[] = []): FilterRow<boolean> {
+function yesNo(column: FlagColumn, heldBy?: IndexedSort[]): FilterRow<boolean> {
   return {
     yesNoColumn: column,
     heldBy,
-    countedInMemory: false,
     where: (q, yes, ctx) => {
       if (!yes) return q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
       return q.where(ctx.flagsByIndex ? sql.ref(column) : sql`+${sql.ref(column)}`, '=', sql.lit(1));
@@ -66,13 +65,11 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   maxPrice: { heldBy: ['PRICE'], countedInMemory: true, where: atMost('price') },
   minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', where: atLeast('bedroom_count') },
   maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('bedroom_count') },
-  minBaths: { heldBy: [], countedInMemory: false, upTo: 'maxBaths', where: atLeast('full_bathroom_count') },
-  maxBaths: { heldBy: [], countedInMemory: false, where: atMost('full_bathroom_count') },
-  minSqft: { heldBy: ['PRICE_PER_SQFT'], countedInMemory: false, upTo: 'maxSqft', where: atLeast('sqft') },
-  maxSqft: { heldBy: ['PRICE_PER_SQFT'], countedInMemory: false, where: atMost('sqft') },
+  minBaths: { upTo: 'maxBaths', where: atLeast('full_bathroom_count') },
+  maxBaths: { where: atMost('full_bathroom_count') },
+  minSqft: { heldBy: ['PRICE_PER_SQFT'], upTo: 'maxSqft', where: atLeast('sqft') },
+  maxSqft: { heldBy: ['PRICE_PER_SQFT'], where: atMost('sqft') },
   amenities: {
-    heldBy: [],
-    countedInMemory: false,
     // One EXISTS per amenity: each is a primary-key probe of listing_amenities for a candidate row.
     where: (q, amenities) =>
       [...new Set(amenities)].reduce(
@@ -87,46 +84,38 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   has3dTour: yesNo('has_3d_tour'),
   noFee: yesNo('no_fee', ['RECOMMENDED']),
   furnished: yesNo('furnished'),
-  buildingTypes: { heldBy: [], countedInMemory: false, where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q) },
+  buildingTypes: { where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q) },
   prewar: {
-    heldBy: [],
-    countedInMemory: false,
     where: (q, prewar) =>
       prewar ? q.where('year_built', '<', PREWAR_BEFORE_YEAR) : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
   },
-  saleType: { heldBy: [], countedInMemory: false, where: (q, saleType) => q.where('sale_type', '=', saleType) },
+  saleType: { where: (q, saleType) => q.where('sale_type', '=', saleType) },
   // Days on market = whole days since listed_at, so ">= n days" is "listed at or before now - n days".
   minDaysOnMarket: {
     heldBy: DATE_ORDERS,
-    countedInMemory: false,
     upTo: 'maxDaysOnMarket',
     where: (q, days, ctx) => q.where('listed_at', '<=', new Date(ctx.now.getTime() - days * DAY_MS).toISOString()),
   },
   maxDaysOnMarket: {
     heldBy: DATE_ORDERS,
-    countedInMemory: false,
     where: (q, days, ctx) => q.where('listed_at', '>', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
   },
-  listedAfter: { heldBy: DATE_ORDERS, countedInMemory: false, where: (q, instant) => q.where('listed_at', '>', instant) },
-  listedBefore: { heldBy: DATE_ORDERS, countedInMemory: false, where: (q, instant) => q.where('listed_at', '<', instant) },
+  listedAfter: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '>', instant) },
+  listedBefore: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '<', instant) },
   hasOpenHouse: {
-    heldBy: [],
-    countedInMemory: false,
     where: (q, yes, ctx) => {
       const now = ctx.now.toISOString();
       return yes ? q.where(openHouseEnd, '>', now) : q.where((eb) => eb.or([eb(openHouseEnd, 'is', null), eb(openHouseEnd, '<=', now)]));
     },
   },
   maxMonthlyCost: {
-    heldBy: [],
-    countedInMemory: false,
     where: (q, dollars, ctx) => q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
   },
-  minTransitScore: { heldBy: [], countedInMemory: false, where: atLeast('transit_score') },
-  availableBefore: { heldBy: [], countedInMemory: false, where: (q, day) => q.where('available_at', '<=', day) },
-  ids: { heldBy: [], countedInMemory: false, where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']) },
-  bbox: { heldBy: [], countedInMemory: false, where: (q, box, ctx) => inBox(q, box, ctx.dialect) },
-  near: { heldBy: [], countedInMemory: false, where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius) },
+  minTransitScore: { where: atLeast('transit_score') },
+  availableBefore: { where: (q, day) => q.where('available_at', '<=', day) },
+  ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']) },
+  bbox: { where: (q, box, ctx) => inBox(q, box, ctx.dialect) },
+  near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius) },
 };
 
 /** Every filter name, in the table's order. */
@@ -142,15 +131,15 @@ export function applyFilters(q: ListingsQuery, search: ListingSearch, ctx: Filte
   return filtersOf(search).reduce((query, [name, value]) => (FILTERS[name] as FilterRow<unknown>).where(query, value, ctx), q);
 }
 
-/** A yes/no filter by its name in a search (`noFee`, `petsAllowed`, `has3dTour`, `furnished`). */
-export type YesNoFilter = { [K in FilterName]: (typeof FILTERS)[K] extends FilterRow<boolean> ? ((typeof FILTERS)[K]['yesNoColumn'] extends undefined ? never : K) : never }[FilterName];
+/** A filter that takes true or false; {@link YES_NO_FILTERS} are those of them that read a yes/no column. */
+export type YesNoFilter = { [K in FilterName]: NonNullable<ListingSearch[K]> extends boolean ? K : never }[FilterName];
 
-/** The yes/no filters, in the table's order. */
+/** The filters of a yes/no column (`yesNoColumn`), in the table's order: `petsAllowed`, `has3dTour`, `noFee`, `furnished`. */
 export const YES_NO_FILTERS = FILTER_NAMES.filter((name) => FILTERS[name].yesNoColumn) as YesNoFilter[];
 
 /** The filters each order's index holds on its entries (from the table's `heldBy`). */
 export const HELD_BY_ORDER_INDEX = Object.fromEntries(
-  INDEXED_SORTS.map((sort) => [sort, new Set(FILTER_NAMES.filter((name) => FILTERS[name].heldBy.includes(sort)))]),
+  INDEXED_SORTS.map((sort) => [sort, new Set(FILTER_NAMES.filter((name) => FILTERS[name].heldBy?.includes(sort)))]),
 ) as unknown as Record<IndexedSort, ReadonlySet<FilterName>>;
 
 /** The ranges (lower bound, upper bound) a search may set, from the table's `upTo`. */
