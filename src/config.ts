@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { SETTINGS, type Setting, type SettingName } from './settings.js';
 import { SITE_HEADERS } from './upstream/site-headers.js';
 
 /** Subscription plans, lowest first. */
@@ -102,7 +103,12 @@ export interface Config {
 /** Thrown by {@link loadConfig} when an environment variable has a value it cannot use. */
 export class ConfigError extends Error {}
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+/** The default of a setting whose default is a plain value (see SETTINGS). */
+function fallbackOf<T>(name: SettingName): T {
+  return (SETTINGS[name] as Setting).default as T;
+}
+
+function int(env: NodeJS.ProcessEnv, name: SettingName, min = 0, fallback: number = fallbackOf(name)): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -110,7 +116,7 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
-function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function num(env: NodeJS.ProcessEnv, name: SettingName, fallback: number = fallbackOf(name)): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -118,7 +124,7 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return value;
 }
 
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+function bool(env: NodeJS.ProcessEnv, name: SettingName, fallback: boolean = fallbackOf(name)): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
@@ -127,7 +133,7 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 }
 
 /** A comma-separated list of seconds, e.g. `0,5,300`. */
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+function seconds(env: NodeJS.ProcessEnv, name: SettingName, fallback: number[] = [...fallbackOf<readonly number[]>(name)]): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const values = raw.split(',').map((v) => Number(v.trim()));
@@ -135,11 +141,16 @@ function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number[]): numb
   return values;
 }
 
-function planName(env: NodeJS.ProcessEnv, name: string, fallback: Plan): Plan {
+function planName(env: NodeJS.ProcessEnv, name: SettingName, fallback: Plan = fallbackOf(name)): Plan {
   const raw = env[name];
   if (!raw) return fallback;
   if (!PLANS.includes(raw as Plan)) throw new ConfigError(`${name} must be one of ${PLANS.join(', ')}, got "${raw}"`);
   return raw as Plan;
+}
+
+/** A text setting: its value, or its default when unset or empty. */
+function text(env: NodeJS.ProcessEnv, name: SettingName): string {
+  return env[name] || fallbackOf<string>(name);
 }
 
 /** `UPSTREAM_HEADERS`: a JSON object of header names to values. */
@@ -163,90 +174,88 @@ function headers(env: NodeJS.ProcessEnv): Record<string, string> {
  * @throws ConfigError on a malformed value.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const searchSeconds = int(env, 'FRESHNESS_SEARCH_SECONDS', 3600, 1);
+  const searchSeconds = int(env, 'FRESHNESS_SEARCH_SECONDS', 1);
   const upstreamUrl = env.UPSTREAM_URL ? env.UPSTREAM_URL : null;
-  const plan = (name: Plan, maxPerPage: number, perMinute: number, perMonth: number): PlanLimits => ({
-    maxPerPage,
-    perMinute: int(env, `RATE_LIMIT_${name.toUpperCase()}_PER_MINUTE`, perMinute, 1),
-    perMonth: int(env, `QUOTA_${name.toUpperCase()}_PER_MONTH`, perMonth, 1),
-  });
+  const plan = (name: Plan, maxPerPage: number): PlanLimits => {
+    const upper = name.toUpperCase() as 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
+    return { maxPerPage, perMinute: int(env, `RATE_LIMIT_${upper}_PER_MINUTE`, 1), perMonth: int(env, `QUOTA_${upper}_PER_MONTH`, 1) };
+  };
   return {
-    host: env.HOST || '127.0.0.1',
-    port: int(env, 'PORT', 8080),
+    host: text(env, 'HOST'),
+    port: int(env, 'PORT'),
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
     upstreamUrl,
     upstreamHeaders: { ...SITE_HEADERS, ...headers(env) },
-    upstreamBlockBackoffSeconds: num(env, 'UPSTREAM_BLOCK_BACKOFF_SECONDS', 1800),
-    upstreamResultCap: int(env, 'UPSTREAM_RESULT_CAP', 1000, 1),
-    localUpstreamResultCap: int(env, 'LOCAL_UPSTREAM_RESULT_CAP', 1000),
-    localUpstreamAdminPort: int(env, 'LOCAL_UPSTREAM_ADMIN_PORT', 0),
+    upstreamBlockBackoffSeconds: num(env, 'UPSTREAM_BLOCK_BACKOFF_SECONDS'),
+    upstreamResultCap: int(env, 'UPSTREAM_RESULT_CAP', 1),
+    localUpstreamResultCap: int(env, 'LOCAL_UPSTREAM_RESULT_CAP'),
+    localUpstreamAdminPort: int(env, 'LOCAL_UPSTREAM_ADMIN_PORT'),
     hydration: {
-      batch: int(env, 'HYDRATION_BATCH', upstreamUrl === null ? 100 : 20, 1),
-      budget: int(env, 'HYDRATION_BUDGET', 2000, 1),
-      waitSeconds: num(env, 'HYDRATION_WAIT_SECONDS', 3),
+      batch: int(env, 'HYDRATION_BATCH', 1, upstreamUrl === null ? 100 : 20),
+      budget: int(env, 'HYDRATION_BUDGET', 1),
+      waitSeconds: num(env, 'HYDRATION_WAIT_SECONDS'),
     },
-    upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS', 15),
+    upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS'),
     // Real-site pacing follows its public clients: one request in flight, at least a second apart (plus jitter).
-    upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', upstreamUrl === null ? 4 : 1, 1),
-    upstreamMaxAttempts: int(env, 'UPSTREAM_MAX_ATTEMPTS', 3, 1),
-    upstreamMaxQueued: int(env, 'UPSTREAM_MAX_QUEUED', 50, 1),
-    upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 5, 1),
-    upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS', 30),
-    marketClock: bool(env, 'MARKET_CLOCK', true),
-    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD', true),
-    marketSeed: int(env, 'MARKET_SEED', 2016),
-    localUpstreamFaults: env.LOCAL_UPSTREAM_FAULTS ?? '',
+    upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', 1, upstreamUrl === null ? 4 : 1),
+    upstreamMaxAttempts: int(env, 'UPSTREAM_MAX_ATTEMPTS', 1),
+    upstreamMaxQueued: int(env, 'UPSTREAM_MAX_QUEUED', 1),
+    upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 1),
+    upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS'),
+    marketClock: bool(env, 'MARKET_CLOCK'),
+    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
+    marketSeed: int(env, 'MARKET_SEED'),
+    localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),
     upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 1),
-    sharedDataDir: resolve(env.SHARED_DATA_DIR || '../shared/data'),
+    sharedDataDir: resolve(text(env, 'SHARED_DATA_DIR')),
     freshness: {
       searchSeconds,
-      propertySeconds: int(env, 'FRESHNESS_PROPERTY_SECONDS', 3600, 1),
-      buildingSeconds: int(env, 'FRESHNESS_BUILDING_SECONDS', 86400, 1),
-      areasSeconds: int(env, 'FRESHNESS_AREAS_SECONDS', 604800, 1),
+      propertySeconds: int(env, 'FRESHNESS_PROPERTY_SECONDS', 1),
+      buildingSeconds: int(env, 'FRESHNESS_BUILDING_SECONDS', 1),
+      areasSeconds: int(env, 'FRESHNESS_AREAS_SECONDS', 1),
     },
-    syncIntervalSeconds: int(env, 'SYNC_INTERVAL_SECONDS', Math.floor(searchSeconds * 0.9)),
+    syncIntervalSeconds: int(env, 'SYNC_INTERVAL_SECONDS', 0, Math.floor(searchSeconds * 0.9)),
     mortgage: {
-      ratePercent: num(env, 'MORTGAGE_RATE_PERCENT', 6.5),
-      downPaymentPercent: num(env, 'MORTGAGE_DOWN_PAYMENT_PERCENT', 20),
-      termYears: int(env, 'MORTGAGE_TERM_YEARS', 30, 1),
+      ratePercent: num(env, 'MORTGAGE_RATE_PERCENT'),
+      downPaymentPercent: num(env, 'MORTGAGE_DOWN_PAYMENT_PERCENT'),
+      termYears: int(env, 'MORTGAGE_TERM_YEARS', 1),
     },
-    apiKeyPrefix: env.API_KEY_PREFIX || 'SERVICE',
+    apiKeyPrefix: text(env, 'API_KEY_PREFIX'),
     apiKeyPepper: env.API_KEY_PEPPER || null,
-    keyCacheSeconds: num(env, 'KEY_CACHE_SECONDS', 30),
-    quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS', 1),
-    slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000),
-    readCacheSeconds: num(env, 'READ_CACHE_SECONDS', 2),
-    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB', 16) * 1024 * 1024),
+    keyCacheSeconds: num(env, 'KEY_CACHE_SECONDS'),
+    quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS'),
+    slowRequestMs: int(env, 'SLOW_REQUEST_MS'),
+    readCacheSeconds: num(env, 'READ_CACHE_SECONDS'),
+    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB') * 1024 * 1024),
     plans: {
-      free: plan('free', 10, 10, 100),
-      starter: plan('starter', 50, 30, 5000),
-      pro: plan('pro', 500, 60, 25000),
-      business: plan('business', 500, 120, 100000),
+      free: plan('free', 10),
+      starter: plan('starter', 50),
+      pro: plan('pro', 500),
+      business: plan('business', 500),
     },
-    changesRetentionDays: int(env, 'CHANGES_RETENTION_DAYS', 90, 1),
+    changesRetentionDays: int(env, 'CHANGES_RETENTION_DAYS', 1),
     featurePlans: {
-      marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY', 'pro'),
-      comparables: planName(env, 'MIN_PLAN_COMPARABLES', 'pro'),
-      changesStream: planName(env, 'MIN_PLAN_CHANGES_STREAM', 'business'),
-      webhooks: planName(env, 'MIN_PLAN_WEBHOOKS', 'business'),
+      marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY'),
+      comparables: planName(env, 'MIN_PLAN_COMPARABLES'),
+      changesStream: planName(env, 'MIN_PLAN_CHANGES_STREAM'),
+      webhooks: planName(env, 'MIN_PLAN_WEBHOOKS'),
     },
     changesStream: {
-      heartbeatSeconds: num(env, 'CHANGES_STREAM_HEARTBEAT_SECONDS', 15),
-      pollSeconds: num(env, 'CHANGES_STREAM_POLL_SECONDS', 1),
-      maxPerKey: int(env, 'CHANGES_STREAM_MAX_PER_KEY', 5, 1),
+      heartbeatSeconds: num(env, 'CHANGES_STREAM_HEARTBEAT_SECONDS'),
+      pollSeconds: num(env, 'CHANGES_STREAM_POLL_SECONDS'),
+      maxPerKey: int(env, 'CHANGES_STREAM_MAX_PER_KEY', 1),
     },
     webhooks: {
-      // The Standard Webhooks specification's schedule: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
-      schedule: seconds(env, 'WEBHOOK_RETRY_SCHEDULE_SECONDS', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
-      timeoutSeconds: num(env, 'WEBHOOK_TIMEOUT_SECONDS', 15),
-      pollSeconds: num(env, 'WEBHOOK_POLL_SECONDS', 1),
-      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 8, 1),
-      allowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+      schedule: seconds(env, 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
+      timeoutSeconds: num(env, 'WEBHOOK_TIMEOUT_SECONDS'),
+      pollSeconds: num(env, 'WEBHOOK_POLL_SECONDS'),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 1),
+      allowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     },
     redisUrl: env.REDIS_URL || null,
-    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'nyc-listings:',
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX'),
+    trustProxy: bool(env, 'TRUST_PROXY'),
     corsOrigins: !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: text(env, 'LOG_LEVEL'),
   };
 }

@@ -1,0 +1,115 @@
+/**
+ * One environment variable the service reads: its default (the value `loadConfig` falls back to; null: unset)
+ * and what it means. `shownDefault` says the default in words where it follows a rule (it depends on another
+ * variable), and the reader then works it out itself.
+ */
+export interface Setting {
+  default: number | boolean | string | readonly number[] | null;
+  shownDefault?: string;
+  meaning: string;
+}
+
+const PLAN_LIMITS = {
+  FREE: [10, 100],
+  STARTER: [30, 5000],
+  PRO: [60, 25000],
+  BUSINESS: [120, 100000],
+} as const;
+
+/** The per-plan limit variables, each plan in turn (PLANS order). */
+const planLimitSettings = Object.fromEntries(
+  Object.entries(PLAN_LIMITS).flatMap(([plan, [perMinute, perMonth]]) => [
+    [`RATE_LIMIT_${plan}_PER_MINUTE`, { default: perMinute, meaning: `requests a minute on the ${plan.toLowerCase()} plan (anonymous callers are free, per address)` }],
+    [`QUOTA_${plan}_PER_MONTH`, { default: perMonth, meaning: `requests a calendar month (UTC) on the ${plan.toLowerCase()} plan` }],
+  ]),
+) as Record<`RATE_LIMIT_${keyof typeof PLAN_LIMITS}_PER_MINUTE` | `QUOTA_${keyof typeof PLAN_LIMITS}_PER_MONTH`, Setting>;
+
+/**
+ * Every environment variable the service reads, in the order docs/configuration.md lists them: the one source of
+ * that page's table (`npm run docs:config` writes it; a test fails when they differ). Durations in seconds.
+ */
+export const SETTINGS = {
+  HOST: { default: '127.0.0.1', meaning: 'the address the API listens on' },
+  PORT: { default: 8080, meaning: 'the port the API listens on' },
+  DATABASE_URL: {
+    default: null,
+    shownDefault: '`./data/nyc-listings.db`',
+    meaning: 'SQLite file, or `postgres://...` (one schema per instance: add `?options=-c%20search_path%3Dname`)',
+  },
+  UPSTREAM_URL: { default: null, shownDefault: '(unset: local upstream)', meaning: 'GraphQL endpoint of the real site; unset starts the local upstream on a free loopback port' },
+  UPSTREAM_HEADERS: { default: null, shownDefault: "the site's public clients' headers", meaning: 'JSON object of headers to add or replace' },
+  UPSTREAM_RESULT_CAP: { default: 1000, meaning: 'results one upstream search reaches; larger scopes are crawled in parts' },
+  UPSTREAM_BLOCK_BACKOFF_SECONDS: { default: 1800, meaning: 'how long a 403 bot block is waited out' },
+  HYDRATION_BATCH: { default: null, shownDefault: '20 against a real site, 100 locally', meaning: 'listings per detail request' },
+  HYDRATION_BUDGET: { default: 2000, meaning: 'listings hydrated at most per refresh cycle' },
+  HYDRATION_WAIT_SECONDS: { default: 3, meaning: 'how long a property lookup waits for its hydration' },
+  UPSTREAM_TIMEOUT_SECONDS: { default: 15, meaning: 'per upstream request' },
+  UPSTREAM_MAX_ATTEMPTS: { default: 3, meaning: 'attempts for a transient failure (timeout, network, 5xx), with jittered backoff' },
+  UPSTREAM_BREAKER_THRESHOLD: { default: 5, meaning: 'consecutive failures that open the circuit breaker' },
+  UPSTREAM_BREAKER_HALF_OPEN_SECONDS: { default: 30, meaning: 'when an open circuit breaker tries again' },
+  UPSTREAM_CONCURRENCY: { default: null, shownDefault: '1 against a real site, 4 locally', meaning: 'upstream requests in flight' },
+  UPSTREAM_PACING_SECONDS: {
+    default: null,
+    shownDefault: '1 against a real site, 0 locally',
+    meaning: 'the least time between two upstream request starts (plus up to half again of jitter)',
+  },
+  UPSTREAM_MAX_QUEUED: { default: 50, meaning: 'upstream calls that may wait; a lookup a caller waits for beyond this is 503 `UPSTREAM_BUSY`' },
+  LOCAL_UPSTREAM_RESULT_CAP: { default: 1000, meaning: 'local upstream: the result cap it plays (0: none)' },
+  LOCAL_UPSTREAM_ADMIN_PORT: { default: 0, meaning: "local upstream: its admin server's port (faults, stats, market clock); 0 picks a free one" },
+  LOCAL_UPSTREAM_FAULTS: {
+    default: '',
+    meaning: 'local upstream: faults to inject, e.g. `latencyMs=200,errorRate=0.1,blockRate=0,malformedRate=0,hangRate=0,failAfter=0`',
+  },
+  MARKET_CLOCK: { default: true, meaning: 'local upstream: a seeded market that lists, reprices and delists hourly (docs/data.md)' },
+  MARKET_SEED: { default: 2016, meaning: "local upstream: the market clock's seed" },
+  SHARED_DATA_DIR: { default: '../shared/data', meaning: 'the real public data the local upstream serves' },
+  FRESHNESS_SEARCH_SECONDS: { default: 3600, meaning: 'freshness threshold of searches' },
+  FRESHNESS_PROPERTY_SECONDS: { default: 3600, meaning: 'freshness threshold of a listing' },
+  FRESHNESS_BUILDING_SECONDS: { default: 86400, meaning: 'freshness threshold of a building' },
+  FRESHNESS_AREAS_SECONDS: { default: 604800, meaning: 'freshness threshold of the area list' },
+  SYNC_INTERVAL_SECONDS: { default: null, shownDefault: '90 % of `FRESHNESS_SEARCH_SECONDS`', meaning: 'scheduled refresh of every scope; 0 turns the scheduler off' },
+  MORTGAGE_RATE_PERCENT: { default: 6.5, meaning: "a sale's monthly cost: the mortgage rate, percent a year" },
+  MORTGAGE_DOWN_PAYMENT_PERCENT: { default: 20, meaning: "a sale's monthly cost: the down payment, percent of the price" },
+  MORTGAGE_TERM_YEARS: { default: 30, meaning: "a sale's monthly cost: the mortgage's term, years" },
+  API_KEY_PREFIX: { default: 'SERVICE', meaning: 'keys are `<prefix>_<uuid v4>`' },
+  API_KEY_PEPPER: { default: null, shownDefault: '(none)', meaning: 'server-side secret mixed into stored key digests (HMAC-SHA-256)' },
+  ...planLimitSettings,
+  REDIS_URL: { default: null, shownDefault: '(none)', meaning: 'shared rate limits and refresh locks' },
+  REDIS_KEY_PREFIX: { default: 'nyc-listings:', meaning: 'prefix of every Redis key the service writes' },
+  TRUST_PROXY: { default: false, meaning: 'honour `X-Forwarded-For` for the client IP' },
+  CORS_ORIGINS: { default: '*', meaning: 'origins browser apps may call from (comma-separated), or any' },
+  MIN_PLAN_MARKET_HISTORY: { default: 'pro', meaning: 'the lowest plan that may read market history' },
+  MIN_PLAN_COMPARABLES: { default: 'pro', meaning: 'the lowest plan that may read comparables' },
+  MIN_PLAN_CHANGES_STREAM: { default: 'business', meaning: 'the lowest plan that may open the change stream' },
+  MIN_PLAN_WEBHOOKS: { default: 'business', meaning: 'the lowest plan that may hold webhooks' },
+  CHANGES_RETENTION_DAYS: { default: 90, meaning: 'days the change feed keeps its events' },
+  CHANGES_STREAM_HEARTBEAT_SECONDS: { default: 15, meaning: 'between two heartbeats of the change stream' },
+  CHANGES_STREAM_POLL_SECONDS: { default: 1, meaning: "how often the change log's head is polled" },
+  CHANGES_STREAM_MAX_PER_KEY: { default: 5, meaning: 'open change streams a key may hold on one instance' },
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: {
+    default: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+    meaning: 'webhook attempts: the first at once, then these waits; after the last, a dead letter',
+  },
+  WEBHOOK_TIMEOUT_SECONDS: { default: 15, meaning: "one webhook attempt's timeout" },
+  WEBHOOK_POLL_SECONDS: { default: 1, meaning: 'how often due webhook work is looked for' },
+  WEBHOOK_CONCURRENCY: { default: 8, meaning: 'webhook attempts in flight' },
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: { default: false, meaning: 'allow plain http and private, loopback or link-local webhook targets' },
+  KEY_CACHE_SECONDS: { default: 30, meaning: 'how long a key looked up is reused: how long a revoke made elsewhere takes to be seen' },
+  QUOTA_FLUSH_SECONDS: { default: 1, meaning: 'between two writes of the monthly counts (the most a crash leaves uncounted)' },
+  READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
+  ANSWER_CACHE_MB: { default: 16, meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)' },
+  SQLITE_READ_THREAD: { default: true, meaning: 'SQLite: searches and market figures read on a second connection in a worker thread (docs/decisions.md)' },
+  SLOW_REQUEST_MS: { default: 1000, meaning: 'successful answers slower than this (milliseconds) are logged at info' },
+  LOG_LEVEL: { default: 'info', meaning: 'pino level; `Authorization` is redacted from logs' },
+} satisfies Record<string, Setting>;
+
+/** The name of an environment variable the service reads. */
+export type SettingName = keyof typeof SETTINGS;
+
+/** The Markdown table of every setting (docs/configuration.md holds it between its markers). */
+export function settingsTable(): string {
+  const shown = (s: Setting) =>
+    s.shownDefault ?? (s.default === null ? '(none)' : Array.isArray(s.default) ? `\`${s.default.join(',')}\`` : typeof s.default === 'boolean' ? (s.default ? 'on' : 'off') : s.default === '' ? '(none)' : String(s.default));
+  const rows = Object.entries(SETTINGS).map(([name, s]: [string, Setting]) => `| \`${name}\` | ${shown(s)} | ${s.meaning} |`);
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}

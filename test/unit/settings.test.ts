@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { SETTINGS, settingsTable } from '../../src/settings.js';
+
+// The table of settings (src/settings.ts) is the one source of docs/configuration.md, and holds every variable
+// config.ts reads, with the default it falls back to.
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('the table of settings', () => {
+  it('docs/configuration.md holds it exactly (npm run docs:config writes it)', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    expect(page).toContain(`-->\n${settingsTable()}\n<!-- end of settings table -->`);
+  });
+
+  it('every variable config.ts reads has a row, and every row is read', () => {
+    const source = readFileSync(join(ROOT, 'src', 'config.ts'), 'utf8');
+    const read = new Set([
+      ...[...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
+      ...[...source.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]),
+      ...['FREE', 'STARTER', 'PRO', 'BUSINESS'].flatMap((plan) => (source.includes('`RATE_LIMIT_${upper}_PER_MINUTE`') ? [`RATE_LIMIT_${plan}_PER_MINUTE`, `QUOTA_${plan}_PER_MONTH`] : [])),
+    ]);
+    expect([...read].sort()).toEqual(Object.keys(SETTINGS).sort());
+  });
+
+  it('each plain default is what loadConfig falls back to, and a value given replaces it', () => {
+    const defaults = loadConfig({});
+    expect(defaults.port).toBe(SETTINGS.PORT.default);
+    expect(defaults.freshness.buildingSeconds).toBe(SETTINGS.FRESHNESS_BUILDING_SECONDS.default);
+    expect(defaults.plans.pro.perMinute).toBe(SETTINGS.RATE_LIMIT_PRO_PER_MINUTE.default);
+    expect(defaults.webhooks.schedule).toEqual(SETTINGS.WEBHOOK_RETRY_SCHEDULE_SECONDS.default);
+    expect(defaults.trustProxy).toBe(SETTINGS.TRUST_PROXY.default);
+    expect(defaults.featurePlans.webhooks).toBe(SETTINGS.MIN_PLAN_WEBHOOKS.default);
+    expect(defaults.answerCacheBytes).toBe(SETTINGS.ANSWER_CACHE_MB.default * 1024 * 1024);
+    expect(defaults.redisKeyPrefix).toBe(SETTINGS.REDIS_KEY_PREFIX.default);
+    expect(loadConfig({ PORT: '9000', LOG_LEVEL: 'debug' })).toMatchObject({ port: 9000, logLevel: 'debug' });
+  });
+});
