@@ -6,7 +6,8 @@
  *     can express (SQLite runs only; see bench/peer.ts).
  * Prints req/s, p50 and p99 per scenario and each req/s as a ratio of the bare server's; then the
  * service's resident memory, the sync rate (a full sync of an empty mirror from the local upstream)
- * and, with BENCH_LISTINGS, the seed rate. Writes it all and the command to bench/results/.
+ * and, with BENCH_LISTINGS, the seed rate. Writes it all and the command to bench/results/, in place of the
+ * previous run of the same database and number of listings.
  *
  * Processes: the local upstream runs alone (as the real site would be elsewhere), the service alone
  * (its RSS is its own), the load generator here; the peer starts once the service has been measured and
@@ -24,7 +25,7 @@
  * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -39,7 +40,59 @@ import { startRuntime } from '../src/runtime.js';
 import { openStore } from '../src/store/database.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
+import { seededRandom } from '../src/domain/seeded-random.js';
 import { startPeer, type Peer } from './peer.js';
+
+/** Distinct searches of the mixed workload. */
+const MIXED_SEARCHES = 100_000;
+
+/**
+ * `count` searches drawn by a seeded rule from the mirror's own active listings, as people search: a listing
+ * drawn at random gives the kind, the area (its own half the time, its borough three times in ten, the whole
+ * city otherwise), a price ceiling up to half again above its price (seven times in ten), a floor below it
+ * (three in ten), its bedrooms as a minimum (half the time); the sort is the default half the time, else by
+ * price (mostly cheapest first), listing date or price per square foot; three in ten ask for page 2 to 5.
+ */
+function mixedSearches(rows: { kind: string; area_id: number | null; borough_id: number | null; price: number; bedroom_count: number | null }[], count: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const listing = rows[Math.floor(random() * rows.length)];
+    const q = new URLSearchParams();
+    const where = random();
+    if (where < 0.5 && listing.area_id !== null) q.set('areas', String(listing.area_id));
+    else if (where < 0.8 && listing.borough_id !== null) q.set('areas', String(listing.borough_id));
+    if (random() < 0.7) q.set('maxPrice', String(Math.ceil((Number(listing.price) * (1 + random() * 0.5)) / 100) * 100));
+    if (random() < 0.3) q.set('minPrice', String(Math.floor((Number(listing.price) * (0.5 + random() * 0.4)) / 100) * 100));
+    if (listing.bedroom_count !== null && random() < 0.5) q.set('minBeds', String(listing.bedroom_count));
+    const order = random();
+    if (order < 0.25) {
+      q.set('sort', 'PRICE');
+      q.set('sortDir', random() < 0.7 ? 'ASC' : 'DESC');
+    } else if (order < 0.4) q.set('sort', 'LISTED_AT');
+    else if (order < 0.5) q.set('sort', 'PRICE_PER_SQFT');
+    if (random() < 0.3) q.set('page', String(2 + Math.floor(random() * 4)));
+    q.set('perPage', '20');
+    return `/v1/search/${listing.kind === 'sale' ? 'sales' : 'rentals'}?${q}`;
+  });
+}
+
+/**
+ * Draws one of `searches` at random for each request, and counts the requests whose search was asked within
+ * the last `windowSeconds` (READ_CACHE_SECONDS): the most the answer cache could answer.
+ */
+function drawWithRepeats(searches: string[], windowSeconds: number) {
+  const lastAsked = new Map<string, number>();
+  const counts = { asked: 0, repeated: 0 };
+  const draw = () => {
+    const url = searches[Math.floor(Math.random() * searches.length)];
+    const now = performance.now();
+    counts.asked++;
+    if (now - (lastAsked.get(url) ?? -Infinity) <= windowSeconds * 1000) counts.repeated++;
+    lastAsked.set(url, now);
+    return url;
+  };
+  return { draw, counts };
+}
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
@@ -166,6 +219,11 @@ if (store.dialect === 'postgres') await sql`vacuum analyze`.execute(store.db);
 const listings = await new ListingsRepository(store.db).count();
 /** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
 const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
+const mixed = mixedSearches(
+  await store.db.selectFrom('listings').select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count']).where('status', '=', 'ACTIVE').execute(),
+  MIXED_SEARCHES,
+  2016,
+);
 await store.close();
 
 const started = Date.now();
@@ -200,7 +258,10 @@ interface Scenario {
   path: string;
   vary?: () => string;
   peer?: string;
+  /** A line of the scenario's own, printed and stored with its row. */
+  note?: () => string;
 }
+const mixedDraws = drawWithRepeats(mixed, config.readCacheSeconds);
 const R = '/listings?where.kind.eq=rental&where.status.eq=ACTIVE';
 const S = '/listings?where.kind.eq=sale&where.status.eq=ACTIVE';
 const scenarios: Scenario[] = [
@@ -233,6 +294,12 @@ const scenarios: Scenario[] = [
   { name: 'property by id, any listing at random', path: '/v1/property/{varies}', vary: () => allIds[Math.floor(Math.random() * allIds.length)], peer: '/listings/{varies}' },
   { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
+  {
+    name: `mixed searches (${MIXED_SEARCHES.toLocaleString('en')} distinct, drawn from the mirror)`,
+    path: '{varies}',
+    vary: mixedDraws.draw,
+    note: () => `${pct(mixedDraws.counts.repeated, mixedDraws.counts.asked)} of ${mixedDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS (the most the answer cache could answer)`,
+  },
 ];
 
 /**
@@ -313,9 +380,10 @@ for (const scenario of selected) {
     'peer p99': null as number | null,
     'peer failed': null as number | null,
     'vs peer': null as string | null,
+    note: scenario.note?.() ?? null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare (rounds: ${row['ratio by round']})`);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare (rounds: ${row['ratio by round']})${row.note ? `; ${row.note}` : ''}`);
 }
 const { now: serviceRssMiB, peak: servicePeakRssMiB } = rssOf(service.child.pid!);
 await stop(service.child);
@@ -364,9 +432,14 @@ const env = ['BENCH_SECONDS', 'BENCH_ROUNDS', 'BENCH_CONNECTIONS', 'BENCH_LISTIN
 if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
 const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-mkdirSync(resolve('bench', 'results'), { recursive: true });
+const resultsDir = resolve('bench', 'results');
+mkdirSync(resultsDir, { recursive: true });
+// The folder keeps the latest run of each configuration (database, listings, and whether only some scenarios
+// ran: BENCH_ONLY); earlier runs live in git's history.
+const configuration = `${dialect}-${listings}${only ? '-partial' : ''}`;
+for (const earlier of readdirSync(resultsDir).filter((name) => name.endsWith(`Z-${configuration}.json`))) rmSync(join(resultsDir, earlier));
 writeFileSync(
-  resolve('bench', 'results', `${stamp}-${dialect}-${listings}.json`),
+  resolve(resultsDir, `${stamp}-${configuration}.json`),
   `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, rounds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
 );
 await stop(upstream.child);

@@ -12,6 +12,7 @@ import type { ListingSearch, SearchContext } from '../src/search/listing-search.
 import { pageStrategy, searchListings } from '../src/search/query.js';
 import { SORTS } from '../src/search/sorts.js';
 import { LISTING_CHANGE_RULES } from '../src/sync/listing-changes.js';
+import { SyntheticListingsRepository } from '../src/store/synthetic-listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startReceiver } from './helpers/receiver.js';
 import { rentalRows, saleRows } from './helpers/source-rows.js';
@@ -333,12 +334,12 @@ describe('seed on PostgreSQL', () => {
     expect(await seedListings(onPg.store, before.listings + 300, 7)).toMatchObject({ removed: 300, added: 300, total: before.listings + 300 });
     expect(await indexes()).toEqual(before.indexes);
     expect(await stored(onPg)).toEqual(copied);
-    expect(await onSqlite.listings.deleteSynthetic()).toBe(300);
+    expect(await new SyntheticListingsRepository(onSqlite.store.db).deleteSynthetic()).toBe(300);
     const synthetic = await onPg.store.db.selectFrom('listings').select(['id', 'kind', 'price']).where('synthetic', '=', 1).orderBy('id').executeTakeFirstOrThrow();
     const key = await onPg.key('business');
     const found = await get(onPg.app, `/v1/search/${synthetic.kind === 'rental' ? 'rentals' : 'sales'}?minPrice=${synthetic.price}&maxPrice=${synthetic.price}&perPage=500`, key);
     expect(found.body.data.map((l: { id: string }) => l.id)).toContain(synthetic.id);
-    expect(await onPg.listings.deleteSynthetic()).toBe(300);
+    expect(await new SyntheticListingsRepository(onPg.store.db).deleteSynthetic()).toBe(300);
     expect(await onPg.listings.count()).toBe(before.listings);
   });
 });
@@ -351,7 +352,7 @@ describe('the planner at the size of the whole city', () => {
     await sql`analyze listings`.execute(onPg.store.db);
   });
   afterAll(async () => {
-    await onPg.listings.deleteSynthetic();
+    await new SyntheticListingsRepository(onPg.store.db).deleteSynthetic();
     await sql`analyze listings`.execute(onPg.store.db);
   });
 

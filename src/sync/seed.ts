@@ -3,6 +3,7 @@ import { decodeOutline, type Outline } from '../domain/outline.js';
 import { AreasRepository } from '../store/areas-repository.js';
 import type { Store } from '../store/database.js';
 import { ListingsRepository } from '../store/listings-repository.js';
+import { SyntheticListingsRepository } from '../store/synthetic-listings-repository.js';
 import type { ListingRow } from '../store/listing-rows.js';
 import { deriveSyntheticListings } from '../dataset/synthetic-listings.js';
 
@@ -12,7 +13,7 @@ const BATCH = 5000;
 /**
  * `nyc-listings seed`: makes the mirror hold `total` active listings by adding synthetic ones derived
  * from its mirrored rows ({@link deriveSyntheticListings}, seeded by `seed`) in place of earlier synthetic
- * ones ({@link ListingsRepository.replaceSynthetic}). For benchmarks only. Reports progress as (step,
+ * ones ({@link SyntheticListingsRepository.replaceSynthetic}). For benchmarks only. Reports progress as (step,
  * done, total); returns what it did and the rate (listings added a second, the removal of earlier ones
  * included in the time).
  * @throws Error when the mirror holds no mirrored listing to derive from.
@@ -55,7 +56,7 @@ export async function seedListings(
     }
     if (batch.length) yield batch;
   }
-  const { removed, added } = await listings.replaceSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
+  const { removed, added } = await new SyntheticListingsRepository(store.db).replaceSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
   // Fresh statistics for the planner over the grown table.
   await sql`analyze`.execute(store.db);
   // The load left a WAL the size of what it wrote: copied back now, not by whichever small write of a
