@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
       // Search totals counted in memory from the first request: built later, under load, a rebuild
       // competes with the searches that count in the store meanwhile.
       const building = Date.now();
-      const ladders = runtime.mirror.priceLadders;
+      const ladders = runtime.mirror.searcher.priceLadders;
       await ladders.current();
       const counted = { rentals: await ladders.activeOfKind('rental'), sales: await ladders.activeOfKind('sale'), ms: Date.now() - building };
       logger.info(counted, `search totals ready: price ladders of ${counted.rentals} rentals and ${counted.sales} sales built in ${counted.ms} ms`);

@@ -131,7 +131,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       { kind: 'sale', areas: [100], maxPrice: 750_000, minBeds: 0 },
     ];
     const tree = await onPg.mirror.areaTree();
-    await waitForLadders(onPg.mirror.priceLadders, 'the price ladders built on PostgreSQL');
+    await waitForLadders(onPg.mirror.searcher.priceLadders, 'the price ladders built on PostgreSQL');
     for (const { areas, ...c } of cases) {
       const areaIds = areas?.flatMap((id) => [...tree.withDescendants(id)]);
       let q = onSqlite.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', c.kind).where('status', '=', 'ACTIVE');
@@ -141,7 +141,7 @@ describe('PostgreSQL answers as SQLite does', () => {
       if (c.minBeds !== undefined) q = q.where('bedroom_count', '>=', c.minBeds);
       if (c.maxBeds !== undefined) q = q.where('bedroom_count', '<=', c.maxBeds);
       const expected = Number((await q.executeTakeFirstOrThrow()).n);
-      expect(await onPg.mirror.priceLadders.total({ ...everyListing(c.kind), ...c, areaIds }), JSON.stringify(c)).toBe(expected);
+      expect(await onPg.mirror.searcher.priceLadders.total({ ...everyListing(c.kind), ...c, areaIds }), JSON.stringify(c)).toBe(expected);
     }
   });
 

@@ -21,7 +21,7 @@ describe('read caches', () => {
       Number((await a.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').where('borough_id', '=', 100).executeTakeFirstOrThrow()).n);
     expect((await get(a.app, url, key)).body.meta.total).toBe(await stored());
     // From here the total is counted in memory (price ladders), which must notice both writes below.
-    await waitForLadders(a.mirror.priceLadders);
+    await waitForLadders(a.mirror.searcher.priceLadders);
 
     // This instance's own sync: the very next answer has the new total.
     a.marketClock!.advance(DAY);
@@ -31,7 +31,7 @@ describe('read caches', () => {
 
     // Another instance's sync on the same database: seen once the cached answer has expired.
     const before = (await get(a.app, url, key)).body.meta.total;
-    await waitForLadders(a.mirror.priceLadders, 'the price ladders rebuilt');
+    await waitForLadders(a.mirror.searcher.priceLadders, 'the price ladders rebuilt');
     b.marketClock!.advance(3 * DAY);
     now += DAY;
     await b.syncer.syncScope('rental', 100);

@@ -46,8 +46,8 @@ function rentalsMatching(b: { boroughs?: string[]; minPrice?: number; maxPrice?:
 
 describe('search totals', () => {
   it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
-    const ladders = t.rt.mirror.priceLadders;
-    await waitForLadders(t.rt.mirror.priceLadders);
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
     expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
     expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
     // A filter the ladders do not hold is left to the store.
@@ -86,7 +86,7 @@ describe('search totals', () => {
   });
 
   it('with the no side of yes/no filters (the total without one less its yes side), equal the source rows', async () => {
-    await waitForLadders(t.rt.mirror.priceLadders);
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
     // The 2016 sample knows whether a rental has no fee (no_fee 1 or 0) and nothing of pets, furniture or
     // a 3D tour (unknown: their no side is every rental). Yes-side counts are the store's, kept as totals.
     const side = fc.constantFrom(undefined, true, false);
@@ -135,7 +135,7 @@ describe('search totals', () => {
         config: t.rt.config,
         clock: () => new Date(),
       });
-      await waitForLadders(mirror.priceLadders);
+      await waitForLadders(mirror.searcher.priceLadders);
       for (const flags of [{ noFee: false }, { noFee: false, furnished: false, petsAllowed: false }]) {
         statements.length = 0;
         const answer = await mirror.search({ ...everyListing('rental'), ...flags, perPage: 5 }, []);
@@ -152,8 +152,8 @@ describe('search totals', () => {
   });
 
   it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
-    const ladders = t.rt.mirror.priceLadders;
-    await waitForLadders(t.rt.mirror.priceLadders);
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
     const version = await t.rt.listings.dataVersion();
     const writes = t.rt.listings.version;
     // The local upstream's market is still (MARKET_CLOCK off): Queens' rentals are as the template stored them.

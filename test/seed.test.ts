@@ -113,12 +113,12 @@ describe('nyc-listings seed', () => {
     const activeRentals = () => Object.values(rows(c)).slice(0, 2).flat().filter((r: any) => r.kind === 'rental').length;
     const everyRental = everyListing('rental');
     const seeded = activeRentals();
-    await waitFor(async () => (await live.mirror.priceLadders.total(everyRental)) === seeded, 'the price ladders built');
+    await waitFor(async () => (await live.mirror.searcher.priceLadders.total(everyRental)) === seeded, 'the price ladders built');
     await seed(c, '--listings', String(n + 2000), '--seed', '7');
     const reseeded = activeRentals();
     expect(reseeded).toBeGreaterThan(seeded);
     await waitFor(async () => (await get(live.app, '/v1/search/rentals?perPage=1', liveKey)).body.meta.total === reseeded, 'the seed in the totals');
-    await waitFor(async () => (await live.mirror.priceLadders.total(everyRental)) === reseeded, 'the price ladders rebuilt');
+    await waitFor(async () => (await live.mirror.searcher.priceLadders.total(everyRental)) === reseeded, 'the price ladders rebuilt');
   }, 120_000);
 
   it('on a terminal shows a progress bar; a bad --listings is a usage error', async () => {

@@ -6,7 +6,6 @@ import { inventoryOf } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
 import { KNOWN_AMENITIES, type ListingKind } from '../domain/listing.js';
 import type { ListingDetail, ListingSummary } from '../wire/listing.js';
-import { mortgageFactor } from '../domain/monthly-cost.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { ListingRow } from '../store/listing-rows.js';
@@ -17,15 +16,13 @@ import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
-import { countListings, listingsInBox, listingsNear, noSideFilter, searchListings } from '../search/query.js';
-import { filtersOf } from '../search/filters.js';
-import type { ListingSearch, SearchContext } from '../search/listing-search.js';
+import { listingsNear } from '../search/query.js';
+import type { ListingSearch } from '../search/listing-search.js';
+import { Searcher } from '../search/searcher.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
-import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
+import type { Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { isFresh, type Freshness } from '../freshness/policy.js';
-import { encodeCursor } from '../search/cursor.js';
-import { PriceLadders } from '../search/price-ladders.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -78,27 +75,16 @@ const NEVER = new Date(0);
  * propagate (UpstreamError). Stored data is always answered, whatever the upstream's state.
  */
 export class Mirror {
-  /** Search totals by listings version and filters (not page or order): a deeper page costs no recount. */
-  private readonly totals: LRUCache<string, number>;
-  /**
-   * Search answers by listings version and the whole search, for `readCacheSeconds`: the same question
-   * asked again meanwhile is answered from memory (days on market in it may be that many seconds old).
-   * Bounded by the summaries held, about 10,000 (some megabytes): the answer cache in front of it keeps the
-   * serialized answers of the same requests; this one serves what it cannot (another plan or Accept, stale data).
-   */
-  private readonly pages: LRUCache<string, Omit<SearchAnswer, 'freshness'>>;
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
   private readonly areaLists: LRUCache<string, Area[]>;
-  /** Totals of searches by kind, areas, price and bedrooms, counted in memory while current (see {@link PriceLadders}). */
-  readonly priceLadders: PriceLadders;
+  /** Runs searches on the store (totals kept or counted, pages read as planned). */
+  readonly searcher: Searcher;
   private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
-    this.totals = new LRUCache({ max: 10_000, ttl });
     this.areaLists = new LRUCache({ max: 200, ttl });
-    this.priceLadders = new PriceLadders(deps.listings, deps.config.readCacheSeconds);
-    this.pages = new LRUCache({ maxSize: 10_000, sizeCalculation: (answer) => answer.items.length + 1, ttl });
+    this.searcher = new Searcher({ db: deps.db, dialect: deps.dialect, listings: deps.listings, mortgage: deps.config.mortgage, readCacheSeconds: deps.config.readCacheSeconds, clock: deps.clock });
   }
 
   /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
@@ -212,66 +198,8 @@ export class Mirror {
    */
   async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
     const freshness = await this.scopesFreshness(search.kind, boroughIds);
-    // The minute is part of the key: days on market and the open-house and date filters read the clock.
-    const minute = Math.floor(this.now.getTime() / 60_000);
-    const pageKey = `${this.deps.listings.version}|${minute}|${JSON.stringify(search)}|${polygon ? JSON.stringify(polygon) : ''}`;
-    const page = this.pages.get(pageKey);
-    if (page) return { ...page, freshness };
-    const answer = await this.searchStore(search, polygon);
-    this.pages.set(pageKey, answer);
-    return { ...answer, freshness };
-  }
-
-  /** The key of a search's kept total: the listings version, the minute (date filters read the clock) and its filters, not its order or page. */
-  private totalKey(search: ListingSearch): string {
-    return `${this.deps.listings.version}|${Math.floor(this.now.getTime() / 60_000)}|${search.kind}|${JSON.stringify(filtersOf(search))}`;
-  }
-
-  /**
-   * A search's total when it can be had without visiting every match: kept from an earlier count, the
-   * price ladders', or, for a search that asks the no side of a yes/no filter ({@link noSideFilter}), the
-   * total without that filter (found the same way) less the count of its yes side, which the filter's
-   * partial index serves; that total is then kept like a count. Undefined otherwise (the store counts).
-   * Counting a common "no" side visits most of a kind's listings; its rare yes side is a short index range.
-   */
-  private async totalAtHand(search: ListingSearch, ctx: SearchContext): Promise<number | undefined> {
-    const key = this.totalKey(search);
-    const kept = this.totals.get(key) ?? (await this.priceLadders.total(search));
-    if (kept !== undefined) return kept;
-    const filter = noSideFilter(search);
-    if (!filter) return undefined;
-    const all = await this.totalAtHand({ ...search, [filter]: undefined }, ctx);
-    if (all === undefined) return undefined;
-    const yes = await countListings(this.deps.db, { ...search, [filter]: true }, ctx);
-    // Never below zero, should another instance's write land between the two readings.
-    const total = Math.max(0, all - yes);
-    this.totals.set(key, total);
-    return total;
-  }
-
-  /** A search run on the store: the page's summaries and the total (counted unless known). */
-  private async searchStore(search: ListingSearch, polygon?: Outline): Promise<Omit<SearchAnswer, 'freshness'>> {
-    const asked = search;
-    if (polygon) {
-      // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
-      const box = boundingBox(polygon);
-      const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
-      search = { ...search, ids: inside.map((l) => l.id) };
-    }
-    // How to read the page is weighed by the total against the kind's active listings (see pageStrategy).
-    const ctx: SearchContext = {
-      now: this.now,
-      mortgageFactor: mortgageFactor(this.deps.config.mortgage),
-      dialect: this.deps.dialect,
-      activeOfKind: await this.priceLadders.activeOfKind(search.kind),
-    };
-    const known = await this.totalAtHand(search, ctx);
-    const { rows, total } = await searchListings(this.deps.db, search, ctx, known);
-    // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
-    if (known === undefined) this.totals.set(this.totalKey(search), total);
-    const last = rows.at(-1);
-    const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
-    return { items: rows.map((r) => rowToSummary(r, this.now)), total, nextCursor };
+    const found = await this.searcher.find(search, polygon);
+    return { items: found.rows.map((r) => rowToSummary(r, this.now)), total: found.total, nextCursor: found.nextCursor, freshness };
   }
 
   /** A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query). */

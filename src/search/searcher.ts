@@ -1,0 +1,101 @@
+import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import { mortgageFactor } from '../domain/monthly-cost.js';
+import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
+import type { ListingsRepository } from '../store/listings-repository.js';
+import type { SummaryRow } from '../store/listing-rows.js';
+import type { Database } from '../store/schema.js';
+import { encodeCursor } from './cursor.js';
+import { filtersOf } from './filters.js';
+import type { ListingSearch, SearchContext } from './listing-search.js';
+import { PriceLadders } from './price-ladders.js';
+import { countListings, listingsInBox, noSideFilter, searchListings } from './query.js';
+
+/** A page of a search: its rows (with the distance in metres when the search has a point), the total, and the cursor of the next page (null at the end or for DISTANCE). */
+export interface SearchPage {
+  rows: (SummaryRow & { distance?: number })[];
+  total: number;
+  nextCursor: string | null;
+}
+
+export interface SearcherDeps {
+  /** What searches read through (`Store.readDb`: on SQLite, a connection off the event loop). */
+  db: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
+  listings: ListingsRepository;
+  /** Mortgage assumptions of a sale's monthly cost (percent a year, percent down, years). */
+  mortgage: { ratePercent: number; downPaymentPercent: number; termYears: number };
+  /** Seconds a total may be reused: how long another instance's write may take to show in it. */
+  readCacheSeconds: number;
+  clock: () => Date;
+}
+
+/**
+ * Runs listing searches on the store: a polygon narrowed to listing ids, the total taken from memory when it
+ * can be ({@link Searcher.totalAtHand}) or counted, the page read as the plan says (`searchListings`), and the
+ * next page's cursor. Freshness and presentation are the caller's (`Mirror.search`).
+ */
+export class Searcher {
+  /** Search totals by listings version and filters (not page or order): a deeper page costs no recount. */
+  private readonly totals: LRUCache<string, number>;
+  /** Totals of searches by kind, areas, price and bedrooms, counted in memory while current (see {@link PriceLadders}). */
+  readonly priceLadders: PriceLadders;
+
+  constructor(private readonly deps: SearcherDeps) {
+    this.totals = new LRUCache({ max: 10_000, ttl: Math.max(1, deps.readCacheSeconds * 1000) });
+    this.priceLadders = new PriceLadders(deps.listings, deps.readCacheSeconds);
+  }
+
+  /** The page `search` asks for, inside `polygon` when one is given. */
+  async find(search: ListingSearch, polygon?: Outline): Promise<SearchPage> {
+    const asked = search;
+    const now = this.deps.clock();
+    if (polygon) {
+      // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
+      const box = boundingBox(polygon);
+      const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
+      search = { ...search, ids: inside.map((l) => l.id) };
+    }
+    // How to read the page is weighed by the total against the kind's active listings (see pageStrategy).
+    const ctx: SearchContext = {
+      now,
+      mortgageFactor: mortgageFactor(this.deps.mortgage),
+      dialect: this.deps.dialect,
+      activeOfKind: await this.priceLadders.activeOfKind(search.kind),
+    };
+    const known = await this.totalAtHand(search, ctx);
+    const { rows, total } = await searchListings(this.deps.db, search, ctx, known);
+    // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
+    if (known === undefined) this.totals.set(this.totalKey(search, now), total);
+    const last = rows.at(-1);
+    const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
+    return { rows, total, nextCursor };
+  }
+
+  /** The key of a search's kept total: the listings version, the minute (date filters read the clock) and its filters, not its order or page. */
+  private totalKey(search: ListingSearch, now: Date): string {
+    return `${this.deps.listings.version}|${Math.floor(now.getTime() / 60_000)}|${search.kind}|${JSON.stringify(filtersOf(search))}`;
+  }
+
+  /**
+   * A search's total when it can be had without visiting every match: kept from an earlier count, the
+   * price ladders', or, for a search that asks the no side of a yes/no filter ({@link noSideFilter}), the
+   * total without that filter (found the same way) less the count of its yes side, which the filter's
+   * partial index serves; that total is then kept like a count. Undefined otherwise (the store counts).
+   * Counting a common "no" side visits most of a kind's listings; its rare yes side is a short index range.
+   */
+  private async totalAtHand(search: ListingSearch, ctx: SearchContext): Promise<number | undefined> {
+    const key = this.totalKey(search, ctx.now);
+    const kept = this.totals.get(key) ?? (await this.priceLadders.total(search));
+    if (kept !== undefined) return kept;
+    const filter = noSideFilter(search);
+    if (!filter) return undefined;
+    const all = await this.totalAtHand({ ...search, [filter]: undefined }, ctx);
+    if (all === undefined) return undefined;
+    const yes = await countListings(this.deps.db, { ...search, [filter]: true }, ctx);
+    // Never below zero, should another instance's write land between the two readings.
+    const total = Math.max(0, all - yes);
+    this.totals.set(key, total);
+    return total;
+  }
+}
