@@ -157,7 +157,7 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
  * the caller knows it: `knownTotal`). Order: the sort field in
  * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
  * the same direction, so pages never overlap. The total is known before the page is read, and chooses
- * how it is read ({@link pageStrategy}).
+ * how it is read: the stages are the count, the plan ({@link planPage}, pure) and the read ({@link readPage}).
  */
 export async function searchListings(
   db: Kysely<Database>,
@@ -165,20 +165,44 @@ export async function searchListings(
   ctx: SearchContext,
   knownTotal?: number,
 ): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
-  const base = filtered(db, s, ctx);
   // Count first, and let the total choose. SQLite runs one statement at a time on this thread anyway.
   // PostgreSQL ran the two at once on two connections, which saved the page's few milliseconds but let
   // its planner walk the order for matches it cannot foresee: an amenity no sale has (DOORMAN) walked
   // all 755,133 sales at a million listings, 6 s a page, where the count takes 0.3 s and says none.
   const total = knownTotal ?? (await countListings(db, s, ctx));
-  const strategy = pageStrategy(s, total, ctx.activeOfKind);
-  if (strategy === 'empty') return { total, rows: [] };
-  // A yes/no filter's partial index serves the count, and a sort of few matches; any other page must not
-  // be read through it (SQLite took it for every rental with no fee and sorted them all for one page).
-  const pageBase = strategy !== 'sort' && asksYes(s) ? filtered(db, s, ctx, false) : base;
-  if (strategy === 'walk' && ctx.dialect === 'postgres') return { total, rows: await deferredPage(db, pageBase, s, ctx).execute() };
-  const rows = await pageQuery(pageBase, s, ctx, strategy).execute();
-  return { total, rows };
+  const plan = planPage(s, total, ctx);
+  return { total, rows: await readPage(db, s, plan, ctx) };
+}
+
+/**
+ * How a search's page is read, decided before any row is: the way ({@link pageStrategy}), and whether a
+ * yes/no filter's yes side may be read through its partial index.
+ */
+export interface SearchPlan {
+  /** The search's exact total, which the plan was weighed by. */
+  total: number;
+  read: PageStrategy;
+  /**
+   * A yes/no filter's partial index serves the count, and a sort of few matches; any other page must not be
+   * read through it (SQLite took it for every rental with no fee and sorted them all for one page).
+   */
+  flagsByIndex: boolean;
+  /** A walk on PostgreSQL reads the page's ids first, from the order's index alone ({@link deferredPage}). */
+  idsFirst: boolean;
+}
+
+/** The plan of a search's page, from its exact total and the context (pure: no statement is run). */
+export function planPage(s: ListingSearch, total: number, ctx: SearchContext): SearchPlan {
+  const read = pageStrategy(s, total, ctx.activeOfKind);
+  return { total, read, flagsByIndex: read === 'sort' || !asksYes(s), idsFirst: read === 'walk' && ctx.dialect === 'postgres' };
+}
+
+/** Reads the page `plan` says: its summary rows (with the distance in metres when the search has a point). */
+export async function readPage(db: Kysely<Database>, s: ListingSearch, plan: SearchPlan, ctx: SearchContext): Promise<(SummaryRow & { distance?: number })[]> {
+  if (plan.read === 'empty') return [];
+  const base = filtered(db, s, ctx, plan.flagsByIndex);
+  if (plan.idsFirst) return deferredPage(db, base, s, ctx).execute();
+  return pageQuery(base, s, ctx, plan.read).execute();
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SEARCH_FILTER_NAMES } from '../../src/domain/search-filters.js';
 import { applyFilters, FILTER_NAMES, FILTERS, filtersOf, HELD_BY_ORDER_INDEX, RANGES, YES_NO_FILTERS, type FilterContext } from '../../src/search/filters.js';
 import type { ListingSearch } from '../../src/search/listing-search.js';
-import { pageStrategy } from '../../src/search/query.js';
+import { pageStrategy, planPage } from '../../src/search/query.js';
 import { INDEXED_SORTS, SORT_FIELDS, SORTS } from '../../src/search/sorts.js';
 import type { Database } from '../../src/store/schema.js';
 
@@ -142,5 +142,18 @@ describe('how a page is read (the plan)', () => {
     ['a cursor past every row is still read', { after: { keys: [1], id: '1' }, page: 9 }, 10, 'sort'],
   ] as const)('%s: %s', (_what, over, total, expected, activeOfKind: 'unknown' | undefined = undefined) => {
     expect(pageStrategy(search(over as Partial<ListingSearch>), total, activeOfKind === 'unknown' ? undefined : rentals)).toBe(expected);
+  });
+});
+
+describe('the plan of a page', () => {
+  const context = (dialect: 'sqlite' | 'postgres') => ({ now: NOW, mortgageFactor: 0.005, dialect, activeOfKind: 50_000 });
+  it.each([
+    ['a yes filter, few matches: sorted, through its partial index', { noFee: true }, 40, 'sqlite', { read: 'sort', flagsByIndex: true, idsFirst: false }],
+    ['a yes filter, many matches: not through its partial index', { noFee: true }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: false, idsFirst: false }],
+    ['a walk on PostgreSQL reads the page\'s ids first', { areaIds: [300] }, 20_000, 'postgres', { read: 'walk', flagsByIndex: true, idsFirst: true }],
+    ['a walk on SQLite reads through INDEXED BY', { areaIds: [300] }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: true, idsFirst: false }],
+    ['nothing to read', { page: 3 }, 10, 'postgres', { read: 'empty', flagsByIndex: true, idsFirst: false }],
+  ] as const)('%s', (_what, over, total, dialect, expected) => {
+    expect(planPage(search(over as Partial<ListingSearch>), total, context(dialect))).toEqual({ total, ...expected });
   });
 });
