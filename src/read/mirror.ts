@@ -19,6 +19,7 @@ import type { Database } from '../store/schema.js';
 import { listingsNear } from '../search/query.js';
 import type { ListingSearch } from '../search/listing-search.js';
 import { Searcher } from '../search/searcher.js';
+import { VersionedMemo } from '../store/versioned-memo.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
@@ -79,23 +80,14 @@ export class Mirror {
   private readonly areaLists: LRUCache<string, Area[]>;
   /** Runs searches on the store (totals kept or counted, pages read as planned). */
   readonly searcher: Searcher;
-  private scopeStates: { version: number; until: number; states: Promise<Map<string, ScopeState>> } | null = null;
+  /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
+  private readonly scopeStates: VersionedMemo<Map<string, ScopeState>>;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.areaLists = new LRUCache({ max: 200, ttl });
+    this.scopeStates = new VersionedMemo(deps.config.readCacheSeconds, () => deps.scopes.version, async () => new Map((await deps.scopes.all()).map((s) => [s.scope, s])));
     this.searcher = new Searcher({ db: deps.db, dialect: deps.dialect, listings: deps.listings, mortgage: deps.config.mortgage, readCacheSeconds: deps.config.readCacheSeconds, clock: deps.clock });
-  }
-
-  /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
-  private scopeStateMap(): Promise<Map<string, ScopeState>> {
-    const version = this.deps.scopes.version;
-    const cached = this.scopeStates;
-    if (cached && cached.version === version && cached.until > Date.now()) return cached.states;
-    const states = this.deps.scopes.all().then((rows) => new Map(rows.map((s) => [s.scope, s])));
-    states.catch(() => (this.scopeStates = null));
-    this.scopeStates = { version, until: Date.now() + this.deps.config.readCacheSeconds * 1000, states };
-    return states;
   }
 
   /**
@@ -139,7 +131,7 @@ export class Mirror {
   private async scopesFreshness(kind: ListingKind, boroughIds: readonly number[]): Promise<Freshness> {
     const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
     const threshold = this.deps.config.freshness.searchSeconds;
-    const states = await this.scopeStateMap();
+    const states = await this.scopeStates.get();
     const perScope = await Promise.all(
       covered.map((boroughId) => {
         const key = scopeKey(kind, boroughId);
@@ -313,7 +305,7 @@ export class Mirror {
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
-    const state = (await this.scopeStateMap()).get(AREAS_SCOPE);
+    const state = (await this.scopeStates.get()).get(AREAS_SCOPE);
     const at = state?.last_success_at ? new Date(state.last_success_at) : NEVER;
     const freshness = await this.freshness(AREAS_SCOPE, at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
     const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
+import { VersionedMemo } from '../store/versioned-memo.js';
 import { FILTERS, filtersOf } from './filters.js';
 import type { ListingSearch } from './listing-search.js';
 
@@ -72,17 +73,22 @@ function ladderOf(rows: { bedroom_count: number | null; price: number }[]): Area
 export class PriceLadders {
   private built: Built | null = null;
   private building: Promise<void> | null = null;
-  /** The last reading of the data version, until when it is trusted, and this process's write count then. */
-  private checked: { dataVersion: Promise<number>; until: number; localVersion: number } | null = null;
+  /**
+   * The store's data version: read again after any write by this process (which may have advanced it; a crawl
+   * that changed nothing has not), otherwise at most every `recheckSeconds`.
+   */
+  private readonly dataVersion: VersionedMemo<number>;
   /** When (performance.now(), ms) the rebuild's current slice began. */
   private sliceStart = 0;
 
   constructor(
     private readonly listings: ListingsRepository,
-    private readonly recheckSeconds: number,
+    recheckSeconds: number,
     private readonly chunkRows = DEFAULT_CHUNK_ROWS,
     private readonly sliceMs = DEFAULT_SLICE_MS,
-  ) {}
+  ) {
+    this.dataVersion = new VersionedMemo(recheckSeconds, () => listings.version, () => listings.dataVersion());
+  }
 
   /** Builds the ladders unless they are current, and waits for them (a failed build is left to the next search, as in {@link PriceLadders.total}). */
   async current(): Promise<void> {
@@ -107,7 +113,7 @@ export class PriceLadders {
   /** The ladders when they match the store's data version; otherwise null, and a rebuild is started. */
   private async currentOrRebuild(): Promise<Built | null> {
     const built = this.built;
-    if (built && built.dataVersion === (await this.dataVersion())) return built;
+    if (built && built.dataVersion === (await this.dataVersion.get())) return built;
     this.rebuild();
     return null;
   }
@@ -115,20 +121,6 @@ export class PriceLadders {
   /** Active listings of `kind` in the mirror's areas, or undefined when the ladders are not current (as {@link PriceLadders.total}). */
   activeOfKind(kind: ListingKind): Promise<number | undefined> {
     return this.total({ kind, sort: 'PRICE', sortDir: 'ASC', page: 1, perPage: 1 });
-  }
-
-  /**
-   * The store's data version: read again after any write by this process (which may have advanced it;
-   * a crawl that changed nothing has not), otherwise at most every `recheckSeconds`.
-   */
-  private dataVersion(): Promise<number> {
-    const now = Date.now();
-    const localVersion = this.listings.version;
-    if (this.checked && this.checked.until > now && this.checked.localVersion === localVersion) return this.checked.dataVersion;
-    const dataVersion = this.listings.dataVersion();
-    dataVersion.catch(() => (this.checked = null));
-    this.checked = { dataVersion, until: now + this.recheckSeconds * 1000, localVersion };
-    return dataVersion;
   }
 
   private rebuild(): void {
@@ -159,7 +151,7 @@ export class PriceLadders {
       byKind.set(kind, ofKind);
     }
     this.built = { dataVersion, byArea, byKind };
-    this.checked = { dataVersion: Promise.resolve(dataVersion), until: Date.now() + this.recheckSeconds * 1000, localVersion };
+    this.dataVersion.keep(dataVersion, localVersion);
   }
 
   /** Gives the event loop a turn once the current slice has lasted `sliceMs`; a new slice starts after it. */

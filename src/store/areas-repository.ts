@@ -1,17 +1,20 @@
 import type { Kysely } from 'kysely';
 import { AreaTree, type Area } from '../domain/area.js';
 import type { Database } from './schema.js';
+import { VersionedMemo } from './versioned-memo.js';
 
 /** Areas in the mirror (API numbering), and the area tree kept in memory. */
 export class AreasRepository {
   private writes = 0;
-  private cached: { version: number; until: number; tree: Promise<AreaTree> } | null = null;
+  private readonly kept: VersionedMemo<AreaTree>;
 
   /** `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). */
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly rereadSeconds = 0,
-  ) {}
+    rereadSeconds = 0,
+  ) {
+    this.kept = new VersionedMemo(rereadSeconds, () => this.writes, async () => new AreaTree(await this.list()));
+  }
 
   /** How many times this process replaced the area list: caches keyed by it see a local area sync at once. */
   get version(): number {
@@ -58,13 +61,6 @@ export class AreasRepository {
    * instance sharing the database). A failed read is not kept.
    */
   tree(): Promise<AreaTree> {
-    const cached = this.cached;
-    if (cached && cached.version === this.writes && cached.until > Date.now()) return cached.tree;
-    const tree = this.list().then((areas) => new AreaTree(areas));
-    tree.catch(() => {
-      if (this.cached?.tree === tree) this.cached = null;
-    });
-    this.cached = { version: this.writes, until: Date.now() + this.rereadSeconds * 1000, tree };
-    return tree;
+    return this.kept.get();
   }
 }

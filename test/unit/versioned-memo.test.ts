@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { VersionedMemo } from '../../src/store/versioned-memo.js';
+
+// The one memo of values read from the store (src/store/versioned-memo.ts): kept while this process's write
+// version is unchanged and for at most its time to live.
+afterEach(() => vi.useRealTimers());
+
+function counter() {
+  let reads = 0;
+  let version = 0;
+  let fail = false;
+  const memo = new VersionedMemo(2, () => version, async () => {
+    reads++;
+    if (fail) throw new Error('store away');
+    return reads;
+  });
+  return { memo, reads: () => reads, write: () => version++, failNext: (v: boolean) => (fail = v) };
+}
+
+describe('a value kept by write version and time', () => {
+  it('concurrent and later callers within the time to live share one reading', async () => {
+    const c = counter();
+    expect(await Promise.all([c.memo.get(), c.memo.get()])).toEqual([1, 1]);
+    expect(await c.memo.get()).toBe(1);
+    expect(c.reads()).toBe(1);
+  });
+
+  it('a write by this process is seen at once', async () => {
+    const c = counter();
+    await c.memo.get();
+    c.write();
+    expect(await c.memo.get()).toBe(2);
+  });
+
+  it('past the time to live the store is read again (another instance\'s write)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    const c = counter();
+    await c.memo.get();
+    vi.setSystemTime(1999);
+    expect(await c.memo.get()).toBe(1);
+    vi.setSystemTime(2000);
+    expect(await c.memo.get()).toBe(2);
+  });
+
+  it('a failed reading is not kept', async () => {
+    const c = counter();
+    c.failNext(true);
+    await expect(c.memo.get()).rejects.toThrow('store away');
+    c.failNext(false);
+    expect(await c.memo.get()).toBe(2);
+  });
+
+  it('a value the caller read itself is kept at the version it read it at', async () => {
+    const c = counter();
+    c.memo.keep(41, 0);
+    expect(await c.memo.get()).toBe(41);
+    c.memo.keep(42, -1);
+    expect(await c.memo.get()).toBe(1);
+  });
+});
