@@ -73,7 +73,7 @@ const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Requests generated from one app's OpenAPI document, and the checks of each answer (see {@link openApiFuzzer}). */
 export interface OpenApiFuzzer {
-  /** The documented GET paths it generates requests for (event streams left out: test/change-stream.test.ts covers them). */
+  /** The documented GET paths it generates requests for (event streams left out: test/notify/change-stream.test.ts covers them). */
   routes: string[];
   /**
    * Sends `runs` requests to the operations of `routes` (valid and invalid values for every parameter,

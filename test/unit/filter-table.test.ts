@@ -9,7 +9,7 @@ import type { Database } from '../../src/store/schema.js';
 
 // The table of filters and the plan, compiled without a database (Kysely's compile-only driver): each
 // filter's SQL and parameters, and which way a page is read. The rows they select are tested end to end
-// in test/search-filters.test.ts against the source rows.
+// in test/search/search-filters.test.ts against the source rows.
 const compileOnly = (dialect: 'sqlite' | 'postgres') =>
   new Kysely<Database>({
     dialect:

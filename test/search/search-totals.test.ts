@@ -1,0 +1,240 @@
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Mirror } from '../../src/read/mirror.js';
+import { PriceLadders } from '../../src/search/price-ladders.js';
+import { AreasRepository } from '../../src/store/areas-repository.js';
+import { BuildingsRepository } from '../../src/store/buildings-repository.js';
+import { MarketRepository } from '../../src/store/market-repository.js';
+import type { Database as Schema } from '../../src/store/schema.js';
+import type { ListingsRepository } from '../../src/store/listings-repository.js';
+import { get } from '../helpers/http.js';
+import { useTestRuntime } from '../helpers/runtime.js';
+import { rentalRows, saleRows } from '../helpers/source-rows.js';
+import { everyListing, waitForLadders } from '../helpers/ladders.js';
+import { sqliteWithLog } from '../helpers/statement-log.js';
+
+// Totals of searches by kind, areas, price and bedrooms are counted in memory (docs/decisions.md, "Search totals");
+// every expectation here is computed from the source rows in this file.
+const t = useTestRuntime('pro');
+const rentals = rentalRows();
+const sales = saleRows();
+const BOROUGHS = [
+  [100, 'Manhattan'],
+  [200, 'Brooklyn'],
+  [300, 'Queens'],
+  [400, 'Bronx'],
+  [500, 'Staten Island'],
+] as const;
+/** The distinct rents, ascending: bounds drawn from them make prices equal to a bound common. */
+const RENTS = [...new Set(rentals.map((r) => Number(r.rent)))].sort((a, b) => a - b);
+
+/** How many source rentals a search of these bounds matches (in `boroughs` by name, when given); bounds included. */
+function rentalsMatching(b: { boroughs?: string[]; minPrice?: number; maxPrice?: number; minBeds?: number; maxBeds?: number }): number {
+  return rentals.filter((r) => {
+    const bedrooms = Math.floor(Number(r.bedrooms));
+    const rent = Number(r.rent);
+    return (
+      (!b.boroughs || b.boroughs.includes(r.borough)) &&
+      (b.minPrice === undefined || rent >= b.minPrice) &&
+      (b.maxPrice === undefined || rent <= b.maxPrice) &&
+      (b.minBeds === undefined || bedrooms >= b.minBeds) &&
+      (b.maxBeds === undefined || bedrooms <= b.maxBeds)
+    );
+  }).length;
+}
+
+describe('search totals', () => {
+  it('counted in memory, equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+    expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
+    // A filter the ladders do not hold is left to the store.
+    expect(await ladders.total({ ...everyListing('rental'), noFee: true })).toBeUndefined();
+
+    const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
+    const beds = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
+    const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(areas, bound, bound, beds, beds, async (areaIds, low, high, fewest, most) => {
+        const [minPrice, maxPrice] = low !== undefined && high !== undefined && low > high ? [high, low] : [low, high];
+        const [minBeds, maxBeds] = fewest !== undefined && most !== undefined && fewest > most ? [most, fewest] : [fewest, most];
+        const boroughs = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
+        const expected = rentalsMatching({ boroughs, minPrice, maxPrice, minBeds, maxBeds });
+        const query = Object.entries({ areas: areaIds?.join(','), minPrice, maxPrice, minBeds, maxBeds })
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&');
+        const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=1`, t.key);
+        expect(res.body.meta.total, query).toBe(expected);
+        if (!areaIds) expect(await ladders.total({ ...everyListing('rental'), minPrice, maxPrice, minBeds, maxBeds }), query).toBe(expected);
+      }),
+      { numRuns: 80, seed: 2016 },
+    );
+    // Still current: the totals above were the ladders' (the store's count runs only when they are not).
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+
+    // Sales: price bounds; a bedroom bound matches no listing of unknown bedrooms, as in the store.
+    const prices = sales.map((r) => r.price).sort((a, b) => a - b);
+    const [low, high] = [prices[Math.floor(prices.length / 4)], prices[Math.floor((prices.length * 3) / 4)]];
+    const between = await get(t.rt.app, `/v1/search/sales?minPrice=${low}&maxPrice=${high}&perPage=1`, t.key);
+    expect(between.body.meta.total).toBe(prices.filter((p) => p >= low && p <= high).length);
+    const withBeds = await get(t.rt.app, '/v1/search/sales?minBeds=0&perPage=1', t.key);
+    expect(withBeds.body.meta.total).toBe(sales.filter((r) => r.bedrooms !== null).length);
+    expect(sales.filter((r) => r.bedrooms === null).length).toBeGreaterThan(0);
+  });
+
+  it('with the no side of yes/no filters (the total without one less its yes side), equal the source rows', async () => {
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
+    // The 2016 sample knows whether a rental has no fee (no_fee 1 or 0) and nothing of pets, furniture or
+    // a 3D tour (unknown: their no side is every rental). Yes-side counts are the store's, kept as totals.
+    const side = fc.constantFrom(undefined, true, false);
+    const no = fc.constantFrom(undefined, false);
+    const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
+    const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
+    const beds = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(side, no, no, no, areas, bound, beds, fc.integer({ min: 1, max: 3 }), async (noFee, petsAllowed, furnished, has3dTour, areaIds, maxPrice, minBeds, page) => {
+        const boroughs = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
+        const expected = rentals.filter(
+          (r) =>
+            (noFee === undefined || (r.no_fee === '1') === noFee) &&
+            (!boroughs || boroughs.includes(r.borough)) &&
+            (maxPrice === undefined || Number(r.rent) <= maxPrice) &&
+            (minBeds === undefined || Math.floor(Number(r.bedrooms)) >= minBeds),
+        ).length;
+        const query = Object.entries({ noFee, petsAllowed, furnished, has3dTour, areas: areaIds?.join(','), maxPrice, minBeds, page })
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&');
+        const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=2`, t.key);
+        expect(res.status, query).toBe(200);
+        expect(res.body.meta.total, query).toBe(expected);
+        expect(res.body.data.length, query).toBe(Math.max(0, Math.min(2, expected - (page - 1) * 2)));
+      }),
+      { numRuns: 80, seed: 2016 },
+    );
+  });
+
+  it('a no side is counted on its yes side: every count the store runs for it asks a yes (the partial index), none a no', async () => {
+    // The mirror over its own SQLite connection whose statements are logged; the rest is the runtime's.
+    const sqlite = new Database(t.rt.config.databaseUrl);
+    const { db, statements } = sqliteWithLog<Schema>(sqlite);
+    try {
+      const mirror = new Mirror({
+        db,
+        dialect: 'sqlite',
+        listings: t.rt.listings,
+        areas: new AreasRepository(db),
+        buildings: new BuildingsRepository(db),
+        scopes: t.rt.scopes,
+        market: new MarketRepository(db),
+        refresher: t.rt.syncer,
+        coordinator: t.rt.coordinator,
+        config: t.rt.config,
+        clock: () => new Date(),
+      });
+      await waitForLadders(mirror.searcher.priceLadders);
+      for (const flags of [{ noFee: false }, { noFee: false, furnished: false, petsAllowed: false }]) {
+        statements.length = 0;
+        const answer = await mirror.search({ ...everyListing('rental'), ...flags, perPage: 5 }, []);
+        expect(answer.total, JSON.stringify(flags)).toBe(rentals.filter((r) => r.no_fee !== '1').length);
+        const counts = statements.map((q) => q.sql).filter((text) => text.includes('count(*)'));
+        // One yes count per no side (the rest from the price ladders), each naming a flag = 1.
+        expect(counts.length, JSON.stringify(flags)).toBe(Object.keys(flags).length);
+        for (const text of counts) expect(text).toMatch(/"(no_fee|furnished|pets_allowed)" = 1/);
+        expect(counts.some((text) => /"no_fee" = 1/.test(text) && !/"no_fee" is null/.test(text))).toBe(true);
+      }
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('a crawl that finds every listing as stored leaves the data version as it was, and the ladders answer on', async () => {
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(t.rt.mirror.searcher.priceLadders);
+    const version = await t.rt.listings.dataVersion();
+    const writes = t.rt.listings.version;
+    // The local upstream's market is still (MARKET_CLOCK off): Queens' rentals are as the template stored them.
+    const report = await t.rt.syncer.syncScope('rental', 300);
+    expect(t.rt.listings.version).toBeGreaterThan(writes); // the crawl did write (the times the listings were seen)
+    expect(report).toMatchObject({ inserted: 0, priceChanges: 0, delisted: 0 });
+    expect(await t.rt.listings.dataVersion()).toBe(version);
+    // Asked at once after this process's write, the ladders read the data version again, find it unchanged, and answer.
+    expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+  });
+
+  it('rebuilt in chunks of any size, a query per turn of the event loop when slices are 0 ms, the ladders count as the source rows do', async () => {
+    // The turn of the event loop each read of a rebuild starts in: every read must start in a later one
+    // than the read before, so that requests are answered between them (on SQLite a query holds the thread).
+    const { observed, reads, stop } = readsByTurn(t.rt.listings);
+    try {
+      // Chunks of 2 are often all one price (rents repeat); of 7, often cut inside a run of equal rents; of 500, some areas fit one.
+      for (const chunkRows of [2, 7, 500]) {
+        reads.length = 0;
+        const ladders = new PriceLadders(observed, 60, chunkRows, 0);
+        await waitForLadders(ladders, `the price ladders built in chunks of ${chunkRows}`);
+        expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
+        await fc.assert(
+          fc.asyncProperty(fc.option(fc.constantFrom(...RENTS), { nil: undefined }), fc.option(fc.constantFrom(...RENTS), { nil: undefined }), fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), async (low, high, minBeds) => {
+            const search = { ...everyListing('rental'), minPrice: low, maxPrice: high, minBeds };
+            expect(await ladders.total(search), JSON.stringify(search)).toBe(rentalsMatching(search));
+          }),
+          { numRuns: 30, seed: 2016 },
+        );
+        expect(reads.length).toBeGreaterThan(2);
+        for (let i = 1; i < reads.length; i++) expect(reads[i], `read ${i} of a build in chunks of ${chunkRows}`).toBeGreaterThan(reads[i - 1]);
+      }
+    } finally {
+      stop();
+    }
+  });
+  it('a rebuild reads for a slice of time before it gives the event loop a turn, and current() waits for it', async () => {
+    const { observed, reads, stop } = readsByTurn(t.rt.listings);
+    try {
+      // A slice of an hour: no read of this small mirror gives a turn, so every read shares the first one.
+      const ladders = new PriceLadders(observed, 60, 7, 3_600_000);
+      expect(await ladders.total(everyListing('rental')), 'not built before anything asks').toBeUndefined();
+      await ladders.current();
+      expect(reads.length).toBeGreaterThan(2);
+      expect(new Set(reads).size, `turns of ${reads.length} reads`).toBe(1);
+      // current() built them: they answer now, as the source rows count.
+      expect(await ladders.total(everyListing('rental'))).toBe(rentals.length);
+      expect(await ladders.total(everyListing('sale'))).toBe(sales.length);
+      const readsBefore = reads.length;
+      await ladders.current();
+      expect(reads.length, 'current ladders are not read again').toBe(readsBefore);
+    } finally {
+      stop();
+    }
+  });
+});
+
+/**
+ * The listings repository with the reads of a ladder rebuild (`activeAreas`, `activePrices`) noted by
+ * the turn of the event loop each starts in (`reads`), counted by a `setImmediate` loop until `stop()`.
+ */
+function readsByTurn(listings: ListingsRepository): { observed: ListingsRepository; reads: number[]; stop: () => void } {
+  let turn = 0;
+  let spinning = true;
+  const spin = () => {
+    turn++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const reads: number[] = [];
+  const observed = new Proxy(listings, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (key === 'activeAreas' || key === 'activePrices') {
+        return (...args: unknown[]) => {
+          reads.push(turn);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as ListingsRepository;
+  return { observed, reads, stop: () => (spinning = false) };
+}
