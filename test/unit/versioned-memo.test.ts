@@ -50,11 +50,30 @@ describe('a value kept by write version and time', () => {
     expect(await c.memo.get()).toBe(2);
   });
 
-  it('a value the caller read itself is kept at the version it read it at', async () => {
+  it('a value the caller read itself is kept at the version it read it at, for the time to live', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
     const c = counter();
     c.memo.keep(41, 0);
+    vi.setSystemTime(1999);
     expect(await c.memo.get()).toBe(41);
-    c.memo.keep(42, -1);
+    vi.setSystemTime(2000);
     expect(await c.memo.get()).toBe(1);
+    c.memo.keep(42, -1);
+    expect(await c.memo.get()).toBe(2);
+  });
+
+  it('a reading that fails after a newer one was kept leaves the newer one kept', async () => {
+    let version = 0;
+    const answers: { resolve: (n: number) => void; reject: (e: Error) => void }[] = [];
+    const memo = new VersionedMemo(60, () => version, () => new Promise<number>((resolve, reject) => answers.push({ resolve, reject })));
+    const first = memo.get();
+    version++;
+    const second = memo.get();
+    answers[1].resolve(2);
+    expect(await second).toBe(2);
+    answers[0].reject(new Error('store away'));
+    await expect(first).rejects.toThrow('store away');
+    expect(await memo.get()).toBe(2);
+    expect(answers).toHaveLength(2);
   });
 });
