@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import {
   CompiledQuery,
@@ -14,53 +12,23 @@ import {
 } from 'kysely';
 import type { Database } from './schema.js';
 import { rowBuilder, type RowBuilder } from './sqlite-statements.js';
+import type { ReadAnswer, ReadQuery, ReadWorkerData } from './sqlite-read-worker.js';
 
 /**
- * The worker's code (run with `eval`): one connection to the mirror's file that may only
- * read (`query_only`), its prepared statements kept by query text (at most 1,000, the oldest go) with
- * their column names (raw rows: arrays of column values),
- * answering each `{id, sql, parameters}` message with `{id, columns, rows}` or `{id, error, code}`.
- * better-sqlite3 is loaded from the file URL the main thread resolved, so that the worker finds it from
- * any working directory. Modules are loaded by `import()`, which an eval'd worker has whether Node runs it
- * as a script or as a module (it takes the parent's flags: under `--input-type=module`, `require` is not
- * defined). Messages sent before the listener is attached wait in the port.
+ * The worker: its module compiled beside this file, as `npm start` runs it. When this file runs from its TypeScript
+ * source (the tests, `tsx`), the worker starts by registering tsx's loader and then imports the source.
  */
-const WORKER_SOURCE = `
-(async () => {
-const { parentPort, workerData } = await import('node:worker_threads');
-const { default: Database } = await import(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
-db.pragma('query_only = 1');
-const statements = new Map();
-parentPort.on('message', ({ id, sql, parameters }) => {
-  try {
-    let prepared = statements.get(sql);
-    if (!prepared) {
-      const statement = db.prepare(sql);
-      if (!statement.reader) throw new Error('the read thread runs statements that return rows only');
-      statement.raw(true);
-      prepared = { statement, columns: statement.columns().map((c) => c.name) };
-      if (statements.size >= 1000) statements.delete(statements.keys().next().value);
-      statements.set(sql, prepared);
-    }
-    const rows = prepared.statement.all(parameters);
-    // SQLite prepares a statement again by itself when the schema changes: a row of another width has other columns.
-    if (rows.length && rows[0].length !== prepared.columns.length) prepared.columns = prepared.statement.columns().map((c) => c.name);
-    parentPort.postMessage({ id, columns: prepared.columns, rows });
-  } catch (e) {
-    parentPort.postMessage({ id, error: String(e && e.message), code: e && e.code });
-  }
-});
-})();
-`;
+function startWorker(workerData: ReadWorkerData): Worker {
+  // No inherited Node options: a parent started with `--input-type` (a script given with -e) would make the worker's file fail to load.
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-read-worker.js', import.meta.url), { workerData, execArgv: [] });
+  const source = new URL('./sqlite-read-worker.ts', import.meta.url).href;
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`, { eval: true, workerData });
+}
 
 interface Pending {
   resolve: (rows: Record<string, unknown>[]) => void;
   reject: (error: Error) => void;
 }
-
-type Answer = { id: number; columns: string[]; rows: unknown[][] } | { id: number; error: string; code?: string };
 
 /**
  * A second connection to a SQLite mirror, on a worker thread: the queries it is given run there, so
@@ -90,7 +58,7 @@ export class SqliteReadThread {
       // Held while it has queries to answer (a command awaiting one must not exit); idle, it keeps nothing alive.
       if (!this.pending.size) worker.ref();
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, sql, parameters });
+      worker.postMessage({ id, sql, parameters } satisfies ReadQuery);
     });
   }
 
@@ -105,17 +73,16 @@ export class SqliteReadThread {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const driver = pathToFileURL(createRequire(import.meta.url).resolve('better-sqlite3')).href;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, driver } });
+    const worker = startWorker({ file: this.file });
     worker.unref();
-    worker.on('message', (answer: Answer) => this.settle(answer));
+    worker.on('message', (answer: ReadAnswer) => this.settle(answer));
     worker.on('error', (error) => this.lost(worker, error));
     worker.on('exit', (code) => this.lost(worker, new Error(`the SQLite read thread exited (code ${code})`)));
     this.worker = worker;
     return worker;
   }
 
-  private settle(answer: Answer): void {
+  private settle(answer: ReadAnswer): void {
     const waiting = this.pending.get(answer.id);
     if (!waiting) return;
     this.pending.delete(answer.id);
