@@ -21,6 +21,8 @@ const REQUESTS: [string, string][] = [
   ['/v1/areas/{id}', '/v1/areas/108'],
   ['/v1/market', '/v1/market?kind=rental&areas=200&bedrooms=1'],
   ['/v1/market/history', '/v1/market/history?kind=rental&area=200'],
+  ['/v1/recorded-sales', '/v1/recorded-sales?areas=139&from=2023-06-01&to=2023-06-30&noConsideration=false&sort=salePrice&perPage=2'],
+  ['/v1/market/recorded-sales', '/v1/market/recorded-sales?areas=300&from=2023-10&to=2024-01'],
   ['/v1/changes', '/v1/changes?since=0&perPage=2'],
   ['/v1/usage', '/v1/usage'],
   ['/v1/health', '/v1/health'],

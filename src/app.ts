@@ -25,6 +25,9 @@ import { registerChangesRoutes } from './http/routes/changes.js';
 import { registerPropertyRoutes } from './http/routes/property.js';
 import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
+import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
+import type { CityRecords } from './read/city-records.js';
+import { RecordedSaleSchema } from './wire/recorded-sale.js';
 import { AreaSchema, BuildingSchema } from './wire/building.js';
 import { SHARED_SCHEMAS } from './http/schemas/common.js';
 import { ListingDetail, ListingSummary } from './wire/listing.js';
@@ -42,6 +45,8 @@ import { SERVICE_VERSION } from './version.js';
 export interface AppDeps {
   config: Config;
   mirror: Mirror;
+  /** NYC Open Data's records: recorded sales and buildings' tax-lot facts. */
+  cityRecords: CityRecords;
   keys: KeysRepository;
   /** Monthly quota counts (in memory, written in batches). */
   quotas: QuotaMeter;
@@ -59,7 +64,7 @@ export interface AppDeps {
   /** Crawl reports and the hydration backlog, for /v1/health. */
   crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
-  nextRefreshAt: (lastSuccessAt: string | null) => string | null;
+  nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
   clock: () => Date;
   /** Logger for requests and the app's own messages (create it with {@link createLogger}). */
   logger: Logger;
@@ -263,7 +268,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('X-Request-Id', request.id);
     done();
   });
-  for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, BuildingSchema, AreaSchema]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, BuildingSchema, AreaSchema, RecordedSaleSchema]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -281,7 +286,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'property', description: 'One listing, by upstream id or URL.' },
         { name: 'building', description: 'One building, by id or slug.' },
         { name: 'areas', description: 'Boroughs, sub-boroughs and neighbourhoods.' },
-        { name: 'market', description: 'Market figures now and day by day.' },
+        { name: 'market', description: 'Market figures now, day by day, and of recorded sales month by month.' },
+        { name: 'recorded sales', description: 'What homes actually sold for: NYC Department of Finance recorded sales, via NYC Open Data.' },
         { name: 'changes', description: 'What changed in the market, as a feed.' },
         { name: 'meta', description: 'Index, health and usage.' },
       ],
@@ -307,7 +313,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });
-  registerBuildingRoutes(app, { mirror: deps.mirror });
+  registerBuildingRoutes(app, { mirror: deps.mirror, cityRecords: deps.cityRecords });
+  registerRecordedSalesRoutes(app, { cityRecords: deps.cityRecords, areaTree: () => deps.mirror.areaTree(), config: deps.config, clock: deps.clock });
   registerAreaRoutes(app, { mirror: deps.mirror });
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });

@@ -58,6 +58,8 @@ export interface Config {
   freshness: { searchSeconds: number; propertySeconds: number; buildingSeconds: number; areasSeconds: number };
   /** Seconds between scheduled refreshes of each scope; 0 turns the scheduler off. */
   syncIntervalSeconds: number;
+  /** NYC Open Data (SODA), the second upstream: its URL (null starts the local stand-in), app token, page size, freshness and sync interval (seconds). */
+  openData: { url: string | null; appToken: string | null; pageSize: number; freshnessSeconds: number; syncIntervalSeconds: number };
   /** Mortgage assumptions for a sale's monthly cost. */
   mortgage: { ratePercent: number; downPaymentPercent: number; termYears: number };
   apiKeyPrefix: string;
@@ -215,6 +217,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       areasSeconds: int(env, 'FRESHNESS_AREAS_SECONDS', 1),
     },
     syncIntervalSeconds: int(env, 'SYNC_INTERVAL_SECONDS', 0, Math.floor(searchSeconds * 0.9)),
+    openData: {
+      url: env.OPEN_DATA_URL || null,
+      appToken: env.OPEN_DATA_APP_TOKEN || null,
+      pageSize: int(env, 'OPEN_DATA_PAGE_SIZE', 1),
+      freshnessSeconds: int(env, 'OPEN_DATA_FRESHNESS_SECONDS', 1),
+      syncIntervalSeconds: int(env, 'OPEN_DATA_SYNC_INTERVAL_SECONDS', 0),
+    },
     mortgage: {
       ratePercent: num(env, 'MORTGAGE_RATE_PERCENT'),
       downPaymentPercent: num(env, 'MORTGAGE_DOWN_PAYMENT_PERCENT'),

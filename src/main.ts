@@ -27,7 +27,7 @@ const USAGE = `usage: nyc-listings <command> [options]
   webhooks redeliver <delivery id>   send a delivery again (same webhook-id), from the first step of the schedule
   seed --listings N [--seed S]   benchmarks only: make the mirror hold N listings, adding synthetic ones
                               derived from the mirrored rows by a seeded rule (docs/data.md); replaces earlier ones
-  coverage                    print, per kind and borough, the share of mirrored records holding each field
+  coverage                    print, per kind and borough, the share of mirrored records (listings, buildings, recorded sales) holding each field
                               of the listing detail and the building (Markdown; read from DATABASE_URL)
   upstream [--port N]         run the local upstream alone
   openapi                     print the OpenAPI document
@@ -248,7 +248,7 @@ async function main(argv: string[]): Promise<number> {
       const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([import('./store/database.js'), import('./read/mirror-coverage.js')]);
       const store = await openStore(config.databaseUrl);
       try {
-        process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store))}\n`);
+        process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store, config.sharedDataDir))}\n`);
         return 0;
       } finally {
         await store.close();

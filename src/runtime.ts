@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -30,12 +31,26 @@ import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
 import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
+import { CityRecordsRepository } from './store/city-records-repository.js';
+import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, OpenDataSyncer } from './sync/open-data-syncer.js';
+import { OpenDataScheduler } from './sync/open-data-scheduler.js';
+import { SodaClient } from './upstream/soda-client.js';
+import { DATASETS, startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
+import { readPluto, readRollingSales } from './dataset/city-files.js';
+import { CityPolygons } from './dataset/city-polygons.js';
+import { CityRecords } from './read/city-records.js';
 
 /** Everything a running service holds; `close()` releases it all. */
 export interface Runtime {
   config: Config;
   store: Store;
   upstream: LocalUpstream | null;
+  /** The local SODA stand-in (null with `OPEN_DATA_URL` set). */
+  soda: LocalSoda | null;
+  /** NYC Open Data's records in the mirror, and their sync and schedule. */
+  cityRecords: CityRecordsRepository;
+  openData: OpenDataSyncer;
+  openDataScheduler: OpenDataScheduler;
   /** The local upstream's market clock (null with a real upstream or MARKET_CLOCK=off). */
   marketClock: MarketClock | null;
   client: UpstreamClient;
@@ -66,6 +81,8 @@ export interface RuntimeOptions {
   manualMarketClock?: boolean;
   /** Run the first full sync when the store has no listings (default true). */
   initialSync?: boolean;
+  /** Sync NYC Open Data in the background when the store holds no recorded sales (default: as `initialSync`). */
+  initialOpenDataSync?: boolean;
   /** Start the periodic scheduler (default: when `config.syncIntervalSeconds > 0`). */
   scheduler?: boolean;
   /** Deliver webhooks from this process (default true; one-shot commands turn it off). */
@@ -86,6 +103,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config.databaseUrl, { readThread: config.sqliteReadThread });
   let upstream: LocalUpstream | null = null;
+  let soda: LocalSoda | null = null;
   let redis: Redis | null = null;
   try {
     let marketClock: MarketClock | null = null;
@@ -117,6 +135,23 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       breakerThreshold: config.upstreamBreakerThreshold,
       breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
       maxQueued: config.upstreamMaxQueued,
+      logger,
+    });
+    if (!config.openData.url) {
+      // The city's files are read when the stand-in is first asked for them: most starts never ask.
+      const cacheDir = resolve('.cache', 'open-data');
+      soda = await startLocalSoda({
+        [DATASETS.recordedSales]: () => readRollingSales(config.sharedDataDir, cacheDir),
+        [DATASETS.taxLots]: async () => readPluto(config.sharedDataDir),
+      });
+    }
+    const sodaClient = new SodaClient({
+      url: config.openData.url ?? soda!.url,
+      appToken: config.openData.appToken,
+      timeoutSeconds: config.upstreamTimeoutSeconds * 4,
+      maxAttempts: config.upstreamMaxAttempts,
+      breakerThreshold: config.upstreamBreakerThreshold,
+      breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
       logger,
     });
     const listings = new ListingsRepository(store.db);
@@ -151,6 +186,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
+    const cityRecords = new CityRecordsRepository(store.db);
+    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, clock, logger, pageSize: config.openData.pageSize });
+    const openDataScheduler = new OpenDataScheduler({ syncer: openData, scopes, coordinator, clock, logger }, config.openData.syncIntervalSeconds);
+    if ((options.initialOpenDataSync ?? options.initialSync ?? true) && (await cityRecords.count('recorded_sales')) === 0) {
+      coordinator.trigger(OPEN_DATA_KEY, async () => {
+        const started = Date.now();
+        const failed = await openData.syncAll();
+        logger.info({ ms: Date.now() - started, failed, recordedSales: await cityRecords.count('recorded_sales'), taxLots: await cityRecords.count('tax_lots') }, 'first open data sync done');
+      });
+    }
     if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) {
       coordinator.trigger(HYDRATION_KEY, async () => {
         const started = Date.now();
@@ -163,9 +208,20 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
+    let polygons: CityPolygons | null = null;
+    const cityFacts = new CityRecords({
+      records: cityRecords,
+      scopes,
+      coordinator,
+      openData,
+      polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
+      freshnessSeconds: config.openData.freshnessSeconds,
+      clock,
+    });
     const app = await buildApp({
       config,
       mirror,
+      cityRecords: cityFacts,
       keys,
       quotas,
       keyResolver: new KeyResolver(keys, config.keyCacheSeconds),
@@ -176,11 +232,13 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       changeTail,
       upstream: client,
       crawls: syncer,
-      nextRefreshAt: (lastSuccessAt) => scheduler.nextRefreshAt(lastSuccessAt),
+      // NYC Open Data's scopes run on their own schedule.
+      nextRefreshAt: (scope, lastSuccessAt) => (OPEN_DATA_SCOPES.includes(scope) ? openDataScheduler : scheduler).nextRefreshAt(lastSuccessAt),
       clock,
       logger,
     });
     if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
+    if (options.scheduler ?? true) openDataScheduler.start();
     const webhooks = new WebhooksRepository(store.db);
     const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger });
     if (options.webhooks ?? true) dispatcher.start();
@@ -189,6 +247,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       config,
       store,
       upstream,
+      soda,
+      cityRecords,
+      openData,
+      openDataScheduler,
       marketClock,
       client,
       syncer,
@@ -207,6 +269,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       // Idempotent: a second call waits for the first.
       close: () => (closing ??= (async () => {
         scheduler.stop();
+        openDataScheduler.stop();
         await dispatcher.stop();
         changeTail.close();
         await app.close();
@@ -214,12 +277,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         redis?.disconnect();
         await coordinator.idle();
         await upstream?.close();
+        await soda?.close();
         await store.close();
       })()),
     };
   } catch (error) {
     redis?.disconnect();
     await upstream?.close();
+    await soda?.close();
     await store.close();
     throw error;
   }

@@ -75,3 +75,36 @@ export async function marketFiguresByRank(listings: RankedListings, now: Date): 
     .sort((a, b) => (a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true })));
   return { activeCount, medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, byBedroom };
 }
+
+/** The median of `values` (any order) by {@link quantileRank}, rounded to cents; null when there are none. */
+export function median(values: number[]): number | null {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = quantileRank(sorted.length, 0.5);
+  return at ? round2(interpolate(at, sorted.slice(at.rank, at.rank + 2))) : null;
+}
+
+/**
+ * Monthly figures of recorded sales (with consideration) from `fromMonth` to `toMonth` (`YYYY-MM`,
+ * inclusive), every month listed, a month without sales with count 0 and null medians.
+ */
+export function recordedSalesByMonth(
+  sales: { sale_date: string; sale_price: number; price_per_sqft: number | null }[],
+  fromMonth: string,
+  toMonth: string,
+): { month: string; saleCount: number; medianPrice: number | null; medianPricePerSqft: number | null }[] {
+  const byMonth = new Map<string, { prices: number[]; perSqft: number[] }>();
+  for (const s of sales) {
+    const month = s.sale_date.slice(0, 7);
+    let m = byMonth.get(month);
+    if (!m) byMonth.set(month, (m = { prices: [], perSqft: [] }));
+    m.prices.push(s.sale_price);
+    if (s.price_per_sqft !== null) m.perSqft.push(s.price_per_sqft);
+  }
+  const out = [];
+  for (let [y, mo] = fromMonth.split('-').map(Number); `${y}-${String(mo).padStart(2, '0')}` <= toMonth; mo === 12 ? ((y += 1), (mo = 1)) : (mo += 1)) {
+    const month = `${y}-${String(mo).padStart(2, '0')}`;
+    const m = byMonth.get(month);
+    out.push({ month, saleCount: m?.prices.length ?? 0, medianPrice: m ? median(m.prices) : null, medianPricePerSqft: m ? median(m.perSqft) : null });
+  }
+  return out;
+}

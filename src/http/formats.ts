@@ -19,7 +19,7 @@ export function searchFormat(format: string | undefined, accept: string | undefi
 }
 
 /** A page of listings as a GeoJSON FeatureCollection: a Point a listing (null without a position), the summary as properties, `meta` as a foreign member. */
-export function toFeatureCollection(items: ListingSummary[], meta: unknown) {
+export function toFeatureCollection<T extends { id: string; geoPoint: { latitude: number; longitude: number } | null }>(items: T[], meta: unknown) {
   return {
     type: 'FeatureCollection' as const,
     features: items.map(({ geoPoint, ...properties }) => ({
@@ -66,7 +66,7 @@ export const FeatureCollectionSchema = Type.Object(
         type: Type.Literal('Feature'),
         id: Type.String(),
         geometry: Type.Union([Type.Object({ type: Type.Literal('Point'), coordinates: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }) }), Type.Null()]),
-        properties: Type.Object({}, { additionalProperties: true, description: 'The listing summary without `geoPoint`.' }),
+        properties: Type.Object({}, { additionalProperties: true, description: 'The item (listing summary, recorded sale) without `geoPoint`.' }),
       }),
     ),
     meta: Type.Ref('ListMeta'),

@@ -6,24 +6,30 @@ import { BuildingSchema, type Building } from '../wire/building.js';
 import { ListingDetail } from '../wire/listing.js';
 import { FieldCoverage, fieldPaths } from './field-coverage.js';
 import { rowToDetail } from './listing-presenters.js';
+import { presentRecordedSale, withCityFacts } from './city-records.js';
+import { CityPolygons } from '../dataset/city-polygons.js';
+import { CityRecordsRepository } from '../store/city-records-repository.js';
+import { RecordedSaleSchema } from '../wire/recorded-sale.js';
 
 /** Column groups of a coverage table: the five boroughs, then every record. */
 export const COVERAGE_GROUPS = [...BOROUGH_IDS.map((id) => BOROUGHS[id]), 'all'] as const;
 
-/** Coverage of the mirror's active, mirrored (not synthetic) listings of each kind and of its buildings. */
+/** Coverage of the mirror's active, mirrored (not synthetic) listings of each kind, of its buildings and of its recorded sales. */
 export interface MirrorCoverage {
   sale: FieldCoverage;
   rental: FieldCoverage;
   building: FieldCoverage;
+  recordedSale: FieldCoverage;
 }
 
 /**
  * Reads the whole mirror and counts, for every field of the listing detail (whose first fields are the
  * summary's) and of the building as the API presents them, how many records hold a value, per borough.
  * Listings are presented with their amenities and the mirror's price events; a building's inventories
- * are counted when it is read, so they are always present here.
+ * are counted when it is read, so they are always present here; its city facts are filled in as
+ * `/v1/building` does, with the polygons of `sharedDataDir`. Recorded sales count by their own borough.
  */
-export async function mirrorCoverage(store: Store, now: Date = new Date()): Promise<MirrorCoverage> {
+export async function mirrorCoverage(store: Store, sharedDataDir: string, now: Date = new Date()): Promise<MirrorCoverage> {
   const listings = new ListingsRepository(store.db);
   const tree = await new AreasRepository(store.db, 0).tree();
   const amenities = await listings.mirroredAmenities();
@@ -31,7 +37,14 @@ export async function mirrorCoverage(store: Store, now: Date = new Date()): Prom
     (await store.db.selectFrom('price_history').select('listing_id').distinct().execute()).map((r) => r.listing_id),
   );
   const paths = fieldPaths(ListingDetail);
-  const coverage: MirrorCoverage = { sale: new FieldCoverage(paths), rental: new FieldCoverage(paths), building: new FieldCoverage(fieldPaths(BuildingSchema)) };
+  const coverage: MirrorCoverage = {
+    sale: new FieldCoverage(paths),
+    rental: new FieldCoverage(paths),
+    building: new FieldCoverage(fieldPaths(BuildingSchema)),
+    recordedSale: new FieldCoverage(fieldPaths(RecordedSaleSchema)),
+  };
+  const records = new CityRecordsRepository(store.db);
+  let polygons: CityPolygons | null = null;
   for (const row of await listings.mirrored()) {
     // A history of one event stands for "there is one": the presenter only needs a non-empty list.
     const history = withHistory.has(row.id) ? [{ date: '', price: 0, event: 'LISTED', pctChange: null }] : [];
@@ -41,22 +54,29 @@ export async function mirrorCoverage(store: Store, now: Date = new Date()): Prom
     target.add('all', detail);
   }
   for (const { data } of await store.db.selectFrom('buildings').select('data').execute()) {
-    const building = JSON.parse(data) as Building;
+    const building = await withCityFacts(records, () => (polygons ??= new CityPolygons(sharedDataDir)), JSON.parse(data) as Building);
     const borough = building.area ? tree.boroughOf(building.area.id) : null;
     coverage.building.add(BOROUGHS[borough ?? -1] ?? 'unknown', building);
     coverage.building.add('all', building);
   }
+  for (const row of await store.db.selectFrom('recorded_sales').selectAll().execute()) {
+    const sale = presentRecordedSale(row);
+    coverage.recordedSale.add(BOROUGHS[row.borough_id], sale);
+    coverage.recordedSale.add('all', sale);
+  }
   return coverage;
 }
 
-/** The coverage as Markdown: one table for sales, rentals and buildings, shares in whole percent. */
+/** The coverage as Markdown: one table for sales, rentals, buildings and recorded sales, shares in whole percent. */
 export function coverageMarkdown(coverage: MirrorCoverage): string {
   return [
     "### Sale listings (listing detail: the summary's fields come first, down to `daysOnMarket`)",
     coverage.sale.table(COVERAGE_GROUPS),
     "### Rental listings (listing detail: the summary's fields come first, down to `daysOnMarket`)",
     coverage.rental.table(COVERAGE_GROUPS),
-    '### Buildings',
+    '### Buildings (with the city\'s facts, as `/v1/building` shows them)',
     coverage.building.table(COVERAGE_GROUPS),
+    '### Recorded sales',
+    coverage.recordedSale.table(COVERAGE_GROUPS),
   ].join('\n\n');
 }

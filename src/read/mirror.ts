@@ -23,7 +23,8 @@ import { VersionedMemo } from '../store/versioned-memo.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
-import { isFresh, type Freshness } from '../freshness/policy.js';
+import { judgeFreshness } from '../freshness/judge.js';
+import type { Freshness } from '../freshness/policy.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -107,14 +108,8 @@ export class Mirror {
    * stale. Whether a refresh is running is asked (of every instance) only when the data is old. While
    * the upstream's breaker is open no refresh starts: the answer is `stale` with `refreshTriggered` false.
    */
-  private async freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Promise<Freshness> {
-    const base = { dataAge: refreshedAt.toISOString(), freshnessThreshold: threshold };
-    if (isFresh(refreshedAt, threshold, this.now)) return { ...base, source: 'cached', refreshTriggered: false };
-    if (await this.deps.coordinator.isRunningAnywhere(key)) return { ...base, source: 'refreshing', refreshTriggered: false };
-    if (!this.deps.refresher.canRefresh()) return { ...base, source: 'stale', refreshTriggered: false };
-    // Several requests may get here at once: the coordinator decides which one started the refresh.
-    const outcome = this.deps.coordinator.trigger(key, refresh);
-    return { ...base, source: outcome === 'joined' ? 'refreshing' : 'stale', refreshTriggered: outcome === 'started' };
+  private freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Promise<Freshness> {
+    return judgeFreshness(this.deps.coordinator, this.now, key, refreshedAt, threshold, () => this.deps.refresher.canRefresh(), refresh);
   }
 
   /** Freshness of a resource fetched from upstream by this very request. */

@@ -23,6 +23,15 @@ export class BuildingsRepository {
     return row ? { building: JSON.parse(row.data) as Building, fetchedAt: row.fetched_at } : undefined;
   }
 
+  /** Every building's street, ZIP code, position and area (null where unknown), for matching city records by address. */
+  async places(): Promise<{ id: string; street: string | null; zipCode: string | null; latitude: number | null; longitude: number | null; areaId: number | null }[]> {
+    const rows = await this.db.selectFrom('buildings').select(['id', 'data']).execute();
+    return rows.map(({ id, data }) => {
+      const b = JSON.parse(data) as Building;
+      return { id, street: b.address.street, zipCode: b.address.zipCode, latitude: b.geoCenter?.latitude ?? null, longitude: b.geoCenter?.longitude ?? null, areaId: b.area?.id ?? null };
+    });
+  }
+
   /**
    * Inserts or replaces buildings (by id), all in one transaction; a slug held by another id moves to
    * the building now holding it. For each building with `changed` fields (those that differ from the

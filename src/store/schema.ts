@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
 
 /**
  * Tables of the mirror. Instants are ISO 8601 UTC strings (they sort as text), booleans are 0/1
@@ -208,6 +209,9 @@ export interface Database {
   change_log_state: { pruned_through: number };
   /** Write counters per table (`listings`), incremented by every write transaction that changes it. */
   data_versions: { name: string; version: number };
+  /** NYC Open Data (issue 30): DOF's recorded sales and PLUTO's tax lots, mirrored from SODA. */
+  recorded_sales: RecordedSaleRow;
+  tax_lots: TaxLotRow;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -23,19 +23,23 @@ export default async function setup(): Promise<void> {
   const asOf = new Date();
   const inventory = buildInventory(SHARED_DATA, asOf);
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
-  await syncTemplate(TEMPLATE_DB, inventory);
+  // Only the whole city's template holds NYC Open Data's records (the tests of mechanics do not read them).
+  await syncTemplate(TEMPLATE_DB, inventory, true);
   writeSharedDataWithoutRentHop();
   const withoutRentHop = buildInventory(SHARED_DATA_WITHOUT_RENTHOP, asOf);
   writeFileSync(INVENTORY_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
-  await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop);
+  await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop, false);
   await build;
 }
 
-/** Syncs `inventory` into a new SQLite database at `file` through the real client and local upstream, fully hydrated. */
-async function syncTemplate(file: string, inventory: Inventory): Promise<void> {
+/**
+ * Syncs `inventory` into a new SQLite database at `file` through the real client and local upstream, fully
+ * hydrated; with `openData`, NYC Open Data's records too, through the SODA client and the local stand-in.
+ */
+async function syncTemplate(file: string, inventory: Inventory, openData: boolean): Promise<void> {
   const config = loadConfig({ DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off' });
-  const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false });
-  // The template is fully hydrated: wait for the background hydration the first sync started.
+  const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false, initialOpenDataSync: openData });
+  // The template is fully hydrated: wait for the background hydration (and open data sync) the first sync started.
   await runtime.coordinator.idle();
   await runtime.close();
 }

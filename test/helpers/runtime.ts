@@ -44,7 +44,8 @@ export async function startTestRuntime(
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(options.withoutRentHop ? TEMPLATE_WITHOUT_RENTHOP_DB : TEMPLATE_DB, databaseUrl);
   const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', ...roomy, ...env, DATABASE_URL: databaseUrl });
   const inventory = options.inventory ?? loadInventory(options.withoutRentHop);
-  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, ...options, inventory });
+  // A fresh store syncs NYC Open Data only when a test asks (it reads the city's files for seconds).
+  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, initialOpenDataSync: false, ...options, inventory });
   return {
     ...runtime,
     inventory,

@@ -14,7 +14,7 @@ const share = <T>(rows: T[], holds: (r: T) => boolean) => rows.filter(holds).len
 
 describe('field coverage of the mirror', () => {
   it('counts, and the shares of sales with bedrooms, baths and size, equal the source rows in every borough', async () => {
-    const coverage = await mirrorCoverage(t.rt.store);
+    const coverage = await mirrorCoverage(t.rt.store, SHARED_DATA);
     const sales = saleRows();
     const rentals = rentalRows();
     for (const borough of BOROUGHS) {
@@ -39,7 +39,7 @@ describe('field coverage of the mirror', () => {
   it('the command line prints the same tables from the database it is given', async () => {
     // The mirror as the runtime holds it now: nothing is written between the two reads.
     expect((await get(t.rt.app, '/v1/health')).status).toBe(200);
-    const expected = coverageMarkdown(await mirrorCoverage(t.rt.store));
+    const expected = coverageMarkdown(await mirrorCoverage(t.rt.store, SHARED_DATA));
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'coverage'], {
       cwd: ROOT,
       env: { ...process.env, SHARED_DATA_DIR: SHARED_DATA, DATABASE_URL: t.rt.config.databaseUrl, LOG_LEVEL: 'silent' },

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { CityRecords } from '../../read/city-records.js';
 import type { Mirror } from '../../read/mirror.js';
 import { notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 
 /** GET /v1/building/{id} (spec 4.5): by building id or slug. */
-export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror: Mirror }): void {
+export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; cityRecords: CityRecords }): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -15,7 +16,9 @@ export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror:
       schema: {
         operationId: 'getBuilding',
         summary: 'Building detail by id or slug',
-        description: 'Inventories count the building\'s listings by bedrooms: available (active) and historical (ever seen).',
+        description:
+          'Inventories count the building\'s listings by bedrooms: available (active) and historical (ever seen). ' +
+          '`nycData` and, where the listing site gives none, `floorCount` are the city\'s (PLUTO\'s tax lot at the building\'s address and ZIP code; council district and hurricane evacuation zone by the building\'s position): null where unknown.',
         tags: ['building'],
         params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'Building id or slug.' }) }),
         response: {
@@ -29,7 +32,7 @@ export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror:
       const { id } = request.params;
       const answer = await deps.mirror.building(id);
       if (!answer) throw notFound(`No building with id or slug ${id}.`);
-      return { data: answer.building, meta: answer.freshness };
+      return { data: await deps.cityRecords.withCityFacts(answer.building), meta: answer.freshness };
     },
   );
 }

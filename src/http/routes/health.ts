@@ -51,7 +51,8 @@ export function registerHealthRoutes(
     listings: ListingsRepository;
     upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
     crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
-    nextRefreshAt: (lastSuccessAt: string | null) => string | null;
+    /** When a scope whose last success was at the given instant is next due (null: its schedule is off). */
+    nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
   },
 ): void {
   app.get(
@@ -94,7 +95,7 @@ export function registerHealthRoutes(
           splits: reports.get(s.scope)?.splits ?? null,
           complete: reports.get(s.scope)?.complete ?? null,
           listingCount: s.listing_count,
-          nextRefreshAt: s.scope === AREAS_SCOPE ? null : deps.nextRefreshAt(s.last_success_at),
+          nextRefreshAt: s.scope === AREAS_SCOPE ? null : deps.nextRefreshAt(s.scope, s.last_success_at),
         })),
       };
     },

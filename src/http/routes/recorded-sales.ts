@@ -1,0 +1,176 @@
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { stringify } from 'csv-stringify';
+import { Type } from 'typebox';
+import type { Config } from '../../config.js';
+import type { AreaTree } from '../../domain/area.js';
+import type { CityRecords } from '../../read/city-records.js';
+import type { RecordedSaleSearch } from '../../store/city-records-repository.js';
+import { RecordedSaleSchema, RecordedSalesMonth, type RecordedSale } from '../../wire/recorded-sale.js';
+import { FeatureCollectionSchema, searchFormat, toFeatureCollection } from '../formats.js';
+import { geoFilters } from '../geo-params.js';
+import { pageLinks } from '../links.js';
+import { linkHeader } from '../plugins/caching.js';
+import { principalOf } from '../plugins/auth.js';
+import { invalidParams } from '../problem.js';
+import { problemResponses } from '../schemas/common.js';
+import { commonFilters, queryObject } from '../schemas/search-query.js';
+
+const DEFAULT_PER_PAGE = 50;
+/** The longest span of monthly figures one request may ask for. */
+const MAX_MONTHS = 240;
+
+/** The CSV columns of a recorded sale: its fields, address and position flattened into their own columns. */
+export const RECORDED_SALE_CSV_COLUMNS = [
+  ...Object.keys(RecordedSaleSchema.properties).flatMap((k) => (k === 'address' ? ['street', 'unit', 'zipCode'] : k === 'geoPoint' ? ['latitude', 'longitude'] : [k])),
+] as const;
+
+export const RecordedSalesQuery = queryObject({
+  areas: Type.String({ ...commonFilters.areas, description: 'Comma-separated area ids from /v1/areas (at most 50). A borough matches every sale in it; a smaller area matches the sales positioned in it.' }),
+  bbox: Type.String({ ...commonFilters.bbox, description: 'Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only positioned sales inside.' }),
+  near: Type.String({ ...commonFilters.near, description: 'A point `lat,lon` (WGS84 degrees): only positioned sales within `radius` of it.' }),
+  radius: commonFilters.radius,
+  from: Type.String({ format: 'date', description: 'First sale date (inclusive), YYYY-MM-DD.' }),
+  to: Type.String({ format: 'date', description: 'Last sale date (inclusive), YYYY-MM-DD.' }),
+  minPrice: Type.Integer({ minimum: 0, description: 'Least sale price, dollars.' }),
+  maxPrice: Type.Integer({ minimum: 0, description: 'Greatest sale price, dollars.' }),
+  buildingClassCategory: Type.String({ pattern: '^[0-9]{2}(,[0-9]{2}){0,49}$', description: 'Comma-separated DOF building class category codes (`01` one family dwellings, `13` condos in elevator buildings, ...): any may match.' }),
+  bbl: Type.String({ pattern: '^[1-5][0-9]{9}$', description: 'Borough-block-lot, 10 digits.' }),
+  buildingId: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'A building of /v1/building: the sales at its address and ZIP code.' }),
+  noConsideration: Type.Boolean({ description: '`false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).' }),
+  sort: Type.Enum(['saleDate', 'salePrice', 'pricePerSqft'], { description: 'Order; default saleDate. Unknown values last; ties broken by id in the same direction.' }),
+  sortDir: commonFilters.sortDir,
+  page: commonFilters.page,
+  perPage: commonFilters.perPage,
+  format: commonFilters.format,
+});
+
+/** `areas=` split into whole boroughs (every sale in them) and smaller areas with their descendants (positioned sales). */
+function areaFilter(areas: string | undefined, tree: AreaTree): Pick<RecordedSaleSearch, 'boroughIds' | 'areaIds'> {
+  if (!areas) return {};
+  const ids = [...new Set(areas.split(',').map(Number))];
+  const unknown = ids.filter((id) => !tree.get(id));
+  if (unknown.length) throw invalidParams([{ name: 'areas', in: 'query', message: `unknown area id ${unknown.join(', ')} (see /v1/areas)` }]);
+  const boroughIds = ids.filter((id) => tree.boroughOf(id) === id);
+  const areaIds = [...new Set(ids.filter((id) => tree.boroughOf(id) !== id).flatMap((id) => tree.withDescendants(id)))];
+  return { boroughIds: boroughIds.length ? boroughIds : undefined, areaIds: areaIds.length ? areaIds : undefined };
+}
+
+/** A page of recorded sales as CSV (RFC 4180, header row first); unknown values are empty. */
+function toCsv(items: RecordedSale[]): Readable {
+  const stream = stringify({ header: true, columns: [...RECORDED_SALE_CSV_COLUMNS] });
+  for (const s of items) stream.write({ ...s, street: s.address.street, unit: s.address.unit, zipCode: s.address.zipCode, latitude: s.geoPoint?.latitude ?? null, longitude: s.geoPoint?.longitude ?? null });
+  stream.end();
+  return stream;
+}
+
+const month = (d: Date) => d.toISOString().slice(0, 7);
+const monthsBetween = (from: string, to: string) => (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
+
+/**
+ * GET /v1/recorded-sales (every keyed plan) and GET /v1/market/recorded-sales (monthly figures, from
+ * `featurePlans.marketHistory` up): NYC Department of Finance recorded sales mirrored from NYC Open Data.
+ */
+export function registerRecordedSalesRoutes(fastify: FastifyInstance, deps: { cityRecords: CityRecords; areaTree: () => Promise<AreaTree>; config: Config; clock: () => Date }): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
+    '/v1/recorded-sales',
+    {
+      schema: {
+        operationId: 'searchRecordedSales',
+        summary: 'Search recorded sales',
+        description:
+          'Sales the NYC Department of Finance recorded (rolling sales, via NYC Open Data), in every borough from 2016: what homes actually sold for. ' +
+          'A sale under $10,000 (or with no price) is a transfer without consideration: listed, flagged `noConsideration`, and left out of every figure. ' +
+          'Positions come from the tax lot (PLUTO, Manhattan) or a mirrored building at the same address; a sale without one is found by borough, not by area or map. ' +
+          'meta.dataAge is the last successful sync of the recorded sales.',
+        tags: ['recorded sales'],
+        querystring: RecordedSalesQuery,
+        response: {
+          200: {
+            description: 'One page of matching recorded sales: as JSON (the envelope), GeoJSON or CSV (`format=` or `Accept`).',
+            content: {
+              'application/json': { schema: Type.Object({ data: Type.Array(Type.Ref('RecordedSale')), meta: Type.Ref('ListMeta') }) },
+              'application/geo+json': { schema: FeatureCollectionSchema },
+              'text/csv': { schema: Type.String({ description: `CSV with a header row: ${RECORDED_SALE_CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
+            },
+          },
+          ...problemResponses(400, 401, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const format = searchFormat(q.format, request.headers.accept);
+      const geo = geoFilters(q);
+      const errors = [];
+      if (q.minPrice !== undefined && q.maxPrice !== undefined && q.minPrice > q.maxPrice) errors.push({ name: 'minPrice', in: 'query', message: 'must not exceed maxPrice' });
+      if (q.from && q.to && q.from > q.to) errors.push({ name: 'from', in: 'query', message: 'must be on or before `to`' });
+      if (errors.length) throw invalidParams(errors);
+      const search: RecordedSaleSearch = {
+        ...areaFilter(q.areas, await deps.areaTree()),
+        bbox: geo.bbox,
+        near: geo.near,
+        from: q.from,
+        to: q.to,
+        minPrice: q.minPrice,
+        maxPrice: q.maxPrice,
+        categories: q.buildingClassCategory?.split(','),
+        bbl: q.bbl,
+        buildingId: q.buildingId,
+        noConsideration: q.noConsideration,
+        sort: q.sort ?? 'saleDate',
+        descending: (q.sortDir ?? 'DESC') === 'DESC',
+        page: q.page ?? 1,
+        perPage: Math.min(q.perPage ?? DEFAULT_PER_PAGE, deps.config.plans[principalOf(request).plan].maxPerPage),
+      };
+      const found = await deps.cityRecords.recordedSales(search);
+      const meta = { ...found.freshness, total: found.total, page: search.page, perPage: search.perPage, links: pageLinks('/v1/recorded-sales', request.url, search.page, search.perPage, found.total) };
+      if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(found.items, meta));
+      if (format === 'csv') {
+        const link = linkHeader(meta.links);
+        if (link) reply.header('Link', link);
+        // A stream: the typed reply knows only the schema's string.
+        return (reply as FastifyReply).type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(found.items));
+      }
+      return { data: found.items, meta };
+    },
+  );
+
+  app.get(
+    '/v1/market/recorded-sales',
+    {
+      config: { minPlan: deps.config.featurePlans.marketHistory },
+      schema: {
+        operationId: 'getRecordedSalesHistory',
+        summary: 'Monthly figures of recorded sales',
+        description:
+          'Per month: the count of recorded sales, their median price and median price per square foot (over sales of known size), transfers without consideration left out; ' +
+          'every month of the range listed, one without sales with count 0. Medians interpolate between the two middle values of an even count. Beside the daily listing snapshots of ' +
+          `/v1/market/history, which accumulate as the mirror runs, these reach back to 2016. From the ${deps.config.featurePlans.marketHistory} plan up (MIN_PLAN_MARKET_HISTORY).`,
+        tags: ['market'],
+        querystring: queryObject({
+          areas: Type.String({ ...commonFilters.areas, description: 'Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.' }),
+          from: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'First month, YYYY-MM; default 11 months before `to`.' }),
+          to: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: `Last month, YYYY-MM; default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.` }),
+        }),
+        response: {
+          200: Type.Object({ data: Type.Array(RecordedSalesMonth), meta: Type.Ref('SingleMeta') }, { description: 'The months of the range, oldest first.' }),
+          ...problemResponses(400, 401, 403, 429),
+        },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const to = q.to ?? month(deps.clock());
+      const from = q.from ?? (() => { const d = new Date(`${to}-01T00:00:00Z`); d.setUTCMonth(d.getUTCMonth() - 11); return month(d); })();
+      const span = monthsBetween(from, to);
+      if (span < 0 || span >= MAX_MONTHS) throw invalidParams([{ name: 'from', in: 'query', message: `must be on or before \`to\`, at most ${MAX_MONTHS - 1} months before it` }]);
+      const { months, freshness } = await deps.cityRecords.monthly(areaFilter(q.areas, await deps.areaTree()), from, to);
+      return { data: months, meta: freshness };
+    },
+  );
+}

@@ -1,0 +1,121 @@
+import { buildingClassDescription } from '../dataset/building-classes.js';
+import type { CityPolygons } from '../dataset/city-polygons.js';
+import { addressKey, type RecordedSaleRow } from '../domain/city-records.js';
+import { recordedSalesByMonth } from '../domain/market.js';
+import type { RefreshCoordinator } from '../freshness/coordinator.js';
+import { judgeFreshness } from '../freshness/judge.js';
+import type { Freshness } from '../freshness/policy.js';
+import type { CityRecordsRepository, RecordedSaleSearch } from '../store/city-records-repository.js';
+import type { ScopesRepository } from '../store/scopes-repository.js';
+import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type OpenDataSyncer } from '../sync/open-data-syncer.js';
+import type { Building } from '../wire/building.js';
+import type { RecordedSale, RecordedSalesMonth } from '../wire/recorded-sale.js';
+
+export interface CityRecordsDeps {
+  records: CityRecordsRepository;
+  scopes: ScopesRepository;
+  coordinator: RefreshCoordinator;
+  openData: Pick<OpenDataSyncer, 'syncAll' | 'canRefresh'>;
+  /** Looked up by a building's position; built on first use (the files take a moment to read). */
+  polygons: () => CityPolygons;
+  /** Seconds within which open data is `cached` (`OPEN_DATA_FRESHNESS_SECONDS`). */
+  freshnessSeconds: number;
+  clock: () => Date;
+}
+
+const NEVER = new Date(0);
+
+/** A stored recorded sale as the API shows it. */
+export function presentRecordedSale(r: RecordedSaleRow): RecordedSale {
+  const num = (v: number | string | null) => (v === null ? null : Number(v));
+  return {
+    id: r.id,
+    boroughId: r.borough_id,
+    bbl: r.bbl,
+    address: { street: r.address?.split(',')[0] ?? null, unit: r.apartment_number, city: null, state: 'NY', zipCode: r.zip_code },
+    neighborhood: r.neighborhood,
+    buildingClassCategory: r.building_class_category,
+    buildingClass: r.building_class,
+    buildingClassDescription: buildingClassDescription(r.building_class),
+    taxClass: r.tax_class,
+    residentialUnits: r.residential_units,
+    commercialUnits: r.commercial_units,
+    totalUnits: r.total_units,
+    landSquareFeet: num(r.land_square_feet),
+    grossSquareFeet: num(r.gross_square_feet),
+    yearBuilt: r.year_built,
+    salePrice: num(r.sale_price),
+    saleDate: r.sale_date,
+    pricePerSqft: num(r.price_per_sqft),
+    noConsideration: Number(r.no_consideration) === 1,
+    geoPoint: r.latitude !== null && r.longitude !== null ? { latitude: Number(r.latitude), longitude: Number(r.longitude) } : null,
+    positionSource: r.position_source as RecordedSale['positionSource'],
+    areaId: r.area_id,
+    buildingId: r.building_id,
+  };
+}
+
+/**
+ * The building with the city's facts filled in: `nycData` and, where the listing site gives none,
+ * `floorCount`, from the PLUTO tax lot at its address and ZIP code; `councilDistrict` and
+ * `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon. A building with
+ * neither a matching lot nor a position keeps `nycData` null. Unknown facts stay null.
+ */
+export async function withCityFacts(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<Building> {
+  const lot = await records.findLot(null, addressKey(building.address.street), building.address.zipCode);
+  const point = building.geoCenter ?? (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
+  if (!lot && !point) return building;
+  const shapes = point ? polygons() : null;
+  return {
+    ...building,
+    floorCount: building.floorCount ?? lot?.floor_count ?? null,
+    nycData: {
+      communityDistrict: lot?.community_district ?? null,
+      councilDistrict: point ? shapes!.councilDistrictAt(point) : null,
+      policePrecinct: lot?.police_precinct ?? null,
+      buildingClass: lot?.building_class ?? null,
+      buildingClassDescription: buildingClassDescription(lot?.building_class),
+      // PLUTO carries no abatement column; DOF's abatement data is another dataset the service does not mirror.
+      hasAbatements: null,
+      hurricaneEvacuationZone: point ? shapes!.evacuationZoneAt(point) : null,
+    },
+  };
+}
+
+/**
+ * Reads of NYC Open Data's records in the mirror with the freshness rule applied: recorded sales, their
+ * monthly figures, and a building's tax-lot facts (`nycData`). Stale data is answered and a background
+ * sync of the open data started, as for listings.
+ */
+export class CityRecords {
+  constructor(private readonly deps: CityRecordsDeps) {}
+
+  /** Freshness of one open data scope (its last successful sync), starting a sync when stale. */
+  private async freshness(scope: string): Promise<Freshness> {
+    const at = (await this.deps.scopes.get(scope))?.last_success_at;
+    return judgeFreshness(this.deps.coordinator, this.deps.clock(), OPEN_DATA_KEY, at ? new Date(at) : NEVER, this.deps.freshnessSeconds, () => this.deps.openData.canRefresh(), () => this.deps.openData.syncAll());
+  }
+
+  /** One page of recorded sales matching `search`, the total and freshness. */
+  async recordedSales(search: RecordedSaleSearch): Promise<{ items: RecordedSale[]; total: number; freshness: Freshness }> {
+    const [found, freshness] = await Promise.all([this.deps.records.search(search), this.freshness(RECORDED_SALES_SCOPE)]);
+    return { items: found.rows.map(presentRecordedSale), total: found.total, freshness };
+  }
+
+  /** Monthly figures of recorded sales in boroughs or areas (none: the city), months `from` to `to` (`YYYY-MM`). */
+  async monthly(filter: { boroughIds?: number[]; areaIds?: number[] }, from: string, to: string): Promise<{ months: RecordedSalesMonth[]; freshness: Freshness }> {
+    const lastDay = new Date(Date.UTC(Number(to.slice(0, 4)), Number(to.slice(5, 7)), 0)).toISOString().slice(0, 10);
+    const [sales, freshness] = await Promise.all([this.deps.records.salesForFigures({ ...filter, from: `${from}-01`, to: lastDay }), this.freshness(RECORDED_SALES_SCOPE)]);
+    return { months: recordedSalesByMonth(sales, from, to), freshness };
+  }
+
+  /** The building with the city's facts filled in ({@link withCityFacts}). */
+  withCityFacts(building: Building): Promise<Building> {
+    return withCityFacts(this.deps.records, this.deps.polygons, building);
+  }
+
+  /** Freshness of the tax lots (for a building's `nycData`). */
+  taxLotsFreshness(): Promise<Freshness> {
+    return this.freshness(TAX_LOTS_SCOPE);
+  }
+}

@@ -1,0 +1,144 @@
+import { sql, type Kysely } from 'kysely';
+import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
+import type { Database } from './schema.js';
+
+/** Rows written a statement: both tables have under 30 columns, so this stays under SQLite's 32,766 bound values. */
+const CHUNK = 500;
+
+/** What a recorded sales search asks: every filter optional; dollars, square feet, dates `YYYY-MM-DD`, metres. */
+export interface RecordedSaleSearch {
+  boroughIds?: number[];
+  /** Areas (with their descendants already resolved): sales positioned in one of them. */
+  areaIds?: number[];
+  bbox?: [number, number, number, number];
+  near?: { latitude: number; longitude: number; radius: number };
+  from?: string;
+  to?: string;
+  minPrice?: number;
+  maxPrice?: number;
+  /** DOF building class category codes (`01`, `13`, ...): the two digits that start the category's text. */
+  categories?: string[];
+  bbl?: string;
+  buildingId?: string;
+  /** false: leave out transfers without consideration; true: only them; absent: both. */
+  noConsideration?: boolean;
+  sort: 'saleDate' | 'salePrice' | 'pricePerSqft';
+  descending: boolean;
+  page: number;
+  perPage: number;
+}
+
+const SORT_COLUMNS = { saleDate: 'sale_date', salePrice: 'sale_price', pricePerSqft: 'price_per_sqft' } as const;
+const METRES_PER_DEGREE = 111_320;
+
+/** NYC Open Data's records in the mirror: recorded sales and tax lots (issue 30). */
+export class CityRecordsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Inserts or replaces recorded sales by id, in one transaction. */
+  async putRecordedSales(rows: RecordedSaleRow[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        const chunk = rows.slice(i, i + CHUNK);
+        await trx.insertInto('recorded_sales').values(chunk)
+          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(Object.keys(chunk[0]).filter((c) => c !== 'id').map((c) => [c, eb.ref(`excluded.${c}` as 'excluded.sale_price')]))))
+          .execute();
+      }
+    });
+  }
+
+  /** Inserts or replaces tax lots by BBL, in one transaction. */
+  async putTaxLots(rows: TaxLotRow[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        const chunk = rows.slice(i, i + CHUNK);
+        await trx.insertInto('tax_lots').values(chunk)
+          .onConflict((oc) => oc.column('bbl').doUpdateSet((eb) => Object.fromEntries(Object.keys(chunk[0]).filter((c) => c !== 'bbl').map((c) => [c, eb.ref(`excluded.${c}` as 'excluded.address')]))))
+          .execute();
+      }
+    });
+  }
+
+  /** The latest SODA `:updated_at` stored in a table (UTC ISO 8601), or null when it is empty: the next incremental sync's watermark. */
+  async watermark(table: 'recorded_sales' | 'tax_lots'): Promise<string | null> {
+    const row = await this.db.selectFrom(table).select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    return (row?.at as string | null | undefined) ?? null;
+  }
+
+  async count(table: 'recorded_sales' | 'tax_lots'): Promise<number> {
+    const row = await this.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Every tax lot's matching keys and position, for positioning recorded sales and matching buildings. */
+  async lotsForMatching(): Promise<Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[]> {
+    return this.db.selectFrom('tax_lots').select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude']).execute();
+  }
+
+  /** The tax lot with this BBL, else the one at this address key and ZIP code, else undefined. */
+  async findLot(bbl: string | null, key: string | null, zip: string | null): Promise<TaxLotRow | undefined> {
+    if (bbl) {
+      const byBbl = await this.db.selectFrom('tax_lots').selectAll().where('bbl', '=', bbl).executeTakeFirst();
+      if (byBbl) return byBbl;
+    }
+    if (!key || !zip) return undefined;
+    return this.db.selectFrom('tax_lots').selectAll().where('address_key', '=', key).where('zip_code', '=', zip).orderBy('bbl').executeTakeFirst();
+  }
+
+  /** One page of recorded sales matching `q`, and how many match in all. */
+  async search(q: RecordedSaleSearch): Promise<{ rows: RecordedSaleRow[]; total: number }> {
+    let base = this.db.selectFrom('recorded_sales');
+    if (q.boroughIds?.length) base = base.where('borough_id', 'in', q.boroughIds);
+    if (q.areaIds?.length) base = base.where('area_id', 'in', q.areaIds);
+    if (q.bbox) {
+      const [minLon, minLat, maxLon, maxLat] = q.bbox;
+      base = base.where('longitude', '>=', minLon).where('longitude', '<=', maxLon).where('latitude', '>=', minLat).where('latitude', '<=', maxLat);
+    }
+    if (q.near) {
+      const { latitude, longitude, radius } = q.near;
+      const dLat = radius / METRES_PER_DEGREE;
+      const lonScale = Math.cos((latitude * Math.PI) / 180);
+      const dLon = dLat / lonScale;
+      // A box first (the index-friendly part), then the distance on a local flat projection: exact enough within a city.
+      base = base
+        .where('latitude', '>=', latitude - dLat).where('latitude', '<=', latitude + dLat)
+        .where('longitude', '>=', longitude - dLon).where('longitude', '<=', longitude + dLon)
+        .where(sql<boolean>`((latitude - ${latitude}) * (latitude - ${latitude})) + ((longitude - ${longitude}) * ${lonScale}) * ((longitude - ${longitude}) * ${lonScale}) <= ${dLat * dLat}`);
+    }
+    if (q.from) base = base.where('sale_date', '>=', q.from);
+    if (q.to) base = base.where('sale_date', '<=', q.to);
+    if (q.minPrice !== undefined) base = base.where('sale_price', '>=', q.minPrice);
+    if (q.maxPrice !== undefined) base = base.where('sale_price', '<=', q.maxPrice);
+    if (q.categories?.length) base = base.where((eb) => eb.or(q.categories!.map((c) => eb('building_class_category', 'like', `${c} %`))));
+    if (q.bbl) base = base.where('bbl', '=', q.bbl);
+    if (q.buildingId) base = base.where('building_id', '=', q.buildingId);
+    if (q.noConsideration !== undefined) base = base.where('no_consideration', '=', q.noConsideration ? 1 : 0);
+    const column = SORT_COLUMNS[q.sort];
+    const direction = q.descending ? 'desc' : 'asc';
+    const [{ n }, rows] = await Promise.all([
+      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      base
+        .selectAll()
+        // Unknown prices per square foot last in either direction; the id breaks ties so pages never overlap.
+        .orderBy(sql`${sql.ref(column)} is null`)
+        .orderBy(column, direction)
+        .orderBy('id', direction)
+        .limit(q.perPage)
+        .offset((q.page - 1) * q.perPage)
+        .execute(),
+    ]);
+    return { rows, total: Number(n), };
+  }
+
+  /**
+   * Sales with consideration in a borough or in areas (ids with their descendants), dated `from` to `to`
+   * inclusive: date, price and price per square foot, for monthly figures.
+   */
+  async salesForFigures(filter: { boroughIds?: number[]; areaIds?: number[]; from: string; to: string }): Promise<{ sale_date: string; sale_price: number; price_per_sqft: number | null }[]> {
+    // no_consideration = 0 implies a known price.
+    let q = this.db.selectFrom('recorded_sales').select(['sale_date', 'sale_price', 'price_per_sqft']).where('no_consideration', '=', 0).where('sale_date', '>=', filter.from).where('sale_date', '<=', filter.to);
+    if (filter.boroughIds?.length) q = q.where('borough_id', 'in', filter.boroughIds);
+    if (filter.areaIds?.length) q = q.where('area_id', 'in', filter.areaIds);
+    return (await q.execute()).map((r) => ({ sale_date: r.sale_date, sale_price: Number(r.sale_price), price_per_sqft: r.price_per_sqft === null ? null : Number(r.price_per_sqft) }));
+  }
+}

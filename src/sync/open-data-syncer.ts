@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import { recordedSaleFromSoda, taxLotFromSoda, type RecordedSaleRow, type SodaRow } from '../domain/city-records.js';
+import type { AreasRepository } from '../store/areas-repository.js';
+import type { BuildingsRepository } from '../store/buildings-repository.js';
+import type { CityRecordsRepository } from '../store/city-records-repository.js';
+import type { ScopesRepository } from '../store/scopes-repository.js';
+import { DATASETS } from '../upstream/local-soda/server.js';
+import type { SodaClient } from '../upstream/soda-client.js';
+import { SalePositioner } from './sale-positioner.js';
+
+/** Scope keys of NYC Open Data's datasets in `sync_scopes` (and `/v1/health`). */
+export const RECORDED_SALES_SCOPE = 'recorded-sales';
+export const TAX_LOTS_SCOPE = 'tax-lots';
+/** Both, as `/v1/health` lists them. */
+export const OPEN_DATA_SCOPES: readonly string[] = [TAX_LOTS_SCOPE, RECORDED_SALES_SCOPE];
+/** Coordinator key of an open data sync (one at a time, on every instance). */
+export const OPEN_DATA_KEY = 'open-data';
+
+export interface OpenDataSyncerDeps {
+  client: SodaClient;
+  records: CityRecordsRepository;
+  scopes: ScopesRepository;
+  areas: AreasRepository;
+  buildings: BuildingsRepository;
+  clock: () => Date;
+  logger: Logger;
+  /** Rows a SODA request (`$limit`). */
+  pageSize: number;
+}
+
+/**
+ * Mirrors NYC Open Data (docs/open-data.md): PLUTO's tax lots, then DOF's recorded sales, each
+ * incrementally: only rows whose `:updated_at` is after the latest one stored, read page by page under
+ * `$order=:updated_at,:id` and written page by page, so a failure keeps every page already written and
+ * the next sync resumes after them. A sale is positioned as it is written (see {@link SalePositioner}).
+ * Each dataset's success or failure is recorded in its scope; a failure never touches stored rows.
+ */
+export class OpenDataSyncer {
+  constructor(private readonly deps: OpenDataSyncerDeps) {}
+
+  /** False while SODA's breaker refuses calls. */
+  canRefresh(): boolean {
+    return this.deps.client.circuitState() !== 'open';
+  }
+
+  /** Syncs tax lots, then recorded sales; returns the scopes that failed. */
+  async syncAll(): Promise<string[]> {
+    const failed: string[] = [];
+    if (!(await this.syncTaxLots())) failed.push(TAX_LOTS_SCOPE);
+    if (!(await this.syncRecordedSales())) failed.push(RECORDED_SALES_SCOPE);
+    return failed;
+  }
+
+  /** Syncs PLUTO's tax lots; false (and the failure recorded) when SODA failed. */
+  syncTaxLots(): Promise<boolean> {
+    return this.syncDataset(TAX_LOTS_SCOPE, DATASETS.taxLots, 'tax_lots', async (rows) => {
+      const lots = rows.map(taxLotFromSoda).filter((r) => r !== null);
+      if (lots.length) await this.deps.records.putTaxLots(lots);
+    });
+  }
+
+  /** Syncs DOF's recorded sales; false (and the failure recorded) when SODA failed. */
+  async syncRecordedSales(): Promise<boolean> {
+    let positioner: SalePositioner | null = null;
+    return this.syncDataset(RECORDED_SALES_SCOPE, DATASETS.recordedSales, 'recorded_sales', async (rows) => {
+      positioner ??= await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas);
+      const sales = rows.map(recordedSaleFromSoda).filter((r): r is RecordedSaleRow => r !== null).map((sale) => positioner!.position(sale));
+      if (sales.length) await this.deps.records.putRecordedSales(sales);
+    });
+  }
+
+  private async syncDataset(scope: string, dataset: string, table: 'tax_lots' | 'recorded_sales', write: (rows: SodaRow[]) => Promise<void>): Promise<boolean> {
+    const at = this.deps.clock().toISOString();
+    await this.deps.scopes.recordAttempt(scope, at);
+    const started = Date.now();
+    try {
+      const watermark = await this.deps.records.watermark(table);
+      const read = await this.deps.client.each(
+        dataset,
+        // A publication updates its rows at once, so rows after the latest stored stamp are exactly the ones not yet read.
+        { select: ':*, *', where: watermark ? `:updated_at > '${watermark}'` : undefined, order: ':updated_at, :id' },
+        this.deps.pageSize,
+        write,
+      );
+      await this.deps.scopes.recordSuccess(scope, this.deps.clock().toISOString(), await this.deps.records.count(table));
+      this.deps.logger.info({ scope, read, ms: Date.now() - started }, 'open data synced');
+      return true;
+    } catch (error) {
+      await this.deps.scopes.recordFailure(scope, this.deps.clock().toISOString(), (error as Error).message);
+      this.deps.logger.warn({ scope, err: (error as Error).message }, 'open data sync failed: stored rows kept');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, get, walk } from '../helpers/http.js';
+import { useTestRuntime } from '../helpers/runtime.js';
+import { kaggleSales, manhattan2022Sales, median, workbookSales, type SourceSale } from '../helpers/city-rows.js';
+
+const BOROUGH_AREA = [0, 100, 200, 300, 400, 500];
+
+describe('recorded sales, mirrored from NYC Open Data', () => {
+  const t = useTestRuntime('business');
+  let source: SourceSale[];
+  beforeAll(async () => {
+    source = [...kaggleSales(), ...manhattan2022Sales(), ...(await workbookSales())];
+  }, 60_000);
+
+  it('holds every source row: totals per borough and year equal the files, with and without transfers without consideration', async () => {
+    const years = [...new Set(source.map((s) => s.date.slice(0, 4)))].sort();
+    expect(years).toEqual(['2016', '2017', '2022', '2023', '2024']);
+    for (let borough = 1; borough <= 5; borough++) {
+      for (const year of years) {
+        const rows = source.filter((s) => s.borough === borough && s.date.startsWith(year));
+        const url = `/v1/recorded-sales?areas=${BOROUGH_AREA[borough]}&from=${year}-01-01&to=${year}-12-31&perPage=1`;
+        const all = await get(t.rt.app, url, t.key);
+        expect(all.status).toBe(200);
+        expect(all.body.meta.total, `${url}`).toBe(rows.length);
+        const sold = await get(t.rt.app, `${url}&noConsideration=false`, t.key);
+        expect(sold.body.meta.total, `${url} with consideration`).toBe(rows.filter((s) => s.price !== null && s.price >= 10_000).length);
+      }
+    }
+    const city = await get(t.rt.app, '/v1/recorded-sales?perPage=1', t.key);
+    expect(city.body.meta.total).toBe(source.length);
+  });
+
+  it("a month's median price and price per square foot in a borough equal those computed from the file", async () => {
+    const rows = source.filter((s) => s.borough === 3 && s.date.startsWith('2016-10') && s.price !== null && s.price >= 10_000);
+    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=300&from=2016-10&to=2016-10', t.key);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([
+      {
+        month: '2016-10',
+        saleCount: rows.length,
+        medianPrice: median(rows.map((s) => s.price!)),
+        medianPricePerSqft: median(rows.filter((s) => s.gross).map((s) => Math.round((s.price! / s.gross!) * 100) / 100)),
+      },
+    ]);
+  });
+
+  it('market history of recorded sales reaches back to 2016 for Brooklyn, every month listed', async () => {
+    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=300&from=2016-01&to=2024-02', t.key);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(8 * 12 + 2);
+    const withSales = res.body.data.filter((m: any) => m.saleCount > 0).map((m: any) => m.month);
+    expect(withSales[0]).toBe('2016-09');
+    expect(withSales).toContain('2024-02');
+    const expected = new Map<string, number>();
+    for (const s of source) if (s.borough === 3 && s.price !== null && s.price >= 10_000) expected.set(s.date.slice(0, 7), (expected.get(s.date.slice(0, 7)) ?? 0) + 1);
+    for (const m of res.body.data) expect(m.saleCount, m.month).toBe(expected.get(m.month) ?? 0);
+  });
+
+  it("a neighbourhood's monthly figures are those of the sales positioned in it", async () => {
+    const { items } = await walk(t.rt.app, '/v1/recorded-sales?areas=139&from=2023-06-01&to=2023-06-30&noConsideration=false&perPage=500', t.key);
+    expect(items.length).toBeGreaterThan(20);
+    for (const s of items) expect(s.geoPoint).not.toBeNull();
+    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=139&from=2023-06&to=2023-06', t.key);
+    expect(res.body.data[0]).toEqual({
+      month: '2023-06',
+      saleCount: items.length,
+      medianPrice: median(items.map((s) => s.salePrice)),
+      medianPricePerSqft: median(items.filter((s) => s.pricePerSqft !== null).map((s) => s.pricePerSqft)),
+    });
+  });
+
+  it('flags transfers without consideration and keeps them out of figures; filters by price, date, category and BBL', async () => {
+    const flagged = await get(t.rt.app, '/v1/recorded-sales?noConsideration=true&perPage=100', t.key);
+    expect(flagged.body.data.length).toBe(100);
+    for (const s of flagged.body.data) {
+      expect(s.noConsideration).toBe(true);
+      expect(s.salePrice === null || s.salePrice < 10_000).toBe(true);
+      expect(s.pricePerSqft).toBeNull();
+    }
+    const ranged = await get(t.rt.app, '/v1/recorded-sales?minPrice=1000000&maxPrice=2000000&from=2023-05-01&to=2023-05-31&buildingClassCategory=13&perPage=200', t.key);
+    expect(ranged.body.data.length).toBeGreaterThan(0);
+    for (const s of ranged.body.data) {
+      expect(s.salePrice).toBeGreaterThanOrEqual(1_000_000);
+      expect(s.salePrice).toBeLessThanOrEqual(2_000_000);
+      expect(s.saleDate >= '2023-05-01' && s.saleDate <= '2023-05-31').toBe(true);
+      expect(s.buildingClassCategory).toMatch(/^13 /);
+    }
+    // A BBL's sales are every source row of that borough, block and lot.
+    const lot = source.find((s) => s.borough === 3 && s.block && s.lot && s.date.startsWith('2017'))!;
+    const bbl = `3${String(lot.block).padStart(5, '0')}${String(lot.lot).padStart(4, '0')}`;
+    const byBbl = await get(t.rt.app, `/v1/recorded-sales?bbl=${bbl}&perPage=500`, t.key);
+    expect(byBbl.body.meta.total).toBe(source.filter((s) => s.borough === 3 && s.block === lot.block && s.lot === lot.lot).length);
+    for (const s of byBbl.body.data) expect(s.bbl).toBe(bbl);
+  });
+
+  it('sorts by date, price and price per square foot in either direction, unknown values last, pages never overlapping', async () => {
+    for (const [sort, field] of [['saleDate', 'saleDate'], ['salePrice', 'salePrice'], ['pricePerSqft', 'pricePerSqft']] as const) {
+      for (const dir of ['ASC', 'DESC']) {
+        const { items } = await walk(t.rt.app, `/v1/recorded-sales?areas=500&from=2024-01-01&to=2024-02-29&sort=${sort}&sortDir=${dir}&perPage=500`, t.key);
+        const known = items.map((s) => s[field]).filter((v) => v !== null);
+        const sorted = [...known].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        expect(known).toEqual(dir === 'ASC' ? sorted : sorted.reverse());
+        const firstNull = items.findIndex((s) => s[field] === null);
+        if (firstNull >= 0) expect(items.slice(firstNull).every((s) => s[field] === null)).toBe(true);
+        expect(new Set(items.map((s) => s.id)).size).toBe(items.length);
+      }
+    }
+  });
+
+  it('answers near a point only positioned sales within the radius, and GeoJSON and CSV of the same page', async () => {
+    const near = await get(t.rt.app, '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100', t.key);
+    expect(near.body.data.length).toBeGreaterThan(0);
+    for (const s of near.body.data) {
+      const dy = (s.geoPoint.latitude - 40.7484) * 111_320;
+      const dx = (s.geoPoint.longitude + 73.9857) * 111_320 * Math.cos((40.7484 * Math.PI) / 180);
+      expect(Math.hypot(dx, dy)).toBeLessThanOrEqual(401);
+    }
+    const geo = await t.rt.app.inject({ url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=geojson', headers: { authorization: `Bearer ${t.key}` } });
+    expect(geo.headers['content-type']).toMatch(/^application\/geo\+json/);
+    expect(geo.json().features.map((f: any) => f.id)).toEqual(near.body.data.map((s: any) => s.id));
+    const csv = await t.rt.app.inject({ url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=csv', headers: { authorization: `Bearer ${t.key}` } });
+    const lines = csv.body.trim().split('\n');
+    expect(lines[0].split(',').slice(0, 3)).toEqual(['id', 'boroughId', 'bbl']);
+    expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(near.body.data.map((s: any) => s.id));
+    expect(csv.headers['x-total-count']).toBe(String(near.body.meta.total));
+  });
+
+  it("caps pages at the plan's size, refuses bad input with problems, and needs a key", async () => {
+    const free = await t.rt.key('free');
+    const page = await get(t.rt.app, '/v1/recorded-sales?perPage=500', free);
+    expect(page.body.meta.perPage).toBe(10);
+    expect(page.body.data).toHaveLength(10);
+    await expectProblem(t.rt.app, '/v1/recorded-sales', 401, 'MISSING_API_KEY');
+    for (const bad of ['minPrice=5&maxPrice=1', 'from=2024-01-01&to=2023-01-01', 'bbl=123', 'areas=99999', 'radius=100', 'sort=price', 'buildingClassCategory=1']) {
+      await expectProblem(t.rt.app, `/v1/recorded-sales?${bad}`, 400, 'INVALID_PARAMS', t.key);
+    }
+    await expectProblem(t.rt.app, '/v1/market/recorded-sales?from=2024-02&to=2023-01', 400, 'INVALID_PARAMS', t.key);
+    await expectProblem(t.rt.app, '/v1/market/recorded-sales', 403, 'PLAN_REQUIRED', free);
+  });
+});
