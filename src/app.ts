@@ -314,7 +314,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });
   registerBuildingRoutes(app, { mirror: deps.mirror, cityRecords: deps.cityRecords });
-  registerRecordedSalesRoutes(app, { cityRecords: deps.cityRecords, areaTree: () => deps.mirror.areaTree(), config: deps.config, clock: deps.clock });
+  registerRecordedSalesRoutes(app, { cityRecords: deps.cityRecords, areaTree: () => deps.mirror.areaTree(), findListing: (id) => deps.listings.findById(id), config: deps.config, clock: deps.clock });
   registerAreaRoutes(app, { mirror: deps.mirror });
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });

@@ -13,7 +13,8 @@ import { SERVICE_VERSION } from './version.js';
 
 const USAGE = `usage: nyc-listings <command> [options]
   serve [--port N] [--host H] start the API (first sync on an empty database)
-  sync [--watch]              sync every scope once and hydrate the details (or keep syncing every SYNC_INTERVAL_SECONDS)
+  sync [--watch] [--source all|listings|open-data]
+                              sync every scope once and hydrate the details, then NYC Open Data (or keep syncing on their schedules)
   keys issue --plan P [--label L] [--expires YYYY-MM-DD]   print a new key (alone, on stdout)
   keys list                   list keys (never the keys themselves)
   keys revoke <id>            revoke a key
@@ -121,17 +122,27 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'sync': {
-      const { values } = flags(rest, { watch: { type: 'boolean', default: false } });
+      const { values } = flags(rest, { watch: { type: 'boolean', default: false }, source: { type: 'string', default: 'all' } });
+      if (!['all', 'listings', 'open-data'].includes(values.source)) throw new UsageError('--source must be all, listings or open-data');
       const logger = await cliLogger(config.logLevel);
       const { startRuntime } = await import('./runtime.js');
       const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false, webhooks: values.watch });
-      const failed = await runtime.syncer.syncAll({ progress: await syncProgress() });
-      logger.info({ failed, rentals: await runtime.listings.count('rental'), sales: await runtime.listings.count('sale') }, 'sync done');
+      const failed: string[] = [];
+      if (values.source !== 'open-data') {
+        failed.push(...(await runtime.syncer.syncAll({ progress: await syncProgress() })));
+        logger.info({ failed, rentals: await runtime.listings.count('rental'), sales: await runtime.listings.count('sale') }, 'sync done');
+      }
+      if (values.source !== 'listings') {
+        const openDataFailed = await runtime.openData.syncAll();
+        failed.push(...openDataFailed);
+        logger.info({ failed: openDataFailed, recordedSales: await runtime.cityRecords.count('recorded_sales'), taxLots: await runtime.cityRecords.count('tax_lots') }, 'open data sync done');
+      }
       if (!values.watch) {
         await runtime.close();
         return failed.length ? 1 : 0;
       }
-      runtime.scheduler.start();
+      if (values.source !== 'open-data') runtime.scheduler.start();
+      if (values.source !== 'listings') runtime.openDataScheduler.start();
       return -1;
     }
     case 'keys': {

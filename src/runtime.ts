@@ -201,6 +201,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         const started = Date.now();
         const hydrated = await syncer.hydrateBacklog(Infinity);
         await syncer.recordMarkets();
+        // Recorded sales are matched to buildings by address: the first hydration brings the buildings.
+        if ((await cityRecords.count('recorded_sales')) > 0) await openData.positionSales();
         logger.info({ ms: Date.now() - started, hydrated }, 'hydration of the backlog done');
       });
     }

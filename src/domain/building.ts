@@ -37,6 +37,33 @@ export function inventoryOf(units: { bedroomCount: number | null; price: number;
 }
 
 /**
+ * A building's sale inventory with its recorded sales (dollars, transfers without consideration left out)
+ * counted in the historical figures: a recorded sale is a past sale of a unit whose bedrooms the city does
+ * not publish, so it joins the `UNKNOWN` row (added when missing), never the available counts.
+ */
+export function withRecordedSales(inventory: Inventory, salePrices: number[]): Inventory {
+  if (!salePrices.length) return inventory;
+  const rows = inventory.byBedroom.some((r) => r.bedrooms === 'UNKNOWN')
+    ? inventory.byBedroom
+    : [...inventory.byBedroom, { bedrooms: 'UNKNOWN', availableCount: 0, minPrice: null, maxPrice: null, historicalCount: 0, historicalMinPrice: null, historicalMaxPrice: null }];
+  const low = Math.min(...salePrices);
+  const high = Math.max(...salePrices);
+  return {
+    ...inventory,
+    byBedroom: rows.map((r) =>
+      r.bedrooms !== 'UNKNOWN'
+        ? r
+        : {
+            ...r,
+            historicalCount: r.historicalCount + salePrices.length,
+            historicalMinPrice: r.historicalMinPrice === null ? low : Math.min(r.historicalMinPrice, low),
+            historicalMaxPrice: r.historicalMaxPrice === null ? high : Math.max(r.historicalMaxPrice, high),
+          },
+    ),
+  };
+}
+
+/**
  * Fields of a stored building the mirror derives from the listing that led to it (not from the site's
  * building answer): they may differ between two fetches of the same building, so they are no change.
  */

@@ -7,8 +7,11 @@ import proj4 from 'proj4';
  */
 export type SodaRow = Record<string, string>;
 
-/** API borough ids by DOF's borough code (1 Manhattan ... 5 Staten Island) and by PLUTO's two letters. */
-const BOROUGH_BY_CODE: Record<string, number> = { '1': 100, '2': 200, '3': 300, '4': 400, '5': 500, MN: 100, BX: 200, BK: 300, QN: 400, SI: 500 };
+/**
+ * API borough ids (100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island) by the city's borough
+ * code (1 Manhattan, 2 Bronx, 3 Brooklyn, 4 Queens, 5 Staten Island) and by PLUTO's two letters.
+ */
+const BOROUGH_BY_CODE: Record<string, number> = { '1': 100, '2': 400, '3': 200, '4': 300, '5': 500, MN: 100, BX: 400, BK: 200, QN: 300, SI: 500 };
 
 /** A sale under this many dollars is a transfer without consideration (a deed between relatives, a correction): kept, flagged, out of every figure. */
 export const NO_CONSIDERATION_BELOW = 10_000;

@@ -2,12 +2,16 @@ import { buildingClassDescription } from '../dataset/building-classes.js';
 import type { CityPolygons } from '../dataset/city-polygons.js';
 import { addressKey, type RecordedSaleRow } from '../domain/city-records.js';
 import { recordedSalesByMonth } from '../domain/market.js';
+import { withRecordedSales } from '../domain/building.js';
+import { COMPARABLE_RADII, similarity, type ComparableFacts } from '../domain/comparables.js';
+import { distanceMeters } from '../domain/transit-score.js';
+import type { GeoPoint } from '../wire/common.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
 import type { Freshness } from '../freshness/policy.js';
 import type { CityRecordsRepository, RecordedSaleSearch } from '../store/city-records-repository.js';
 import type { ScopesRepository } from '../store/scopes-repository.js';
-import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type OpenDataSyncer } from '../sync/open-data-syncer.js';
+import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, type OpenDataSyncer } from '../sync/open-data-syncer.js';
 import type { Building } from '../wire/building.js';
 import type { RecordedSale, RecordedSalesMonth } from '../wire/recorded-sale.js';
 
@@ -56,18 +60,21 @@ export function presentRecordedSale(r: RecordedSaleRow): RecordedSale {
 }
 
 /**
- * The building with the city's facts filled in: `nycData` and, where the listing site gives none,
+ * The building with the city's facts filled in: its recorded sales in the sale inventory's historical figures
+ * ({@link withRecordedSales}); `nycData` and, where the listing site gives none,
  * `floorCount`, from the PLUTO tax lot at its address and ZIP code; `councilDistrict` and
  * `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon. A building with
  * neither a matching lot nor a position keeps `nycData` null. Unknown facts stay null.
  */
 export async function withCityFacts(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<Building> {
-  const lot = await records.findLot(null, addressKey(building.address.street), building.address.zipCode);
+  const [lot, salePrices] = await Promise.all([records.findLot(null, addressKey(building.address.street), building.address.zipCode), records.salePricesOfBuilding(building.id)]);
   const point = building.geoCenter ?? (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
-  if (!lot && !point) return building;
+  const saleInventory = withRecordedSales(building.saleInventory, salePrices);
+  if (!lot && !point) return { ...building, saleInventory };
   const shapes = point ? polygons() : null;
   return {
     ...building,
+    saleInventory,
     floorCount: building.floorCount ?? lot?.floor_count ?? null,
     nycData: {
       communityDistrict: lot?.community_district ?? null,
@@ -114,8 +121,47 @@ export class CityRecords {
     return withCityFacts(this.deps.records, this.deps.polygons, building);
   }
 
-  /** Freshness of the tax lots (for a building's `nycData`). */
-  taxLotsFreshness(): Promise<Freshness> {
-    return this.freshness(TAX_LOTS_SCOPE);
+  /**
+   * Recorded sales with consideration near a sale listing (`subject`: its position, price in dollars, size in
+   * square feet, bedrooms and baths), most similar first by the comparables' {@link similarity} (a recorded
+   * sale has no bedrooms or baths: those parts count 0.5), dated `from` on when given. The radius widens
+   * through {@link COMPARABLE_RADII} until `limit` are found; distances are great-circle metres.
+   */
+  async soldComparables(
+    subject: GeoPoint & ComparableFacts,
+    limit: number,
+    from?: string,
+  ): Promise<{ items: { recordedSale: RecordedSale; distance: number; similarity: number }[]; radius: number; freshness: Freshness }> {
+    const freshness = await this.freshness(RECORDED_SALES_SCOPE);
+    let radius: number = COMPARABLE_RADII[0];
+    let found: RecordedSaleRow[] = [];
+    for (radius of COMPARABLE_RADII) {
+      // The flat box of the search holds the great-circle disc (its error is far under a metre at these radii).
+      ({ rows: found } = await this.deps.records.search({
+        near: { latitude: subject.latitude, longitude: subject.longitude, radius },
+        noConsideration: false,
+        from,
+        sort: 'saleDate',
+        descending: true,
+        page: 1,
+        perPage: 2000,
+      }));
+      if (found.length >= limit) break;
+    }
+    const items = found
+      .map((row) => {
+        const sale = presentRecordedSale(row);
+        const distance = Math.round(distanceMeters(subject, sale.geoPoint!));
+        return { recordedSale: sale, distance, similarity: similarity(subject, { price: sale.salePrice!, bedroomCount: null, fullBathroomCount: null, sqft: sale.grossSquareFeet }, distance, radius) };
+      })
+      .filter((c) => c.distance <= radius)
+      .sort((a, b) => b.similarity - a.similarity || b.recordedSale.saleDate.localeCompare(a.recordedSale.saleDate) || (a.recordedSale.id < b.recordedSale.id ? -1 : 1))
+      .slice(0, limit);
+    return { items, radius, freshness };
+  }
+
+  /** Freshness of the recorded sales (an answer that reads none still says how old they are). */
+  recordedSalesFreshness(): Promise<Freshness> {
+    return this.freshness(RECORDED_SALES_SCOPE);
   }
 }

@@ -75,6 +75,40 @@ export class CityRecordsRepository {
     return this.db.selectFrom('tax_lots').select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude']).execute();
   }
 
+  /**
+   * Every recorded sale's address and current place, in pages of `pageSize` by id, for re-positioning
+   * (a generator: the table is read a page at a time).
+   */
+  async *salesToPosition(pageSize = 20_000): AsyncGenerator<(Pick<RecordedSaleRow, 'id' | 'borough_id' | 'bbl' | 'block' | 'address' | 'zip_code' | 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>)[]> {
+    let after = '';
+    for (;;) {
+      const rows = await this.db
+        .selectFrom('recorded_sales')
+        .select(['id', 'borough_id', 'bbl', 'block', 'address', 'zip_code', 'latitude', 'longitude', 'position_source', 'building_id', 'area_id'])
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(pageSize)
+        .execute();
+      if (!rows.length) return;
+      yield rows;
+      after = rows[rows.length - 1].id;
+    }
+  }
+
+  /** Sets the place (position, its source, building, area) of recorded sales by id, in one transaction. */
+  async setPlaces(places: (Pick<RecordedSaleRow, 'id' | 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>)[]): Promise<void> {
+    if (!places.length) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const { id, ...place } of places) await trx.updateTable('recorded_sales').set(place).where('id', '=', id).execute();
+    });
+  }
+
+  /** Sale prices (dollars) of a building's recorded sales with consideration. */
+  async salePricesOfBuilding(buildingId: string): Promise<number[]> {
+    const rows = await this.db.selectFrom('recorded_sales').select('sale_price').where('building_id', '=', buildingId).where('no_consideration', '=', 0).execute();
+    return rows.map((r) => Number(r.sale_price));
+  }
+
   /** The tax lot with this BBL, else the one at this address key and ZIP code, else undefined. */
   async findLot(bbl: string | null, key: string | null, zip: string | null): Promise<TaxLotRow | undefined> {
     if (bbl) {

@@ -32,7 +32,7 @@ export interface OpenDataSyncerDeps {
  * Mirrors NYC Open Data (docs/open-data.md): PLUTO's tax lots, then DOF's recorded sales, each
  * incrementally: only rows whose `:updated_at` is after the latest one stored, read page by page under
  * `$order=:updated_at,:id` and written page by page, so a failure keeps every page already written and
- * the next sync resumes after them. A sale is positioned as it is written (see {@link SalePositioner}).
+ * the next sync resumes after them. Sales are placed after each sync (see {@link positionSales}).
  * Each dataset's success or failure is recorded in its scope; a failure never touches stored rows.
  */
 export class OpenDataSyncer {
@@ -59,14 +59,39 @@ export class OpenDataSyncer {
     });
   }
 
-  /** Syncs DOF's recorded sales; false (and the failure recorded) when SODA failed. */
+  /**
+   * Syncs DOF's recorded sales, then places every sale again ({@link positionSales}); false (and the
+   * failure recorded) when SODA failed.
+   */
   async syncRecordedSales(): Promise<boolean> {
-    let positioner: SalePositioner | null = null;
-    return this.syncDataset(RECORDED_SALES_SCOPE, DATASETS.recordedSales, 'recorded_sales', async (rows) => {
-      positioner ??= await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas);
-      const sales = rows.map(recordedSaleFromSoda).filter((r): r is RecordedSaleRow => r !== null).map((sale) => positioner!.position(sale));
+    const synced = await this.syncDataset(RECORDED_SALES_SCOPE, DATASETS.recordedSales, 'recorded_sales', async (rows) => {
+      const sales = rows.map(recordedSaleFromSoda).filter((r): r is RecordedSaleRow => r !== null);
       if (sales.length) await this.deps.records.putRecordedSales(sales);
     });
+    await this.positionSales();
+    return synced;
+  }
+
+  /**
+   * Gives every recorded sale its position, building and area from the tax lots, buildings and areas the
+   * mirror holds now ({@link SalePositioner}), writing only the sales whose place changed. Buildings come
+   * and go with the listings site's syncs, so this runs after every sync of recorded sales and after the
+   * first hydration of buildings. Returns how many sales it moved.
+   */
+  async positionSales(): Promise<number> {
+    const positioner = await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas);
+    let moved = 0;
+    for await (const page of this.deps.records.salesToPosition()) {
+      const changed = [];
+      for (const sale of page) {
+        const place = positioner.position(sale);
+        const same = (Object.keys(place) as (keyof typeof place)[]).every((k) => (place[k] === null ? sale[k] === null : sale[k] !== null && String(place[k]) === String(sale[k])));
+        if (!same) changed.push({ id: sale.id, ...place });
+      }
+      await this.deps.records.setPlaces(changed);
+      moved += changed.length;
+    }
+    return moved;
   }
 
   private async syncDataset(scope: string, dataset: string, table: 'tax_lots' | 'recorded_sales', write: (rows: SodaRow[]) => Promise<void>): Promise<boolean> {

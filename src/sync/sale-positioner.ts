@@ -6,6 +6,10 @@ import type { CityRecordsRepository } from '../store/city-records-repository.js'
 
 type Place = { latitude: number; longitude: number };
 
+/** What positioning reads of a sale, and what it sets. */
+export type SaleAddress = Pick<RecordedSaleRow, 'borough_id' | 'bbl' | 'block' | 'address' | 'zip_code'>;
+export type SalePlace = Pick<RecordedSaleRow, 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>;
+
 /**
  * Gives a recorded sale its position, building and area (docs/open-data.md, "Positions"):
  * 1. the tax lot of its BBL (PLUTO); else the lot on its block at the same address (a condominium unit's
@@ -57,8 +61,8 @@ export class SalePositioner {
     return new SalePositioner(byBbl, byBlockAddress, byAddressZip, byAddress, outlines);
   }
 
-  /** The sale with its position, its source, its building and its area set (a new object). */
-  position(sale: RecordedSaleRow): RecordedSaleRow {
+  /** The sale's position, its source, its building and its area. */
+  position(sale: SaleAddress): SalePlace {
     const key = addressKey(sale.address);
     const lot =
       (sale.bbl ? this.lotsByBbl.get(sale.bbl) : undefined) ??
@@ -67,7 +71,6 @@ export class SalePositioner {
     const building = key && sale.zip_code ? this.buildings.get(`${key}|${sale.zip_code}`) : undefined;
     const place = lot ?? building?.place ?? null;
     return {
-      ...sale,
       latitude: place?.latitude ?? null,
       longitude: place?.longitude ?? null,
       position_source: lot ? 'tax-lot' : building?.place ? 'building' : null,

@@ -11,7 +11,7 @@ const NStr = () => Nullable(Type.String());
 export const RecordedSaleSchema = Type.Object(
   {
     id: Type.String({ description: "NYC Open Data's row id (`:id`)." }),
-    boroughId: Type.Integer({ description: 'Borough (area id 100 Manhattan, 200 Bronx, 300 Brooklyn, 400 Queens, 500 Staten Island).' }),
+    boroughId: Type.Integer({ description: 'Borough (area id 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island).' }),
     bbl: NStr(),
     address: Type.Ref('Address'),
     neighborhood: Nullable(Type.String({ description: "DOF's neighbourhood name, as published (not an area of /v1/areas)." })),

@@ -71,11 +71,11 @@ describe('the command line', () => {
     copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const syncEnv = { ...env, DATABASE_URL: db, MARKET_CLOCK: 'off', SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP };
     // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
-    const { stdout: onTerminal } = await promisify(execFile)('script', ['-qec', `${process.execPath} ${CLI} sync`, '/dev/null'], { cwd: ROOT, env: syncEnv });
+    const { stdout: onTerminal } = await promisify(execFile)('script', ['-qec', `${process.execPath} ${CLI} sync --source listings`, '/dev/null'], { cwd: ROOT, env: syncEnv });
     expect(onTerminal).toMatch(/scopes\s+\[[█░]+\] 10\/10/);
     expect(onTerminal).toMatch(/INFO.*sync done/);
     expect(onTerminal).not.toContain('"level":30');
-    const piped = await cliWith(syncEnv, 'sync');
+    const piped = await cliWith(syncEnv, 'sync', '--source', 'listings');
     expect(piped.code).toBe(0);
     expect(piped.stderr.split('\n').filter(Boolean).every((line) => line.startsWith('{'))).toBe(true);
   }, 120_000);

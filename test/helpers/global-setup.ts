@@ -6,6 +6,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { buildInventory } from '../../src/dataset/build-inventory.js';
 import { SHARED_DATA_FILES } from '../../src/dataset/shared-data.js';
+import { CITY_FILES } from '../../src/dataset/city-files.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DATA, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
@@ -53,7 +54,7 @@ async function syncTemplate(file: string, inventory: Inventory, openData: boolea
  * set looks at one source's rows when it reads another's.
  */
 function writeSharedDataWithoutRentHop(): void {
-  for (const [name, file] of Object.entries(SHARED_DATA_FILES)) {
+  for (const [name, file] of Object.entries({ ...SHARED_DATA_FILES, ...CITY_FILES })) {
     const target = join(SHARED_DATA_WITHOUT_RENTHOP, file);
     mkdirSync(dirname(target), { recursive: true });
     if (name === 'rentHopRentals') writeFileSync(target, `${readFileSync(join(SHARED_DATA, file), 'utf8').split('\n')[0]}\n`);

@@ -21,7 +21,7 @@ const documented = routes.filter((r) => doc.paths[documentedPath(r.url)]?.get);
 const undocumented = routes.filter((r) => !doc.paths[documentedPath(r.url)]?.get);
 
 // A real value for each path and required query parameter, so that an answer past the access check is a 200.
-const PATH_VALUE: Record<string, string> = { '/v1/areas/:id': '100', '/v1/building/:id': '44518357' };
+const PATH_VALUE: Record<string, string> = { '/v1/areas/:id': '100', '/v1/building/:id': '44518357', '/v1/property/:id/sold-comparables': '8000000' };
 const QUERY_VALUE: Record<string, string> = { ids: '1545', url: '/rental/1545', kind: 'rental' };
 function urlOf(route: { url: string }): string {
   const operation = doc.paths[documentedPath(route.url)].get;

@@ -68,6 +68,29 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
     expect(matched).toBeGreaterThan(100);
   });
 
+  it("a building's recorded sales join its sale inventory's historical figures, under UNKNOWN bedrooms", async () => {
+    const sale = (await get(t.rt.app, '/v1/recorded-sales?areas=200&noConsideration=false&perPage=500', t.key)).body.data.find((s: any) => s.buildingId);
+    const id = sale.buildingId;
+    const sales = (await get(t.rt.app, `/v1/recorded-sales?buildingId=${id}&noConsideration=false&perPage=500`, t.key)).body.data.map((s: any) => s.salePrice);
+    const listings = await t.rt.store.db.selectFrom('listings').select(['price', 'bedroom_count', 'status']).where('building_id', '=', id).where('kind', '=', 'sale').execute();
+    const unknown = listings.filter((l) => l.bedroom_count === null).map((l) => Number(l.price));
+    const prices = [...unknown, ...sales];
+    const res = await get(t.rt.app, `/v1/building/${id}`, t.key);
+    const row = res.body.data.saleInventory.byBedroom.find((r: any) => r.bedrooms === 'UNKNOWN');
+    const active = listings.filter((l) => l.bedroom_count === null && l.status === 'ACTIVE').map((l) => Number(l.price));
+    expect(row).toEqual({
+      bedrooms: 'UNKNOWN',
+      availableCount: active.length,
+      minPrice: active.length ? Math.min(...active) : null,
+      maxPrice: active.length ? Math.max(...active) : null,
+      historicalCount: prices.length,
+      historicalMinPrice: Math.min(...prices),
+      historicalMaxPrice: Math.max(...prices),
+    });
+    const known = res.body.data.saleInventory.byBedroom.filter((r: any) => r.bedrooms !== 'UNKNOWN');
+    expect(known.reduce((n: number, r: any) => n + r.historicalCount, 0)).toBe(listings.length - unknown.length);
+  });
+
   it('a building outside Manhattan gets its council district and evacuation zone from its position, and no PLUTO facts', async () => {
     const rows = (await t.rt.store.db.selectFrom('buildings').select(['id', 'data']).execute()).map((r) => ({ id: r.id, b: JSON.parse(r.data) }));
     const brooklyn = rows.filter(({ b }) => b.geoCenter && b.address.zipCode?.startsWith('112')).slice(0, 20);

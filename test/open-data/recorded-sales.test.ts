@@ -1,9 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
 import { useTestRuntime } from '../helpers/runtime.js';
+import { boroughAt } from '../helpers/source-rows.js';
 import { kaggleSales, manhattan2022Sales, median, workbookSales, type SourceSale } from '../helpers/city-rows.js';
 
-const BOROUGH_AREA = [0, 100, 200, 300, 400, 500];
+/** API area ids of the boroughs by the city's borough code (1 Manhattan, 2 Bronx, 3 Brooklyn, 4 Queens, 5 Staten Island). */
+const BOROUGH_AREA = [0, 100, 400, 200, 300, 500];
 
 describe('recorded sales, mirrored from NYC Open Data', () => {
   const t = useTestRuntime('business');
@@ -32,7 +34,7 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
 
   it("a month's median price and price per square foot in a borough equal those computed from the file", async () => {
     const rows = source.filter((s) => s.borough === 3 && s.date.startsWith('2016-10') && s.price !== null && s.price >= 10_000);
-    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=300&from=2016-10&to=2016-10', t.key);
+    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=200&from=2016-10&to=2016-10', t.key);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
       {
@@ -45,7 +47,8 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
   });
 
   it('market history of recorded sales reaches back to 2016 for Brooklyn, every month listed', async () => {
-    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=300&from=2016-01&to=2024-02', t.key);
+    expect((await get(t.rt.app, '/v1/areas/200', t.key)).body.data.name).toBe('Brooklyn');
+    const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=200&from=2016-01&to=2024-02', t.key);
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(8 * 12 + 2);
     const withSales = res.body.data.filter((m: any) => m.saleCount > 0).map((m: any) => m.month);
@@ -123,6 +126,51 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     expect(lines[0].split(',').slice(0, 3)).toEqual(['id', 'boroughId', 'bbl']);
     expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(near.body.data.map((s: any) => s.id));
     expect(csv.headers['x-total-count']).toBe(String(near.body.meta.total));
+  });
+
+  it("positions sales from the tax lot (inside the sale's borough) or a building at the same address (its position), and finds a building's sales", async () => {
+    const lots = await walk(t.rt.app, '/v1/recorded-sales?areas=100&from=2023-07-01&to=2023-07-31&perPage=500', t.key);
+    const byLot = lots.items.filter((s) => s.positionSource === 'tax-lot');
+    expect(byLot.length).toBeGreaterThan(lots.items.length / 2);
+    for (const s of byLot) expect(boroughAt(s.geoPoint.longitude, s.geoPoint.latitude), s.id).toBe('Manhattan');
+    const { items } = await walk(t.rt.app, '/v1/recorded-sales?areas=200&from=2023-03-01&to=2024-02-29&perPage=500', t.key);
+    const byBuilding = items.filter((s) => s.positionSource === 'building');
+    expect(byBuilding.length).toBeGreaterThan(10);
+    const sale = byBuilding[0];
+    const building = await get(t.rt.app, `/v1/building/${sale.buildingId}`, t.key);
+    expect(building.body.data.geoCenter).toEqual(sale.geoPoint);
+    expect(building.body.data.address.zipCode).toBe(sale.address.zipCode);
+    const atBuilding = await walk(t.rt.app, `/v1/recorded-sales?buildingId=${sale.buildingId}&perPage=500`, t.key);
+    expect(atBuilding.items.map((s) => s.id)).toContain(sale.id);
+    for (const s of atBuilding.items) expect(s.buildingId).toBe(sale.buildingId);
+  });
+
+  it('a sale listing\'s sold comparables are recorded sales with consideration nearby, marked, scored by the comparables\' formula, most similar first', async () => {
+    const listing = (await get(t.rt.app, '/v1/search/sales?areas=100&perPage=1&sort=PRICE&sortDir=ASC', t.key)).body.data[0];
+    const detail = (await get(t.rt.app, `/v1/property/${listing.id}`, t.key)).body.data;
+    const res = await get(t.rt.app, `/v1/property/${listing.id}/sold-comparables?limit=8`, t.key);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(8);
+    const radius = res.body.meta.radius;
+    const rad = (d: number) => (d * Math.PI) / 180;
+    const near = (a: number | null, b: number | null, scale: number) => (a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale));
+    for (const c of res.body.data) {
+      expect(c.kind).toBe('recorded-sale');
+      expect(c.recordedSale.noConsideration).toBe(false);
+      const [p, q] = [detail.geoPoint, c.recordedSale.geoPoint];
+      const h = Math.sin(rad(q.latitude - p.latitude) / 2) ** 2 + Math.cos(rad(p.latitude)) * Math.cos(rad(q.latitude)) * Math.sin(rad(q.longitude - p.longitude) / 2) ** 2;
+      const metres = 2 * 6_371_000 * Math.asin(Math.sqrt(h));
+      expect(Math.abs(c.distance - metres)).toBeLessThanOrEqual(2);
+      expect(c.distance).toBeLessThanOrEqual(radius);
+      const score = 0.35 * near(detail.price, c.recordedSale.salePrice, detail.price) + 0.25 * 0.5 + 0.15 * 0.5 + 0.15 * near(detail.sqft, c.recordedSale.grossSquareFeet, detail.sqft ?? 1) + 0.1 * Math.max(0, 1 - c.distance / radius);
+      expect(c.similarity).toBeCloseTo(Math.round(score * 1000) / 10, 1);
+    }
+    const scores = res.body.data.map((c: any) => c.similarity);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    const rental = (await get(t.rt.app, '/v1/search/rentals?perPage=1', t.key)).body.data[0];
+    await expectProblem(t.rt.app, `/v1/property/${rental.id}/sold-comparables`, 400, 'INVALID_PARAMS', t.key);
+    await expectProblem(t.rt.app, '/v1/property/nope/sold-comparables', 404, 'NOT_FOUND', t.key);
+    await expectProblem(t.rt.app, `/v1/property/${listing.id}/sold-comparables`, 403, 'PLAN_REQUIRED', await t.rt.key('starter'));
   });
 
   it("caps pages at the plan's size, refuses bad input with problems, and needs a key", async () => {

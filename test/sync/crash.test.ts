@@ -20,12 +20,12 @@ function counts(file: string) {
   }
 }
 
-/** Runs `nyc-listings sync` in a child process; kills it with SIGKILL after `killAfterScopes` scopes, if given. */
+/** Runs `nyc-listings sync --source listings` (the listings site's crawl) in a child process; kills it with SIGKILL after `killAfterScopes` scopes, if given. */
 function sync(file: string, env: Record<string, string>, killAfterScopes?: number): Promise<{ code: number | null; signal: string | null; scopes: number; log: string }> {
   return new Promise((resolve) => {
     // Node itself on the compiled command line, no launcher: a launcher runs the script in a grandchild,
     // which a SIGKILL to the launcher would orphan, still writing while the test goes on.
-    const child = spawn(process.execPath, [CLI, 'sync'], {
+    const child = spawn(process.execPath, [CLI, 'sync', '--source', 'listings'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],

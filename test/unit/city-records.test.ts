@@ -11,7 +11,7 @@ const SALE = {
 describe('city records from SODA rows', () => {
   it('a recorded sale: BBL from borough, block and lot; price per square foot; 0 years and sizes unknown', () => {
     expect(recordedSaleFromSoda(SALE)).toMatchObject({
-      id: 'row-1', borough_id: 300, bbl: '3010661203', sale_price: 1_250_000, sale_date: '2023-05-01', price_per_sqft: 1250, no_consideration: 0,
+      id: 'row-1', borough_id: 200, bbl: '3010661203', sale_price: 1_250_000, sale_date: '2023-05-01', price_per_sqft: 1250, no_consideration: 0,
       year_built: null, building_class: 'R4', updated_at: '2024-03-12T00:00:00.000Z', latitude: null,
     });
   });
