@@ -20,6 +20,7 @@ import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 import { everyListing, waitForLadders } from '../helpers/ladders.js';
 import { waitFor } from '../helpers/wait.js';
+import { DATASETS } from '../../src/upstream/local-soda/server.js';
 
 // The same service on the machine's real PostgreSQL (127.0.0.1:5432, database test), in a schema of
 // its own, must answer exactly as on the embedded SQLite.
@@ -265,6 +266,40 @@ describe('PostgreSQL answers as SQLite does', () => {
       expect(answer?.row.price).toBe(expected?.row.price);
     }
   });
+});
+
+describe('NYC Open Data on PostgreSQL', () => {
+  it('recorded sales, their figures, sold comparables and buildings\' city facts answer as on SQLite, after the same sync', async () => {
+    for (const rt of [onPg, onSqlite]) {
+      // Manhattan's summer of 2023 and Brooklyn's autumn of 2016, with every Manhattan tax lot: quick to sync twice.
+      const sales = await rt.soda!.rows(DATASETS.recordedSales);
+      sales.splice(0, sales.length, ...sales.filter((r) => (r.borough === '1' && r.sale_date >= '2023-06' && r.sale_date < '2023-09') || (r.borough === '3' && r.sale_date >= '2016-10' && r.sale_date < '2016-12')));
+      expect(await rt.openData.syncAll()).toEqual([]);
+    }
+    expect(await onPg.cityRecords.count('recorded_sales')).toBe(await onSqlite.cityRecords.count('recorded_sales'));
+    const [keyPg, keySqlite] = [await onPg.key('business'), await onSqlite.key('business')];
+    const sale = (await get(onSqlite.app, '/v1/search/sales?areas=100&perPage=1&sort=PRICE&sortDir=ASC', keySqlite)).body.data[0];
+    const building = (await get(onSqlite.app, '/v1/recorded-sales?areas=100&perPage=500', keySqlite)).body.data.find((s: any) => s.buildingId).buildingId;
+    for (const url of [
+      '/v1/recorded-sales?perPage=50',
+      '/v1/recorded-sales?areas=100&sort=salePrice&sortDir=ASC&perPage=40&page=2',
+      '/v1/recorded-sales?areas=139&noConsideration=false&sort=pricePerSqft',
+      '/v1/recorded-sales?near=40.7484,-73.9857&radius=800&buildingClassCategory=10,13',
+      '/v1/recorded-sales?areas=200&minPrice=500000&maxPrice=900000&from=2016-11-01',
+      '/v1/market/recorded-sales?areas=100&from=2023-05&to=2023-09',
+      '/v1/market/recorded-sales?areas=200&from=2016-09&to=2016-12',
+      `/v1/property/${sale.id}/sold-comparables?limit=5`,
+      `/v1/building/${building}`,
+    ]) {
+      const a = await get(onPg.app, url, keyPg);
+      const b = await get(onSqlite.app, url, keySqlite);
+      expect(a.status, url).toBe(200);
+      const { dataAge: _a, ...metaA } = a.body.meta;
+      const { dataAge: _b, ...metaB } = b.body.meta;
+      expect(a.body.data, url).toEqual(b.body.data);
+      expect(metaA, url).toEqual(metaB);
+    }
+  }, 120_000);
 });
 
 describe('a sync\'s write transactions on PostgreSQL', () => {
