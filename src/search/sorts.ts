@@ -37,3 +37,15 @@ export type SortDirection = 'ASC' | 'DESC';
 export const SORT_FIELDS = Object.keys(SORTS) as SortField[];
 /** The sorts held by an index, in the table's order. */
 export const INDEXED_SORTS = SORT_FIELDS.filter((sort): sort is IndexedSort => SORTS[sort] !== null);
+
+/**
+ * The direction of each sort when a search gives no `sortDir`: the interface's sorts keep its `DESC` (highest score,
+ * price, newest, highest price per square foot first); `DISTANCE` is nearest first, as every user of a map expects.
+ */
+export const DEFAULT_SORT_DIRECTIONS: Readonly<Record<SortField, SortDirection>> = {
+  RECOMMENDED: 'DESC',
+  PRICE: 'DESC',
+  LISTED_AT: 'DESC',
+  PRICE_PER_SQFT: 'DESC',
+  DISTANCE: 'ASC',
+};

@@ -51,6 +51,13 @@ describe('map search', () => {
       expect(distances).toEqual([...distances].sort((a, b) => a - b));
       for (const item of walked.items.slice(0, 50)) expect(Math.abs(item.distance - haversine(centre, item.geoPoint))).toBeLessThanOrEqual(1);
     }
+    // Without sortDir, DISTANCE is nearest first; the other sorts keep the interface's DESC.
+    const near = `near=${centre.latitude},${centre.longitude}&radius=800&perPage=50`;
+    const byDefault = await get(t.rt.app, `/v1/search/sales?${near}&sort=DISTANCE`, t.key);
+    const ascending = await get(t.rt.app, `/v1/search/sales?${near}&sort=DISTANCE&sortDir=ASC`, t.key);
+    expect(byDefault.body.data.map((i: { id: string }) => i.id)).toEqual(ascending.body.data.map((i: { id: string }) => i.id));
+    const prices = (await get(t.rt.app, `/v1/search/sales?${near}&sort=PRICE`, t.key)).body.data.map((i: { price: number }) => i.price);
+    expect(prices).toEqual([...prices].sort((a, b) => b - a));
   });
 
   it('polygon: the total equals a point-in-polygon count over the real outline of Greenpoint', async () => {

@@ -42,7 +42,7 @@ export const RecordedSalesQuery = queryObject({
   buildingId: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'A building of /v1/building: the sales at its address and ZIP code.' }),
   noConsideration: Type.Boolean({ description: '`false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).' }),
   sort: Type.Enum(['saleDate', 'salePrice', 'pricePerSqft'], { description: 'Order; default saleDate. Unknown values last; ties broken by id in the same direction.' }),
-  sortDir: commonFilters.sortDir,
+  sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC (newest, dearest first).' }),
   page: commonFilters.page,
   perPage: commonFilters.perPage,
   format: commonFilters.format,

@@ -21,6 +21,7 @@ import { problemResponses } from '../schemas/common.js';
 import { RentalsQuery, SalesQuery } from '../schemas/search-query.js';
 import { parseInstant } from '../validation.js';
 import { geoFilters } from '../geo-params.js';
+import { DEFAULT_SORT_DIRECTIONS } from '../../search/sorts.js';
 
 type SalesQueryT = Static<typeof SalesQuery>;
 type RentalsQueryT = Static<typeof RentalsQuery>;
@@ -52,7 +53,7 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     bbox: geo.bbox,
     near: geo.near,
     sort: sort ?? 'RECOMMENDED',
-    sortDir: sortDir ?? 'DESC',
+    sortDir: sortDir ?? DEFAULT_SORT_DIRECTIONS[sort ?? 'RECOMMENDED'],
     page: page ?? 1,
     perPage: Math.min(perPage ?? DEFAULT_PER_PAGE, cap),
   };

@@ -2,7 +2,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
 import { AREA_LIST, COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
 import { fieldsParam } from '../sparse-fields.js';
-import { SORT_FIELDS } from '../../search/sorts.js';
+import { DEFAULT_SORT_DIRECTIONS, SORT_FIELDS } from '../../search/sorts.js';
 import { ListingSummary } from '../../wire/listing.js';
 
 /** Every property optional, no others allowed: a query string's schema. */
@@ -46,7 +46,7 @@ export const commonFilters = {
   }),
   fields: fieldsParam(ListingSummary),
   format: Type.Enum(['json', 'geojson', 'csv'], { description: 'Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same.' }),
-  sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC.' }),
+  sortDir: Type.Enum(['ASC', 'DESC'], { description: `Sort direction; by default ${Object.entries(DEFAULT_SORT_DIRECTIONS).map(([sort, dir]) => `${sort} ${dir}`).join(', ')}.` }),
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
   cursor: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,1000}$',
