@@ -82,11 +82,17 @@ export function buildAreas(rows: AreaRow[]): Area[] {
     .sort((a, b) => a.id - b.id);
 }
 
+/** A name folded for matching: lower case, accents removed (`Óvalo` -> `ovalo`), spaces collapsed. */
+export function foldName(name: string): string {
+  return name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
 /** Read-only index over the area list: descendants, borough of an area, lookup by name. */
 export class AreaTree {
   private readonly byId: Map<number, Area>;
   private readonly children = new Map<number, number[]>();
   private readonly byName = new Map<string, Area[]>();
+  private readonly bySlug = new Map<string, Area>();
   private readonly descendants = new Map<number, readonly number[]>();
 
   constructor(readonly areas: Area[]) {
@@ -94,7 +100,32 @@ export class AreaTree {
     for (const a of areas) {
       if (a.parentId !== null) this.children.set(a.parentId, [...(this.children.get(a.parentId) ?? []), a.id]);
       this.byName.set(a.name.toLowerCase(), [...(this.byName.get(a.name.toLowerCase()) ?? []), a]);
+      this.bySlug.set(a.slug, a);
     }
+  }
+
+  /** The area a token of `areas=` names: a numeric id, or a slug (case-insensitive); undefined when none. */
+  find(token: string): Area | undefined {
+    return /^[0-9]+$/.test(token) ? this.byId.get(Number(token)) : this.bySlug.get(token.toLowerCase());
+  }
+
+  /** Every slug, for suggestions. */
+  slugs(): string[] {
+    return [...this.bySlug.keys()];
+  }
+
+  /**
+   * Areas whose name starts with `prefix`, or has a word that does, ignoring case and accents (`bush` finds
+   * Bushwick, `side` Upper West Side); whole-name matches first, then by name and id.
+   */
+  searchByName(prefix: string): Area[] {
+    const q = foldName(prefix);
+    if (!q) return [];
+    const hits = this.areas
+      .map((a) => ({ a, name: foldName(a.name) }))
+      .filter(({ name }) => name.startsWith(q) || name.split(/[\s-]+/).some((w) => w.startsWith(q)))
+      .sort((x, y) => Number(!x.name.startsWith(q)) - Number(!y.name.startsWith(q)) || x.name.localeCompare(y.name) || x.a.id - y.a.id);
+    return hits.map(({ a }) => a);
   }
 
   get(id: number): Area | undefined {

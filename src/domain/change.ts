@@ -78,7 +78,7 @@ export function changeFilterOf(params: ChangeFilterParams, tree: AreaTree): Chan
   return {
     ...rest,
     types: types?.split(','),
-    areaIds: areas === undefined ? undefined : [...new Set(areas.split(',').flatMap((id) => (tree.get(Number(id)) ? tree.withDescendants(Number(id)) : [])))],
+    areaIds: areas === undefined ? undefined : [...new Set(areas.split(',').flatMap((token) => { const area = tree.find(token); return area ? tree.withDescendants(area.id) : []; }))],
   };
 }
 

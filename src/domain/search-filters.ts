@@ -15,10 +15,10 @@ const Flag = (description: string) => Type.Boolean({ description });
 
 /** An `areas=` list as a query string writes it: the searches, the market and the change filters take it. */
 export const AREA_LIST = Type.String({
-  pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$',
-  maxLength: 400,
-  description: 'Comma-separated area ids from /v1/areas (at most 50). A listing matches when its area or any ancestor is listed.',
-});
+  pattern: '^[0-9A-Za-z-]{1,80}(,[0-9A-Za-z-]{1,80}){0,49}$',
+  maxLength: 2000,
+  description: 'Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed.',
+})
 
 /** Filters of every search. */
 export const COMMON_FILTERS = {

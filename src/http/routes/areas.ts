@@ -58,7 +58,7 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
         tags: ['areas'],
         querystring: AreasQuery,
         response: {
-          200: Type.Object({ data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') }, { description: 'The areas asked for, ordered by id, with the freshness of the area list and pagination.' }),
+          200: Type.Object({ data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') }, { description: 'The areas asked for, ordered by id (by match with `q`), with the freshness of the area list and pagination.' }),
           ...problemResponses(400, 401, 429),
         },
         security: [{ bearerAuth: [] }],
@@ -66,7 +66,14 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
     },
     async (request) => {
       const q = request.query;
-      const { areas, freshness } = await deps.mirror.areas({ level: q.level, borough: q.borough });
+      const listed = await deps.mirror.areas({ level: q.level, borough: q.borough });
+      const { freshness } = listed;
+      let { areas } = listed;
+      if (q.q !== undefined) {
+        // The name search's order (whole-name matches first), within the level and borough asked for.
+        const kept = new Set(areas.map((a) => a.id));
+        areas = (await deps.mirror.areaTree()).searchByName(q.q).filter((a) => kept.has(a.id));
+      }
       const page = q.page ?? 1;
       const perPage = q.perPage ?? 500;
       return {

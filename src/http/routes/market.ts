@@ -7,6 +7,7 @@ import { resolveAreas } from '../area-param.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 import { MarketFigures } from '../../wire/market.js';
+import { AREA_LIST } from '../../domain/search-filters.js';
 
 const DAY_MS = 86_400_000;
 
@@ -30,7 +31,7 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
         querystring: Type.Object(
           {
             kind,
-            areas: Type.Optional(Type.String({ pattern: '^[0-9]{1,7}(,[0-9]{1,7}){0,49}$', maxLength: 400, description: 'Area ids (with the areas below them); the whole city when absent.' })),
+            areas: Type.Optional(Type.String({ ...AREA_LIST, description: 'Areas by id or slug (with the areas below them); the whole city when absent.' })),
             bedrooms: Type.Optional(Type.String({ pattern: '^([0-9]|10)(,([0-9]|10)){0,10}$', description: 'Bedroom counts to include (0 a studio), comma-separated; all when absent.' })),
           },
           { additionalProperties: false },

@@ -10,6 +10,7 @@ import type { RecordedSaleSearch } from '../../store/city-records-repository.js'
 import { RecordedSaleSchema, RecordedSalesMonth, type RecordedSale } from '../../wire/recorded-sale.js';
 import { FeatureCollectionSchema, searchFormat, toFeatureCollection } from '../formats.js';
 import { geoFilters } from '../geo-params.js';
+import { areaIdsOf } from '../area-param.js';
 import { pageLinks } from '../links.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
@@ -51,9 +52,7 @@ export const RecordedSalesQuery = queryObject({
 /** `areas=` split into whole boroughs (every sale in them) and smaller areas with their descendants (positioned sales). */
 function areaFilter(areas: string | undefined, tree: AreaTree): Pick<RecordedSaleSearch, 'boroughIds' | 'areaIds'> {
   if (!areas) return {};
-  const ids = [...new Set(areas.split(',').map(Number))];
-  const unknown = ids.filter((id) => !tree.get(id));
-  if (unknown.length) throw invalidParams([{ name: 'areas', in: 'query', message: `unknown area id ${unknown.join(', ')} (see /v1/areas)` }]);
+  const ids = areaIdsOf(areas, tree);
   const boroughIds = ids.filter((id) => tree.boroughOf(id) === id);
   const areaIds = [...new Set(ids.filter((id) => tree.boroughOf(id) !== id).flatMap((id) => tree.withDescendants(id)))];
   return { boroughIds: boroughIds.length ? boroughIds : undefined, areaIds: areaIds.length ? areaIds : undefined };

@@ -86,6 +86,7 @@ export const RentalsQuery = queryObject(
 
 export const AreasQuery = queryObject(
   {
+    q: Type.String({ minLength: 1, maxLength: 80, description: 'Areas whose name, or a word of it, starts with this, ignoring case and accents (`williams` finds Williamsburg); whole-name matches first, then by name.' }),
     level: Type.Integer({ enum: [0, 1, 2], description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
     borough: Type.Integer({ enum: [100, 200, 300, 400, 500], description: 'Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island.' }),
     page: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page, 1-indexed; default 1.' }),
