@@ -198,6 +198,11 @@ const HEADERS: Record<string, unknown> = {
 };
 const RATE_LIMIT_HEADERS = ['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
+/** A request's URL as logged: a key given as `access_token` (the change stream, from a browser) is redacted. */
+export function redactedUrl(url: string): string {
+  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
+}
+
 /**
  * One log line a request, at a level that depends on the answer: debug for a quick success, info for a
  * client error or an answer slower than `slowMs` milliseconds, error for a server error. (Fastify's
@@ -215,7 +220,7 @@ class LeveledRequestLog extends LogController {
     const ms = reply.elapsedTime;
     const level = error || status >= 500 ? 'error' : status >= 400 || ms >= this.slowMs ? 'info' : 'debug';
     if (!(request.log as unknown as Logger).isLevelEnabled(level)) return;
-    const facts = { method: request.method, url: request.url, statusCode: status, ms: Math.round(ms * 10) / 10, ...(error ? { err: error } : {}) };
+    const facts = { method: request.method, url: redactedUrl(request.url), statusCode: status, ms: Math.round(ms * 10) / 10, ...(error ? { err: error } : {}) };
     request.log[level](facts, ms >= this.slowMs ? 'slow request answered' : 'request answered');
   }
 }
@@ -291,7 +296,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'changes', description: 'What changed in the market, as a feed.' },
         { name: 'meta', description: 'Index, health and usage.' },
       ],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'SERVICE_<uuid v4> API key.' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'SERVICE_<uuid v4> API key.' },
+          accessTokenQuery: { type: 'apiKey', in: 'query', name: 'access_token', description: 'The same key as the `access_token` query parameter (RFC 6750, section 2.3): GET /v1/changes/stream only, for EventSource.' },
+        },
+      },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

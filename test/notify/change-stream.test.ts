@@ -3,6 +3,9 @@ import { feedSince, get } from '../helpers/http.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
 import { openStream, type OpenStream } from '../helpers/sse.js';
 import { waitFor } from '../helpers/wait.js';
+import { EventSource } from 'eventsource';
+import { createLogger } from '../../src/app.js';
+import { CHANGE_TYPES } from '../../src/domain/change.js';
 
 // GET /v1/changes/stream over real HTTP on loopback, read by an independent SSE parser, against the
 // feed (GET /v1/changes) of the same mirror after a market day and a sync.
@@ -53,6 +56,43 @@ describe('the change stream', () => {
     expect(second.events.slice(expected.length - half).map((e) => e.id)).toEqual(live.map((e) => e.id));
     second.close();
     console.log(`stream: ${expected.length} backlog events over two connections (resumed after ${received.at(-1)!.id}), then ${live.length} live; ${second.comments.length} heartbeats`);
+  }, 120_000);
+
+  it("a browser's EventSource opens it with ?access_token= (RFC 6750, 2.3): the same events, no-store, the key in no log line, and nowhere else", async () => {
+    const lines: string[] = [];
+    const logger = createLogger('debug', { write: (line: string) => void lines.push(line) });
+    let now = Date.now();
+    const rt = await runtime({ CHANGES_STREAM_POLL_SECONDS: '0.05' }, { clock: () => new Date(now), manualMarketClock: true, logger });
+    const key = await rt.key('business');
+    const base = await rt.app.listen({ port: 0, host: '127.0.0.1' });
+    const start = await rt.changes.latestId();
+    rt.marketClock!.advance(DAY);
+    now += DAY;
+    await rt.syncer.syncScope('rental', 100);
+    const expected = await feedSince(rt.app, key, start);
+    expect(expected.length).toBeGreaterThan(5);
+
+    const source = new EventSource(`${base}/v1/changes/stream?since=${start}&access_token=${key}`);
+    const received: { id: string; type: string }[] = [];
+    for (const type of CHANGE_TYPES) source.addEventListener(type, (e) => received.push({ id: e.lastEventId, type }));
+    await waitFor(() => received.length >= expected.length, 'every event through EventSource');
+    source.close();
+    expect(received).toEqual(expected.map((e) => ({ id: e.id, type: e.type })));
+
+    const raw = await openStream(`${base}/v1/changes/stream?access_token=${key}`, {});
+    expect(raw.status).toBe(200);
+    expect(raw.headers['cache-control']).toBe('no-store');
+    raw.close();
+    expect((await get(rt.app, `/v1/changes/stream?access_token=${key.slice(0, -4)}0000`)).status).toBe(401);
+    const both = await rt.app.inject({ url: `/v1/changes/stream?access_token=${key}`, headers: { authorization: `Bearer ${key}` } });
+    expect(both.statusCode).toBe(400);
+    expect(both.json().errors[0].name).toBe('access_token');
+    // Only the stream takes the key in its URL: elsewhere it is an unknown parameter.
+    expect((await get(rt.app, `/v1/changes?since=0&access_token=${key}`)).status).toBe(401);
+    expect((await get(rt.app, `/v1/changes?since=0&access_token=${key}`, key)).status).toBe(400);
+    expect((await get(rt.app, `/v1/search/rentals?access_token=${key}`)).status).toBe(400);
+    await waitFor(() => lines.some((l) => l.includes('access_token=[redacted]')), 'a logged request with its token redacted');
+    expect(lines.join('\n')).not.toContain(key);
   }, 120_000);
 
   it('filters as the feed does (kind, areas, price, beds, types)', async () => {

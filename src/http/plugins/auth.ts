@@ -31,6 +31,11 @@ declare module 'fastify' {
     access?: Access;
     /** The lowest plan the route serves (a key of a lower plan gets 403 PLAN_REQUIRED). */
     minPlan?: Plan;
+    /**
+     * The key may come as the `access_token` query parameter (RFC 6750, section 2.3) instead of the header:
+     * only for a route a browser cannot send headers to (`EventSource`), whose answer is never stored.
+     */
+    queryToken?: boolean;
   }
 }
 
@@ -43,7 +48,7 @@ export function accessOf(request: FastifyRequest): Access {
 }
 
 /**
- * Resolves `Authorization: Bearer <key>` to a {@link Principal}, deciding from the matched route's
+ * Resolves `Authorization: Bearer <key>` (or, on a `queryToken` route, `?access_token=<key>`) to a {@link Principal}, deciding from the matched route's
  * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
  * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
  * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
@@ -56,7 +61,13 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const access = accessOf(request);
     if (access === 'public') return;
-    const header = request.headers.authorization;
+    const fromQuery = request.routeOptions.config?.queryToken ? (request.query as { access_token?: string }).access_token : undefined;
+    if (fromQuery !== undefined && request.headers.authorization !== undefined) {
+      throw new Problem('INVALID_PARAMS', 'Send the key in the Authorization header or as access_token, not both (RFC 6750, section 2).', {
+        errors: [{ name: 'access_token', in: 'query', message: 'must not come with an Authorization header' }],
+      });
+    }
+    const header = fromQuery !== undefined ? `Bearer ${fromQuery}` : request.headers.authorization;
     if (header === undefined) {
       if (access === 'anonymous') {
         request.principal = { plan: 'free', keyId: null, subject: `ip:${request.ip}` };

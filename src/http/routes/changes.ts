@@ -125,7 +125,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
   app.get(
     '/v1/changes/stream',
     {
-      config: { minPlan: streamPlan },
+      config: { minPlan: streamPlan, queryToken: true },
       schema: {
         operationId: 'streamChanges',
         summary: 'Changes to listings, live (Server-Sent Events)',
@@ -134,7 +134,8 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
           'the event as in GET /v1/changes. Resume with the `Last-Event-ID` header (browsers send it on reconnect) or `since`: no event is lost or repeated. ' +
           `A comment line (\`: heartbeat\`) comes every ${heartbeatSeconds} s (CHANGES_STREAM_HEARTBEAT_SECONDS) when nothing else does. Filters as on the feed. ` +
           `From the ${streamPlan} plan up (MIN_PLAN_CHANGES_STREAM); at most ${maxPerKey} open streams a key on one instance (CHANGES_STREAM_MAX_PER_KEY), ` +
-          'a further one is 429. Connecting counts as one request toward the limits. A cursor past retention is 410 CURSOR_EXPIRED.',
+          'a further one is 429. Connecting counts as one request toward the limits. A cursor past retention is 410 CURSOR_EXPIRED. ' +
+          'From a browser, `new EventSource(\'/v1/changes/stream?access_token=<key>\')`: the key may come as `access_token` on this endpoint only.',
         tags: ['changes'],
         querystring: ChangesStreamQuery,
         headers: Type.Object({
@@ -147,7 +148,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
           },
           ...problemResponses(400, 401, 403, 410, 429),
         },
-        security: [{ bearerAuth: [] }],
+        security: [{ bearerAuth: [] }, { accessTokenQuery: [] }],
       },
     },
     async (request, reply) => {

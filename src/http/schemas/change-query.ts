@@ -17,5 +17,14 @@ export const ChangesQuery = queryObject({
 export type ChangesQuery = Static<typeof ChangesQuery>;
 
 /** Query of GET /v1/changes/stream (`Last-Event-ID` takes precedence over `since`). */
-export const ChangesStreamQuery = queryObject({ ...CHANGE_FILTERS, since });
+export const ChangesStreamQuery = queryObject({
+  ...CHANGE_FILTERS,
+  since,
+  access_token: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,100}$',
+    description:
+      'The API key, for a browser\'s `EventSource`, which cannot send an Authorization header (RFC 6750, section 2.3); never both. ' +
+      'A URL is seen by more parties than a header (history, proxies): the service never logs it (redacted) and the stream is `Cache-Control: no-store`. Prefer a publishable key restricted to your origins.',
+  }),
+});
 export type ChangesStreamQuery = Static<typeof ChangesStreamQuery>;
