@@ -15,7 +15,8 @@ const USAGE = `usage: nyc-listings <command> [options]
   serve [--port N] [--host H] start the API (first sync on an empty database)
   sync [--watch] [--source all|listings|open-data]
                               sync every scope once and hydrate the details, then NYC Open Data (or keep syncing on their schedules)
-  keys issue --plan P [--label L] [--expires YYYY-MM-DD]   print a new key (alone, on stdout)
+  keys issue --plan P [--label L] [--expires YYYY-MM-DD] [--origins https://app.example,...]
+                              print a new key (alone, on stdout); with --origins, a publishable key for web pages
   keys list                   list keys (never the keys themselves)
   keys revoke <id>            revoke a key
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)
@@ -146,7 +147,7 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'keys': {
-      const [{ openStore }, { KeysRepository }, { issueKey, importKeys, listKeys }] = await Promise.all([
+      const [{ openStore }, { KeysRepository }, { issueKey, importKeys, listKeys, parseOrigins }] = await Promise.all([
         import('./store/database.js'),
         import('./store/keys-repository.js'),
         import('./keys/key-admin.js'),
@@ -156,9 +157,18 @@ async function main(argv: string[]): Promise<number> {
       try {
         const [sub, ...args] = rest;
         if (sub === 'issue') {
-          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' } });
+          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, origins: { type: 'string' } });
           if (!values.plan || !PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
-          process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null })}\n`);
+          let origins: string[] | null = null;
+          if (values.origins !== undefined) {
+            try {
+              origins = parseOrigins(values.origins);
+            } catch (error) {
+              throw new UsageError(`--origins: ${(error as Error).message}`);
+            }
+            if (!origins.length) throw new UsageError('--origins needs at least one origin');
+          }
+          process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins })}\n`);
         } else if (sub === 'list') {
           process.stdout.write(`${listKeys(await keys.list())}\n`);
         } else if (sub === 'revoke' && args[0]) {

@@ -11,8 +11,30 @@ function instant(value: string | null): string | null {
   return new Date(ms).toISOString();
 }
 
-/** Issues a key of `plan`; returns the plain key, which is not stored and cannot be shown again. */
-export async function issueKey(keys: KeysRepository, config: Config, input: { plan: Plan; label: string | null; expires: string | null }): Promise<string> {
+/**
+ * Web origins as a publishable key stores them: each `scheme://host[:port]`, lower case, no path.
+ * @throws Error naming a value that is not an http(s) origin.
+ */
+export function parseOrigins(text: string): string[] {
+  return [...new Set(text.split(',').map((o) => o.trim()).filter(Boolean).map((o) => {
+    let url: URL;
+    try {
+      url = new URL(o);
+    } catch {
+      throw new Error(`not an origin: ${o} (write https://host or http://host:port)`);
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin === 'null' || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+      throw new Error(`not an origin: ${o} (write https://host or http://host:port, no path)`);
+    }
+    return url.origin;
+  }))];
+}
+
+/**
+ * Issues a key of `plan`; returns the plain key, which is not stored and cannot be shown again. With
+ * `origins`, a publishable key: visible in a web page, accepted only from those origins.
+ */
+export async function issueKey(keys: KeysRepository, config: Config, input: { plan: Plan; label: string | null; expires: string | null; origins?: string[] | null }): Promise<string> {
   const key = newApiKey(config.apiKeyPrefix);
   await keys.insert({
     digest: keyDigest(key, config.apiKeyPepper),
@@ -21,16 +43,17 @@ export async function issueKey(keys: KeysRepository, config: Config, input: { pl
     label: input.label,
     expiresAt: instant(input.expires),
     createdAt: new Date().toISOString(),
+    origins: input.origins ?? null,
   });
   return key;
 }
 
-/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates. */
+/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, and a publishable key's origins. */
 export function listKeys(rows: ApiKeyRow[]): string {
   const lines = rows.map((r) =>
-    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : 'active', r.last_used_at ?? '-'].join('\t'),
+    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret'].join('\t'),
   );
-  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used', ...lines].join('\n');
+  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind', ...lines].join('\n');
 }
 
 /**

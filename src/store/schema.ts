@@ -118,6 +118,8 @@ export interface ApiKeysTable {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** A publishable key's web origins, comma-separated (`https://app.example,https://www.app.example`); null for a secret key. */
+  origins: string | null;
 }
 
 export interface QuotaUsageTable {

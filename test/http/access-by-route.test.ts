@@ -48,6 +48,7 @@ for (const plan of PLANS) keyOf.set(plan, await rt.key(plan));
 const revoked = await rt.key('business');
 await rt.keys.revoke((await rt.keys.list()).at(-1)!.id, new Date().toISOString());
 const UNKNOWN = 'SERVICE_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f';
+const PUBLISHABLE = await rt.key('business', { origins: ['https://app.example'] });
 
 describe('every route the router knows', () => {
   it('is in the OpenAPI document, or public and kept out of it on purpose (the document, its page and its assets)', () => {
@@ -79,7 +80,8 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
     expect({ optional, bearer }).toEqual({ public: { optional: false, bearer: false }, anonymous: { optional: true, bearer: true }, key: { optional: false, bearer: true } }[route.access]);
     expect(operation['x-min-plan']).toBe(route.minPlan);
     expect('401' in operation.responses).toBe(route.access !== 'public');
-    expect('403' in operation.responses).toBe(route.minPlan !== undefined);
+    // Every keyed route may refuse a publishable key from another origin; a public one never reads keys.
+    expect('403' in operation.responses).toBe(route.access !== 'public');
   });
 
   it(`no key: ${route.access === 'key' ? '401 MISSING_API_KEY' : 'an answer'}`, async () => {
@@ -108,6 +110,20 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
     const below = PLANS[PLANS.indexOf(lowest) - 1];
     it(`a ${below} key: 403 PLAN_REQUIRED`, async () => {
       expect(await call(url, keyOf.get(below))).toMatchObject({ status: 403, code: 'PLAN_REQUIRED' });
+    });
+  }
+
+  if (route.access !== 'public') {
+    it('a publishable key: 403 ORIGIN_NOT_ALLOWED from another origin, an answer from its own', async () => {
+      const abort = new AbortController();
+      const from = async (origin: string) => {
+        const res = await request(`${base}${url}`, { headers: { authorization: `Bearer ${PUBLISHABLE}`, origin }, signal: abort.signal });
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) abort.abort();
+        else await res.body.text();
+        return res.statusCode;
+      };
+      expect(await from('https://evil.example')).toBe(403);
+      expect(await from('https://app.example')).toBe(200);
     });
   }
 

@@ -139,6 +139,38 @@ describe('keys at rest and on the command line', () => {
   });
 });
 
+describe('publishable keys', () => {
+  it('are accepted only from the origins they list (Origin, else Referer), 403 ORIGIN_NOT_ALLOWED otherwise; secret keys as before', async () => {
+    const key = await rt.key('pro', { origins: ['https://app.example', 'http://localhost:5173'] });
+    const call = (headers: Record<string, string>, url = '/v1/areas?level=0') => rt.app.inject({ url, headers: { authorization: `Bearer ${key}`, ...headers } });
+    expect((await call({ origin: 'https://app.example' })).statusCode).toBe(200);
+    expect((await call({ origin: 'http://localhost:5173' })).statusCode).toBe(200);
+    expect((await call({ referer: 'https://app.example/map?x=1' })).statusCode).toBe(200);
+    for (const headers of [{}, { origin: 'https://evil.example' }, { origin: 'https://app.example.evil' }, { referer: 'https://evil.example/app.example' }, { origin: 'null' }]) {
+      const res = await call(headers);
+      expect(res.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ code: 'ORIGIN_NOT_ALLOWED', status: 403 });
+    }
+    // On an anonymous route a publishable key from elsewhere is refused too, never served as anonymous.
+    expect((await call({ origin: 'https://evil.example' }, '/v1/search/rentals?perPage=1')).statusCode).toBe(403);
+    const secret = await rt.key('pro');
+    expect((await rt.app.inject({ url: '/v1/areas?level=0', headers: { authorization: `Bearer ${secret}`, origin: 'https://evil.example' } })).statusCode).toBe(200);
+  });
+
+  it('`keys issue --origins` issues one, `keys list` shows its origins, and a bad origin is a usage error', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'keys-pub-')), 'k.db');
+    const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent' };
+    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://App.Example/, http://localhost:5173'], { cwd: ROOT, env });
+    expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
+    const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
+    expect(listed.stdout).toContain('publishable: https://app.example,http://localhost:5173');
+    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://app.example/path'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toMatch(/--origins: not an origin/);
+  });
+});
+
 describe('usage', () => {
   it('reports plan, limits, and this minute and month, and does not count itself', async () => {
     const key = await rt.key('starter');

@@ -42,6 +42,22 @@ declare module 'fastify' {
 const unauthorized = (code: 'MISSING_API_KEY' | 'INVALID_API_KEY' | 'EXPIRED_API_KEY', detail: string) =>
   new Problem(code, detail, { headers: { 'WWW-Authenticate': code === 'MISSING_API_KEY' ? 'Bearer' : 'Bearer error="invalid_token"' } });
 
+/**
+ * The web origin a request comes from: its `Origin` header, else the origin of its `Referer` (a browser sends no
+ * `Origin` on a same-origin GET, but a `Referer` unless told not to); null when it names neither.
+ */
+function originOf(request: FastifyRequest): string | null {
+  const origin = request.headers.origin;
+  if (origin && origin !== 'null') return origin.toLowerCase();
+  const referer = request.headers.referer;
+  if (!referer) return null;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return null;
+  }
+}
+
 /** The access rule of the route a request matched (a request no route matched is answered by the 404 handler). */
 export function accessOf(request: FastifyRequest): Access {
   return request.is404 ? 'public' : (request.routeOptions.config?.access ?? 'key');
@@ -52,7 +68,7 @@ export function accessOf(request: FastifyRequest): Access {
  * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
  * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
  * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
- * 401 EXPIRED_API_KEY. A guard before every handler refuses to run a non-public route without a principal.
+ * 401 EXPIRED_API_KEY; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED. A guard before every handler refuses to run a non-public route without a principal.
  */
 export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; resolver: KeyResolver; config: Config; clock: () => Date }): void {
   app.decorateRequest('principal', null);
@@ -84,6 +100,12 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
     if (!row || !digestsEqual(row.digest, digest) || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
+    if (row.origins) {
+      const from = originOf(request);
+      if (!from || !row.origins.split(',').includes(from)) {
+        throw new Problem('ORIGIN_NOT_ALLOWED', `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`);
+      }
+    }
     request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${digest}` };
     if (now.getTime() - (lastTouched.get(row.id) ?? 0) >= 60_000) {
       lastTouched.set(row.id, now.getTime());
