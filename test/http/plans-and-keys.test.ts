@@ -146,7 +146,7 @@ describe('publishable keys', () => {
     expect((await call({ origin: 'https://app.example' })).statusCode).toBe(200);
     expect((await call({ origin: 'http://localhost:5173' })).statusCode).toBe(200);
     expect((await call({ referer: 'https://app.example/map?x=1' })).statusCode).toBe(200);
-    for (const headers of [{}, { origin: 'https://evil.example' }, { origin: 'https://app.example.evil' }, { referer: 'https://evil.example/app.example' }, { origin: 'null' }]) {
+    for (const headers of [{}, { origin: 'https://evil.example' }, { origin: 'https://app.example.evil' }, { referer: 'https://evil.example/app.example' }, { origin: 'null' }] as Record<string, string>[]) {
       const res = await call(headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
