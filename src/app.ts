@@ -26,6 +26,7 @@ import { registerPropertyRoutes } from './http/routes/property.js';
 import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
 import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
+import { registerAgentRoutes } from './http/routes/agents.js';
 import type { CityRecords } from './read/city-records.js';
 import { RecordedSaleSchema } from './wire/recorded-sale.js';
 import { AreaSchema, BuildingSchema } from './wire/building.js';
@@ -335,6 +336,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerIndexRoutes(app, { version: SERVICE_VERSION });
+  registerAgentRoutes(app);
   registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, crawls: deps.crawls, nextRefreshAt: deps.nextRefreshAt });
   let document: unknown;
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));

@@ -31,6 +31,8 @@ const USAGE = `usage: nyc-listings <command> [options]
                               derived from the mirrored rows by a seeded rule (docs/data.md); replaces earlier ones
   coverage                    print, per kind and borough, the share of mirrored records (listings, buildings, recorded sales) holding each field
                               of the listing detail and the building (Markdown; read from DATABASE_URL)
+  mcp [--key K]               the MCP server on stdio, for an AI agent (tools are the API's reads, called with the key
+                              given or NYC_LISTINGS_API_KEY; without one, as an anonymous caller)
   upstream [--port N]         run the local upstream alone
   openapi                     print the OpenAPI document
   help, --help                this text
@@ -120,6 +122,25 @@ async function main(argv: string[]): Promise<number> {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      return -1;
+    }
+    case 'mcp': {
+      const { values } = flags(rest, { key: { type: 'string' } });
+      const key = values.key ?? process.env.NYC_LISTINGS_API_KEY;
+      // Stdout is the protocol's: every log line goes to stderr.
+      const logger = await cliLogger(config.logLevel);
+      const [{ startRuntime }, { createMcpServer }, { StdioServerTransport }] = await Promise.all([
+        import('./runtime.js'),
+        import('./mcp/server.js'),
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+      ]);
+      const runtime = await startRuntime(config, { logger, webhooks: false });
+      const server = createMcpServer(runtime.app, { authorization: key ? `Bearer ${key}` : undefined, remoteAddress: '127.0.0.1' });
+      const transport = new StdioServerTransport();
+      transport.onclose = () => void runtime.close().then(() => process.exit(0));
+      await server.connect(transport);
+      process.stdin.once('end', () => void runtime.close().then(() => process.exit(0)));
+      logger.info({ tools: 'see tools/list', key: key ? 'given' : 'none (anonymous)' }, 'MCP server on stdio');
       return -1;
     }
     case 'sync': {
@@ -287,7 +308,7 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'coverage', 'upstream', 'openapi'];
+const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'coverage', 'mcp', 'upstream', 'openapi'];
 
 /**
  * A webhook subscription's `--filter`, checked as GET /v1/changes checks its query (the same schema and

@@ -1,5 +1,6 @@
 import FindMyWay from 'find-my-way';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
 import type { Plan } from '../config.js';
 import type { Access } from './plugins/auth.js';
 
@@ -19,6 +20,12 @@ export interface KnownRoute {
   minPlan: Plan | undefined;
   /** Left out of the OpenAPI document (`schema.hide`). */
   hidden: boolean;
+  /** The route's own schema parts (TypeBox, so JSON Schema): what other interfaces (the MCP tools) derive from. */
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  params?: TSchema;
+  querystring?: TSchema;
 }
 
 /**
@@ -66,6 +73,7 @@ export class RouteIndex {
         access: route.config?.access ?? 'key',
         minPlan: route.config?.minPlan,
         hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide),
+        ...(route.schema as { operationId?: string; summary?: string; description?: string; params?: TSchema; querystring?: TSchema } | undefined),
       })),
     );
   }

@@ -271,6 +271,11 @@ describe('PostgreSQL answers as SQLite does', () => {
 describe('NYC Open Data on PostgreSQL', () => {
   it('recorded sales, their figures, sold comparables and buildings\' city facts answer as on SQLite, after the same sync', async () => {
     for (const rt of [onPg, onSqlite]) {
+      // A request to recorded sales before (the fuzzing above) found them never synced and started a sync of
+      // everything: let it end, and start both stores from none.
+      await rt.coordinator.idle();
+      await rt.store.db.deleteFrom('recorded_sales').execute();
+      await rt.store.db.deleteFrom('tax_lots').execute();
       // Manhattan's summer of 2023 and Brooklyn's autumn of 2016, with every Manhattan tax lot: quick to sync twice.
       const sales = await rt.soda!.rows(DATASETS.recordedSales);
       sales.splice(0, sales.length, ...sales.filter((r) => (r.borough === '1' && r.sale_date >= '2023-06' && r.sale_date < '2023-09') || (r.borough === '3' && r.sale_date >= '2016-10' && r.sale_date < '2016-12')));
