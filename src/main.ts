@@ -110,8 +110,11 @@ async function main(argv: string[]): Promise<number> {
       const building = Date.now();
       const ladders = runtime.mirror.searcher.priceLadders;
       await ladders.current();
-      const counted = { rentals: await ladders.activeOfKind('rental'), sales: await ladders.activeOfKind('sale'), ms: Date.now() - building };
-      logger.info(counted, `search totals ready: price ladders of ${counted.rentals} rentals and ${counted.sales} sales built in ${counted.ms} ms`);
+      const ms = Date.now() - building;
+      const [laddered, ladderedSales] = [await ladders.activeOfKind('rental'), await ladders.activeOfKind('sale')];
+      // The background hydration of a first start writes listings meanwhile: the ladders are then rebuilt as it goes.
+      if (laddered === undefined || ladderedSales === undefined) logger.info({ ms }, `search totals: price ladders built in ${ms} ms, rebuilt as the background hydration writes`);
+      else logger.info({ rentals: laddered, sales: ladderedSales, ms }, `search totals ready: price ladders of ${laddered} rentals and ${ladderedSales} sales built in ${ms} ms`);
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
       logger.info({ address, docs: `${address}/docs`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs): ${rentals} rentals, ${sales} sales`);

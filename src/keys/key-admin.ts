@@ -33,15 +33,18 @@ export function parseOrigins(text: string): string[] {
 /**
  * Issues a key of `plan`; returns the plain key, which is not stored and cannot be shown again. With
  * `origins`, a publishable key: visible in a web page, accepted only from those origins.
+ * @throws Error when `expires` is not a date or is already past.
  */
 export async function issueKey(keys: KeysRepository, config: Config, input: { plan: Plan; label: string | null; expires: string | null; origins?: string[] | null }): Promise<string> {
+  const expiresAt = instant(input.expires);
+  if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw new Error(`the expiry ${expiresAt} is in the past: a key issued so would never work`);
   const key = newApiKey(config.apiKeyPrefix);
   await keys.insert({
     digest: keyDigest(key, config.apiKeyPepper),
     hint: key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9),
     plan: input.plan,
     label: input.label,
-    expiresAt: instant(input.expires),
+    expiresAt,
     createdAt: new Date().toISOString(),
     origins: input.origins ?? null,
   });
@@ -51,7 +54,7 @@ export async function issueKey(keys: KeysRepository, config: Config, input: { pl
 /** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, and a publishable key's origins. */
 export function listKeys(rows: ApiKeyRow[]): string {
   const lines = rows.map((r) =>
-    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret'].join('\t'),
+    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret'].join('\t'),
   );
   return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind', ...lines].join('\n');
 }

@@ -61,7 +61,9 @@ describe('who may call what', () => {
   });
 
   it('an expired key is 401 EXPIRED_API_KEY', async () => {
-    const key = await rt.key('pro', { expires: '2020-01-01' });
+    // Issued to expire tomorrow, then the day passes (a key cannot be issued already expired).
+    const key = await rt.key('pro', { expires: new Date(Date.now() + 86_400_000).toISOString() });
+    await rt.store.db.updateTable('api_keys').set({ expires_at: '2020-01-01T00:00:00.000Z' }).where('id', '=', (await rt.keys.list()).at(-1)!.id).execute();
     await expectProblem(rt.app, '/v1/search/sales', 401, 'EXPIRED_API_KEY', key);
   });
 
@@ -165,6 +167,11 @@ describe('publishable keys', () => {
     expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
     const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
     expect(listed.stdout).toContain('publishable: https://app.example,http://localhost:5173');
+    const past = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--expires', '2020-01-01'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    expect((past as { code: number }).code).not.toBe(0);
+    expect((past as { stderr: string }).stderr).toMatch(/is in the past/);
+    // Nothing was issued: the one key is the publishable one above.
+    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env })).stdout.trim().split('\n')).toHaveLength(2);
     const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://app.example/path'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/--origins: not an origin/);

@@ -60,6 +60,26 @@ describe('the change feed', () => {
     expect(onlyRentalPrices.body.data.every((e: any) => e.type === 'listing.price_changed' && e.kind === 'rental')).toBe(true);
   }, 120_000);
 
+  it('since=latest starts a new consumer at the newest event; a cursor beyond it is a 400', async () => {
+    let now = Date.now();
+    const rt = await runtime({}, { clock: () => new Date(now), manualMarketClock: true });
+    const key = await rt.key('business');
+    const head = await rt.changes.latestId();
+    expect(head).toBeGreaterThan(1000);
+    const latest = await get(rt.app, '/v1/changes?since=latest', key);
+    expect(latest.body.data).toEqual([]);
+    expect(latest.body.meta.next).toBe(String(head));
+    rt.marketClock!.advance(24 * 3_600_000);
+    now += 24 * 3_600_000;
+    await rt.syncer.syncScope('rental', 100);
+    const next = await get(rt.app, `/v1/changes?since=${latest.body.meta.next}&perPage=500`, key);
+    expect(next.body.data.length).toBeGreaterThan(0);
+    expect(Number(next.body.data[0].id)).toBe(head + 1);
+    const beyond = await expectProblem(rt.app, `/v1/changes?since=${(await rt.changes.latestId()) + 1}`, 400, 'INVALID_PARAMS', key);
+    expect(beyond.errors[0]).toMatchObject({ name: 'since' });
+    await expectProblem(rt.app, '/v1/changes?since=999999999', 400, 'INVALID_PARAMS', key);
+  });
+
   it('a cursor older than the retention is 410 CURSOR_EXPIRED', async () => {
     let now = Date.now();
     const rt = await runtime({ CHANGES_RETENTION_DAYS: '1' }, { clock: () => new Date(now), manualMarketClock: true });

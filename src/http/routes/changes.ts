@@ -8,7 +8,7 @@ import type { ChangeTail } from '../../notify/change-tail.js';
 import type { ChangesRepository } from '../../store/changes-repository.js';
 import { resolveAreas } from '../area-param.js';
 import { principalOf } from '../plugins/auth.js';
-import { Problem } from '../problem.js';
+import { invalidParams, Problem } from '../problem.js';
 import { ChangesQuery, ChangesStreamQuery } from '../schemas/change-query.js';
 import { Nullable } from '../../wire/common.js';
 import { problemResponses } from '../schemas/common.js';
@@ -51,7 +51,11 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
   const retention = deps.config.changesRetentionDays;
   /** The cursor to start after; 410 when retention removed events after it. */
   const startAfter = async (since: string | undefined): Promise<number> => {
+    const head = await deps.changes.latestId();
+    if (since === 'latest') return head;
     const cursor = Number(since ?? '0');
+    // A cursor no event has reached yet is a mistake (a typo, another database's cursor): waiting on it would miss every event up to it.
+    if (cursor > head) throw invalidParams([{ name: 'since', in: 'query', message: `is beyond the newest event, ${head}; use since=latest to start from now` }]);
     if (cursor > 0 && cursor < (await deps.changes.prunedThrough())) {
       throw new Problem('CURSOR_EXPIRED', `Events after ${cursor} are past the ${retention}-day retention; start again with since=0.`);
     }

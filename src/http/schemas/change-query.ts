@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { CHANGE_FILTERS } from '../../domain/change.js';
 import { queryObject } from './search-query.js';
 
-const since = Type.String({ pattern: '^[0-9]{1,15}$', description: 'The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept.' });
+const since = Type.String({ pattern: '^([0-9]{1,15}|latest)$', description: 'The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept; `latest`: the newest event now (a new consumer starts there and reads only what comes next). A cursor beyond the newest event is a 400.' });
 
 /** A webhook subscription's filter (`webhooks add --filter 'kind=rental&areas=200'`). */
 export const ChangeFilterQuery = queryObject(CHANGE_FILTERS);
