@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
-import { problemResponses } from '../schemas/common.js';
+import { ComparablesMeta, problemResponses } from '../schemas/common.js';
 import { ListingDetail } from '../../wire/listing.js';
 import { fieldsParam, project, sparseFields } from '../sparse-fields.js';
 
@@ -68,13 +68,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
                   similarity: Type.Number({ description: '0-100, by the formula above.' }),
                 }),
               ),
-              meta: Type.Object({
-                dataAge: Type.String({ format: 'date-time' }),
-                source: Type.Enum(['cached', 'stale', 'refreshing']),
-                freshnessThreshold: Type.Integer(),
-                refreshTriggered: Type.Boolean(),
-                radius: Type.Union([Type.Integer(), Type.Null()], { description: 'The radius searched, metres; null when the listing\'s position is unknown.' }),
-              }),
+              meta: ComparablesMeta,
             },
             { description: 'The comparables, most similar first, with the freshness of the listing compared.' },
           ),

@@ -15,7 +15,7 @@ import { pageLinks } from '../links.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
-import { problemResponses } from '../schemas/common.js';
+import { ComparablesMeta, problemResponses } from '../schemas/common.js';
 import { commonFilters, queryObject } from '../schemas/search-query.js';
 import type { ListingRow } from '../../store/listing-rows.js';
 import { notFound } from '../problem.js';
@@ -207,13 +207,7 @@ export function registerRecordedSalesRoutes(
                   similarity: Type.Number({ description: '0-100, by the comparables\' formula.' }),
                 }),
               ),
-              meta: Type.Object({
-                dataAge: Type.String({ format: 'date-time' }),
-                source: Type.Enum(['cached', 'stale', 'refreshing']),
-                freshnessThreshold: Type.Integer(),
-                refreshTriggered: Type.Boolean(),
-                radius: Type.Union([Type.Integer(), Type.Null()], { description: "The radius searched, metres; null when the listing's position is unknown." }),
-              }),
+              meta: ComparablesMeta,
             },
             { description: 'The sold comparables, most similar first, with the freshness of the recorded sales.' },
           ),

@@ -82,5 +82,14 @@ export function problemResponses(...statuses: number[]): Record<number, { descri
   return out;
 }
 
+/** The meta of a comparables answer (listings or recorded sales): freshness and the radius searched. */
+export const ComparablesMeta = Type.Object({
+  dataAge: Type.String({ format: 'date-time' }),
+  source: Type.Enum(['cached', 'stale', 'refreshing']),
+  freshnessThreshold: Type.Integer(),
+  refreshTriggered: Type.Boolean(),
+  radius: Type.Union([Type.Integer(), Type.Null()], { description: "The radius searched, metres; null when the listing's position is unknown." }),
+});
+
 /** Schemas registered by id: the OpenAPI document's components. */
 export const SHARED_SCHEMAS = [Address, GeoPoint, SingleMeta, ListMeta, ProblemSchema];
