@@ -27,6 +27,8 @@ const REQUESTS: [string, string][] = [
   ['/v1/changes', '/v1/changes?since=0&perPage=2'],
   ['/v1/usage', '/v1/usage'],
   ['/v1/health', '/v1/health'],
+  ['/', '/'],
+  ['/v1', '/v1'],
 ];
 
 const cut = (body: any) => (Array.isArray(body?.data) ? { ...body, data: body.data.slice(0, 2) } : body);

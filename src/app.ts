@@ -142,6 +142,9 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     // Every keyed operation may refuse a publishable key used from another origin.
     const responses = item.get?.responses;
     if (responses?.['401'] && !responses['403']) responses['403'] = { ...responses['401'], description: 'ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list.' } as never;
+    // Any request whose head (request line and headers) outgrows Node's limit is refused before routing.
+    const problem = responses?.['500'];
+    if (responses && problem && !responses['431']) responses['431'] = { ...problem, description: 'HEADERS_TOO_LARGE: the request line and headers together are larger than the server takes (a very long query string counts).' } as never;
   }
   for (const [path, item] of Object.entries(document.paths)) {
     const limited = path.startsWith('/v1/') && path !== '/v1/health' && path !== '/v1/usage';

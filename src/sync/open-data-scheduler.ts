@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import type { ScopesRepository } from '../store/scopes-repository.js';
+import { IntervalScheduler } from './interval-scheduler.js';
 import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type OpenDataSyncer } from './open-data-syncer.js';
 
 /**
@@ -8,30 +9,12 @@ import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type OpenDataSynce
  * `intervalSeconds` from its datasets' oldest last success, through the refresh coordinator (one sync at
  * a time on every instance), unless SODA's breaker refuses calls. Checks once an hour at most.
  */
-export class OpenDataScheduler {
-  private timer: NodeJS.Timeout | null = null;
-
+export class OpenDataScheduler extends IntervalScheduler {
   constructor(
     private readonly deps: { syncer: OpenDataSyncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
-    readonly intervalSeconds: number,
-  ) {}
-
-  start(): void {
-    if (this.intervalSeconds <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.tick().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'open data tick failed')), Math.min(3_600_000, this.intervalSeconds * 1000));
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
-
-  /** When the open data scopes are next due (UTC ISO 8601), or null when the schedule is off. */
-  nextRefreshAt(lastSuccessAt: string | null): string | null {
-    if (this.intervalSeconds <= 0) return null;
-    const base = lastSuccessAt ? Date.parse(lastSuccessAt) : this.deps.clock().getTime();
-    return new Date(base + this.intervalSeconds * 1000).toISOString();
+    intervalSeconds: number,
+  ) {
+    super(intervalSeconds, 3600, deps.clock, deps.logger, 'open data');
   }
 
   /** Starts a sync when either dataset is due. */

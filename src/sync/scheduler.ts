@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
+import { IntervalScheduler } from './interval-scheduler.js';
 import { LISTING_SCOPES, type Syncer } from './syncer.js';
 
 /** Coordinator key of background hydration (one at a time, like a scope's refresh). */
@@ -12,32 +13,13 @@ export const HYDRATION_KEY = 'hydration';
  * hydrates up to `hydrationBudget` listings of the backlog each time. Checks once
  * a minute at most. `intervalSeconds = 0` never starts it.
  */
-export class SyncScheduler {
-  private timer: NodeJS.Timeout | null = null;
-
+export class SyncScheduler extends IntervalScheduler {
   constructor(
     private readonly deps: { syncer: Syncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
-    readonly intervalSeconds: number,
+    intervalSeconds: number,
     private readonly hydrationBudget = 2000,
-  ) {}
-
-  start(): void {
-    if (this.intervalSeconds <= 0 || this.timer) return;
-    const everyMs = Math.min(60_000, this.intervalSeconds * 1000);
-    this.timer = setInterval(() => void this.tick().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'scheduler tick failed')), everyMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
-
-  /** When the scope is next due (UTC ISO 8601), or null when the scheduler is off. */
-  nextRefreshAt(lastSuccessAt: string | null): string | null {
-    if (this.intervalSeconds <= 0) return null;
-    const base = lastSuccessAt ? Date.parse(lastSuccessAt) : this.deps.clock().getTime();
-    return new Date(base + this.intervalSeconds * 1000).toISOString();
+  ) {
+    super(intervalSeconds, 60, deps.clock, deps.logger, 'scheduler');
   }
 
   /** Starts a refresh of every scope that is due, unless the upstream's breaker refuses calls. */
