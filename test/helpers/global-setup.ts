@@ -21,6 +21,12 @@ export default async function setup(): Promise<void> {
   const build = promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
   rmSync(CACHE, { recursive: true, force: true });
   mkdirSync(CACHE, { recursive: true });
+  // Every temporary file of this run (database copies of about 200 MB, logs, key files), in the test workers
+  // and the processes they start, under the cache the next run wipes: a machine that runs the suite again and
+  // again keeps one run's leftovers, not all of them.
+  const tmp = join(CACHE, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  process.env.TMPDIR = tmp;
   const asOf = new Date();
   const inventory = buildInventory(SHARED_DATA, asOf);
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
