@@ -34,8 +34,8 @@ import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/
 import { CityRecordsRepository } from './store/city-records-repository.js';
 import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
-import { SodaClient } from './upstream/soda-client.js';
-import { DATASETS, startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
+import { DATASETS, SodaClient } from './upstream/soda-client.js';
+import { startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
 import { readPluto, readRollingSales } from './dataset/city-files.js';
 import { CityPolygons } from './dataset/city-polygons.js';
 import { CityRecords } from './read/city-records.js';

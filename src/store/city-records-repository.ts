@@ -36,24 +36,26 @@ export class CityRecordsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Inserts or replaces recorded sales by id, in one transaction. */
-  async putRecordedSales(rows: RecordedSaleRow[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < rows.length; i += CHUNK) {
-        const chunk = rows.slice(i, i + CHUNK);
-        await trx.insertInto('recorded_sales').values(chunk)
-          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(Object.keys(chunk[0]).filter((c) => c !== 'id').map((c) => [c, eb.ref(`excluded.${c}` as 'excluded.sale_price')]))))
-          .execute();
-      }
-    });
+  putRecordedSales(rows: RecordedSaleRow[]): Promise<void> {
+    return this.upsert('recorded_sales', 'id', rows);
   }
 
   /** Inserts or replaces tax lots by BBL, in one transaction. */
-  async putTaxLots(rows: TaxLotRow[]): Promise<void> {
+  putTaxLots(rows: TaxLotRow[]): Promise<void> {
+    return this.upsert('tax_lots', 'bbl', rows);
+  }
+
+  /** Inserts rows, replacing every other column of a row whose `key` is already stored, in chunks of one transaction. */
+  private async upsert(table: 'recorded_sales' | 'tax_lots', key: 'id' | 'bbl', rows: (RecordedSaleRow | TaxLotRow)[]): Promise<void> {
+    if (!rows.length) return;
+    const columns = Object.keys(rows[0]).filter((c) => c !== key);
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
-        const chunk = rows.slice(i, i + CHUNK);
-        await trx.insertInto('tax_lots').values(chunk)
-          .onConflict((oc) => oc.column('bbl').doUpdateSet((eb) => Object.fromEntries(Object.keys(chunk[0]).filter((c) => c !== 'bbl').map((c) => [c, eb.ref(`excluded.${c}` as 'excluded.address')]))))
+        // The two tables' row types differ: Kysely cannot type a statement generic over both.
+        await (trx as Kysely<any>)
+          .insertInto(table as string)
+          .values(rows.slice(i, i + CHUNK))
+          .onConflict((oc) => oc.column(key).doUpdateSet((eb) => Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)]))))
           .execute();
       }
     });

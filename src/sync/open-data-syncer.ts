@@ -4,8 +4,7 @@ import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { CityRecordsRepository } from '../store/city-records-repository.js';
 import type { ScopesRepository } from '../store/scopes-repository.js';
-import { DATASETS } from '../upstream/local-soda/server.js';
-import type { SodaClient } from '../upstream/soda-client.js';
+import { DATASETS, type SodaClient } from '../upstream/soda-client.js';
 import { SalePositioner } from './sale-positioner.js';
 
 /** Scope keys of NYC Open Data's datasets in `sync_scopes` (and `/v1/health`). */

@@ -15,6 +15,9 @@ import type { SodaRow } from '../domain/city-records.js';
 import type { CircuitState } from './client.js';
 import { UpstreamError } from './errors.js';
 
+/** Dataset ids of NYC Open Data the service reads (docs/open-data.md); the local stand-in serves the same ids. */
+export const DATASETS = { recordedSales: 'usep-8jbt', taxLots: '64uk-42ks' } as const;
+
 export interface SodaClientOptions {
   /** Base URL of the SODA site (`https://data.cityofnewyork.us`, or the local stand-in). */
   url: string;

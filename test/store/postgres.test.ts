@@ -20,7 +20,7 @@ import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 import { everyListing, waitForLadders } from '../helpers/ladders.js';
 import { waitFor } from '../helpers/wait.js';
-import { DATASETS } from '../../src/upstream/local-soda/server.js';
+import { DATASETS } from '../../src/upstream/soda-client.js';
 
 // The same service on the machine's real PostgreSQL (127.0.0.1:5432, database test), in a schema of
 // its own, must answer exactly as on the embedded SQLite.

@@ -3,9 +3,6 @@ import type { AddressInfo } from 'node:net';
 import type { SodaRow } from '../../domain/city-records.js';
 import { parseSoql, runSoql, SoqlError } from './soql.js';
 
-/** Dataset ids of NYC Open Data the service reads (docs/open-data.md). */
-export const DATASETS = { recordedSales: 'usep-8jbt', taxLots: '64uk-42ks' } as const;
-
 /** The local stand-in for NYC Open Data's SODA API, on loopback. */
 export interface LocalSoda {
   /** Base URL: datasets answer at `{url}/resource/<id>.json`. */
