@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.js';
+import { PLANS, type Config } from './config.js';
 import type { Mirror } from './read/mirror.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
@@ -27,6 +27,7 @@ import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
 import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
 import { registerAgentRoutes } from './http/routes/agents.js';
+import { registerExploreRoutes } from './http/routes/explore.js';
 import type { CityRecords } from './read/city-records.js';
 import { RecordedSaleSchema } from './wire/recorded-sale.js';
 import { AreaSchema, BuildingSchema } from './wire/building.js';
@@ -138,6 +139,8 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     const operation = document.paths[route.url.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase() as 'get'] as Record<string, unknown> | undefined;
     if (operation && route.minPlan) operation['x-min-plan'] = route.minPlan;
   }
+  // The plans from lowest to highest: what `x-min-plan` is compared against (the map explorer reads it).
+  (document as Record<string, unknown>)['x-plans'] = [...PLANS];
   for (const item of Object.values(document.paths)) {
     // Every keyed operation may refuse a publishable key used from another origin.
     const responses = item.get?.responses;
@@ -340,6 +343,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });
   registerIndexRoutes(app, { version: SERVICE_VERSION });
   registerAgentRoutes(app);
+  registerExploreRoutes(app);
   registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, crawls: deps.crawls, nextRefreshAt: deps.nextRefreshAt });
   let document: unknown;
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));

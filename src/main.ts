@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
       else logger.info({ rentals: laddered, sales: ladderedSales, ms }, `search totals ready: price ladders of ${laddered} rentals and ${ladderedSales} sales built in ${ms} ms`);
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
-      logger.info({ address, docs: `${address}/docs`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs): ${rentals} rentals, ${sales} sales`);
+      logger.info({ address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`);
       const stop = async () => {
         logger.info('shutting down');
         await runtime.close();
