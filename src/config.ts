@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { SETTINGS, type Setting, type SettingName } from './settings.js';
 import { SITE_HEADERS } from './upstream/site-headers.js';
 
@@ -169,6 +171,23 @@ function headers(env: NodeJS.ProcessEnv): Record<string, string> {
     throw new ConfigError('UPSTREAM_HEADERS must be a JSON object of header names to string values');
   }
   return Object.fromEntries(Object.entries(parsed as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+/**
+ * Reads a file of variables (`NAME=value` lines, Node's own `.env` parser) into `env` before the configuration is
+ * read: `ENV_FILE`, else `.env` in the working directory when there is one. Variables already set win. Every command
+ * calls it, so `serve`, `sync`, `keys`, `webhooks` and `seed` act on the same database. Returns the file read, or null.
+ * @throws ConfigError when `ENV_FILE` names a file that is not there.
+ */
+export function loadEnvFile(env: NodeJS.ProcessEnv = process.env): string | null {
+  const named = env.ENV_FILE;
+  const file = resolve(named || (SETTINGS.ENV_FILE.default as string));
+  if (!existsSync(file)) {
+    if (named) throw new ConfigError(`ENV_FILE names ${file}, which is not there`);
+    return null;
+  }
+  for (const [name, value] of Object.entries(parseEnv(readFileSync(file, 'utf8')))) if (env[name] === undefined) env[name] = value;
+  return file;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Logger } from 'pino';
-import { loadConfig, PLANS, type Plan } from './config.js';
+import { loadConfig, loadEnvFile, PLANS, type Config, type Plan } from './config.js';
 import type { SyncProgress } from './sync/syncer.js';
 import type { AreasRepository } from './store/areas-repository.js';
 import { SERVICE_VERSION } from './version.js';
@@ -15,8 +15,9 @@ const USAGE = `usage: nyc-listings <command> [options]
   serve [--port N] [--host H] start the API (first sync on an empty database)
   sync [--watch] [--source all|listings|open-data]
                               sync every scope once and hydrate the details, then NYC Open Data (or keep syncing on their schedules)
-  keys issue --plan P [--label L] [--expires YYYY-MM-DD] [--origins https://app.example,...]
-                              print a new key (alone, on stdout); with --origins, a publishable key for web pages
+  keys issue --plan P [--label L] [--expires YYYY-MM-DD] [--origins https://app.example,...] [--operations id,...]
+                              print a new key (alone, on stdout); with --origins, a publishable key for web pages;
+                              with --operations (operation ids of /v1/openapi.json), a key that may call only those
   keys list                   list keys (never the keys themselves)
   keys revoke <id>            revoke a key
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)
@@ -97,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command "${command}"`);
+  loadEnvFile();
   const config = loadConfig();
   switch (command) {
     case 'serve': {
@@ -181,7 +183,7 @@ async function main(argv: string[]): Promise<number> {
       try {
         const [sub, ...args] = rest;
         if (sub === 'issue') {
-          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, origins: { type: 'string' } });
+          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, origins: { type: 'string' }, operations: { type: 'string' } });
           if (!values.plan || !PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
           let origins: string[] | null = null;
           if (values.origins !== undefined) {
@@ -192,7 +194,14 @@ async function main(argv: string[]): Promise<number> {
             }
             if (!origins.length) throw new UsageError('--origins needs at least one origin');
           }
-          process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins })}\n`);
+          let operations: string[] | null = null;
+          if (values.operations !== undefined) {
+            operations = [...new Set(values.operations.split(',').map((o) => o.trim()).filter(Boolean))];
+            const known = Object.values((await apiDocument(config)).paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+            const unknown = operations.filter((o) => !known.includes(o));
+            if (!operations.length || unknown.length) throw new UsageError(`--operations takes operation ids of /v1/openapi.json${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}: ${known.join(', ')}`);
+          }
+          process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins, operations })}\n`);
         } else if (sub === 'list') {
           process.stdout.write(`${listKeys(await keys.list())}\n`);
         } else if (sub === 'revoke' && args[0]) {
@@ -300,15 +309,23 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'openapi': {
-      const logger = await cliLogger(config.logLevel);
-      const [{ startRuntime }, { openApiDocument }] = await Promise.all([import('./runtime.js'), import('./app.js')]);
-      const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false, webhooks: false });
-      process.stdout.write(`${JSON.stringify(openApiDocument(runtime.app), null, 2)}\n`);
-      await runtime.close();
+      process.stdout.write(`${JSON.stringify(await apiDocument(config), null, 2)}\n`);
       return 0;
     }
   }
   return 0;
+}
+
+/** The OpenAPI document, from the app built on an empty in-memory store (nothing synced, nothing listened on). */
+async function apiDocument(config: Config): Promise<{ paths: Record<string, Record<string, { operationId: string }>> }> {
+  const logger = await cliLogger(config.logLevel);
+  const [{ startRuntime }, { openApiDocument }] = await Promise.all([import('./runtime.js'), import('./app.js')]);
+  const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false, webhooks: false });
+  try {
+    return openApiDocument(runtime.app) as never;
+  } finally {
+    await runtime.close();
+  }
 }
 
 const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'coverage', 'mcp', 'upstream', 'openapi'];

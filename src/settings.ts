@@ -29,6 +29,7 @@ const planLimitSettings = Object.fromEntries(
  * that page's table (`npm run docs:config` writes it; a test fails when they differ). Durations in seconds.
  */
 export const SETTINGS = {
+  ENV_FILE: { default: '.env', meaning: 'a file of `NAME=value` lines every command reads at start, when it is there (variables already set win); `.env.example` lists them all' },
   HOST: { default: '127.0.0.1', meaning: 'the address the API listens on' },
   PORT: { default: 8080, meaning: 'the port the API listens on' },
   DATABASE_URL: {
@@ -110,6 +111,26 @@ export const SETTINGS = {
 
 /** The name of an environment variable the service reads. */
 export type SettingName = keyof typeof SETTINGS;
+
+/**
+ * The `.env.example` file: every setting, commented out at its default, under its meaning (`npm run docs:config`
+ * writes it; a test fails when it differs).
+ */
+export function envExample(): string {
+  const value = (s: Setting) => (s.default === null ? '' : Array.isArray(s.default) ? s.default.join(',') : String(s.default));
+  const lines = Object.entries(SETTINGS).flatMap(([name, s]: [string, Setting]) => [
+    `# ${s.meaning.replaceAll('`', '')}${s.shownDefault ? ` (default: ${s.shownDefault.replaceAll('`', '')})` : ''}`,
+    `#${name}=${value(s)}`,
+    '',
+  ]);
+  return [
+    '# nyc-listings configuration. Copy this file to .env and uncomment what you change: every command (serve, sync,',
+    '# keys, webhooks, seed) reads .env from its working directory (or the file ENV_FILE names); variables already set win.',
+    '# Durations in seconds, sizes in megabytes. Written by `npm run docs:config` from src/settings.ts (docs/configuration.md).',
+    '',
+    ...lines,
+  ].join('\n');
+}
 
 /** The Markdown table of every setting (docs/configuration.md holds it between its markers). */
 export function settingsTable(): string {

@@ -32,10 +32,15 @@ export function parseOrigins(text: string): string[] {
 
 /**
  * Issues a key of `plan`; returns the plain key, which is not stored and cannot be shown again. With
- * `origins`, a publishable key: visible in a web page, accepted only from those origins.
+ * `origins`, a publishable key: visible in a web page, accepted only from those origins. With `operations` (OpenAPI
+ * operation ids, checked by the caller), a key that may call only those.
  * @throws Error when `expires` is not a date or is already past.
  */
-export async function issueKey(keys: KeysRepository, config: Config, input: { plan: Plan; label: string | null; expires: string | null; origins?: string[] | null }): Promise<string> {
+export async function issueKey(
+  keys: KeysRepository,
+  config: Config,
+  input: { plan: Plan; label: string | null; expires: string | null; origins?: string[] | null; operations?: string[] | null },
+): Promise<string> {
   const expiresAt = instant(input.expires);
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw new Error(`the expiry ${expiresAt} is in the past: a key issued so would never work`);
   const key = newApiKey(config.apiKeyPrefix);
@@ -47,16 +52,17 @@ export async function issueKey(keys: KeysRepository, config: Config, input: { pl
     expiresAt,
     createdAt: new Date().toISOString(),
     origins: input.origins ?? null,
+    operations: input.operations ?? null,
   });
   return key;
 }
 
-/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, and a publishable key's origins. */
+/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, a publishable key's origins, the operations a key is limited to. */
 export function listKeys(rows: ApiKeyRow[]): string {
   const lines = rows.map((r) =>
-    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret'].join('\t'),
+    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret', r.operations ?? 'all'].join('\t'),
   );
-  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind', ...lines].join('\n');
+  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind\toperations', ...lines].join('\n');
 }
 
 /**

@@ -21,7 +21,7 @@ export class KeysRepository {
   }
 
   /** Stores a key's digest with its plan; returns the new key id. Instants are UTC ISO 8601. */
-  async insert(input: { digest: string; hint: string; plan: Plan; label: string | null; expiresAt: string | null; createdAt: string; origins?: string[] | null }): Promise<string> {
+  async insert(input: { digest: string; hint: string; plan: Plan; label: string | null; expiresAt: string | null; createdAt: string; origins?: string[] | null; operations?: string[] | null }): Promise<string> {
     const id = randomUUID();
     await this.db
       .insertInto('api_keys')
@@ -36,6 +36,7 @@ export class KeysRepository {
         revoked_at: null,
         last_used_at: null,
         origins: input.origins?.length ? input.origins.join(',') : null,
+        operations: input.operations?.length ? input.operations.join(',') : null,
       })
       .execute();
     this.changed();

@@ -120,6 +120,8 @@ export interface ApiKeysTable {
   last_used_at: string | null;
   /** A publishable key's web origins, comma-separated (`https://app.example,https://www.app.example`); null for a secret key. */
   origins: string | null;
+  /** The OpenAPI operation ids the key may call, comma-separated (`searchRentals,getProperty`); null for every one its plan allows. */
+  operations: string | null;
 }
 
 export interface QuotaUsageTable {

@@ -20,8 +20,8 @@ export function loadInventory(withoutRentHop = false): Inventory {
 
 export interface TestRuntime extends Runtime {
   inventory: Inventory;
-  /** Issues a key of `plan` in this runtime's store (with `origins`, a publishable key). */
-  key: (plan: Plan, options?: { expires?: string; label?: string; origins?: string[] }) => Promise<string>;
+  /** Issues a key of `plan` in this runtime's store (with `origins`, a publishable key; with `operations`, limited to those). */
+  key: (plan: Plan, options?: { expires?: string; label?: string; origins?: string[]; operations?: string[] }) => Promise<string>;
 }
 
 /**
@@ -49,7 +49,7 @@ export async function startTestRuntime(
   return {
     ...runtime,
     inventory,
-    key: (plan, o = {}) => issueKey(runtime.keys, config, { plan, label: o.label ?? null, expires: o.expires ?? null, origins: o.origins ?? null }),
+    key: (plan, o = {}) => issueKey(runtime.keys, config, { plan, label: o.label ?? null, expires: o.expires ?? null, origins: o.origins ?? null, operations: o.operations ?? null }),
   };
 }
 

@@ -178,6 +178,59 @@ describe('publishable keys', () => {
   });
 });
 
+describe('keys limited to some operations', () => {
+  it('call only the operations they list, decided by the matched route: 403 OPERATION_NOT_ALLOWED on the others', async () => {
+    const key = await rt.key('pro', { operations: ['searchRentals', 'getProperty'] });
+    const found = await get(rt.app, '/v1/search/rentals?perPage=1', key);
+    expect(found.status).toBe(200);
+    const id = found.body.data[0].id;
+    expect((await get(rt.app, `/v1/property/${id}`, key)).status).toBe(200);
+    // The same route however its URL is written; another route, though its path starts alike, is refused.
+    expect((await get(rt.app, `/v1/property/${id}?`, key)).status).toBe(200);
+    for (const url of ['/v1/search/sales?perPage=1', `/v1/property/${id}/comparables`, '/v1/usage', '/v1/market?kind=rental', '/v1/areas?level=0']) {
+      const res = await rt.app.inject({ url, headers: { authorization: `Bearer ${key}` } });
+      expect(res.statusCode, url).toBe(403);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json().code, url).toBe('OPERATION_NOT_ALLOWED');
+    }
+    // Public routes need no key, limited or not.
+    expect((await get(rt.app, '/v1/health', key)).status).toBe(200);
+  });
+
+  it('`keys issue --operations` takes the operation ids of the OpenAPI document, `keys list` shows them, an unknown one is a usage error', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'keys-ops-')), 'k.db');
+    const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent' };
+    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--origins', 'http://localhost:8080', '--operations', 'searchRentals,getProperty'], { cwd: ROOT, env });
+    expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
+    const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
+    expect(listed.stdout.trim().split('\n')[1].split('\t').at(-1)).toBe('searchRentals,getProperty');
+    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--operations', 'searchRentals,getEverything'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toMatch(/unknown: getEverything/);
+    expect((bad as { stderr: string }).stderr).toContain('searchSales');
+    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env })).stdout.trim().split('\n')).toHaveLength(2);
+  });
+});
+
+describe('one configuration for every command', () => {
+  it('`keys issue` and `keys list` run in a directory with a .env act on the database it names, whatever the command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keys-env-'));
+    writeFileSync(join(dir, '.env'), 'DATABASE_URL=./service.db\nLOG_LEVEL=silent\n');
+    const { DATABASE_URL: _unset, ...inherited } = process.env;
+    const env = { ...inherited, SHARED_DATA_DIR: SHARED_DATA };
+    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--label', 'from-dotenv'], { cwd: dir, env });
+    expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
+    // The database the .env names holds it (read here with the path given outright).
+    const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env: { ...env, DATABASE_URL: join(dir, 'service.db'), LOG_LEVEL: 'silent' } });
+    expect(listed.stdout).toContain('from-dotenv');
+    // A variable set in the environment wins over the file.
+    const elsewhere = join(dir, 'other.db');
+    await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--label', 'from-environment'], { cwd: dir, env: { ...env, DATABASE_URL: elsewhere } });
+    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: dir, env })).stdout).not.toContain('from-environment');
+    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: dir, env: { ...env, DATABASE_URL: elsewhere } })).stdout).toContain('from-environment');
+  });
+});
+
 describe('usage', () => {
   it('reports plan, limits, and this minute and month, and does not count itself', async () => {
     const key = await rt.key('starter');

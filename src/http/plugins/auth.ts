@@ -68,7 +68,8 @@ export function accessOf(request: FastifyRequest): Access {
  * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
  * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
  * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
- * 401 EXPIRED_API_KEY; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED. A guard before every handler refuses to run a non-public route without a principal.
+ * 401 EXPIRED_API_KEY; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED; a key limited to
+ * some operations, on another route: 403 OPERATION_NOT_ALLOWED. A guard before every handler refuses to run a non-public route without a principal.
  */
 export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; resolver: KeyResolver; config: Config; clock: () => Date }): void {
   app.decorateRequest('principal', null);
@@ -104,6 +105,13 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
       const from = originOf(request);
       if (!from || !row.origins.split(',').includes(from)) {
         throw new Problem('ORIGIN_NOT_ALLOWED', `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`);
+      }
+    }
+    if (row.operations) {
+      // The matched route's operation id, never the URL's text.
+      const operation = request.routeOptions.schema?.operationId;
+      if (!operation || !row.operations.split(',').includes(operation)) {
+        throw new Problem('OPERATION_NOT_ALLOWED', `This key may call only ${row.operations.split(',').join(', ')}${operation ? `, not ${operation}` : ''}.`);
       }
     }
     request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${digest}` };

@@ -110,8 +110,19 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
  * the documentation.
  */
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
+  /** A request no route matched: 405 with `Allow` when its path answers other methods, else 404. */
+  const unrouted = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = requestPath(request.url);
+    const allowed = routes.methodsFor(path);
+    if (allowed.length) {
+      return sendProblem(request, reply, new Problem('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')} only.`, { headers: { Allow: allowed.join(', ') } }));
+    }
+    return sendProblem(request, reply, notFound(`No route ${request.method} ${path}. The interface is described at /docs and /v1/openapi.json.`));
+  };
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof Problem) return sendProblem(request, reply, error);
+    // A body no route would read (empty or malformed JSON, a type nothing parses) is not the request's fault: its method or path is.
+    if (request.is404 && (error.statusCode === 400 || error.statusCode === 415)) return unrouted(request, reply);
     if (error.validation) return sendProblem(request, reply, invalidParams(paramErrors(error.validation as AjvError[], error.validationContext ?? 'query')));
     if (error instanceof UpstreamError) {
       request.log.info({ failure: error.failure, err: error.message }, 'upstream failure answered');
@@ -127,12 +138,5 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, new Problem('INTERNAL_ERROR', 'An unexpected error occurred.'));
   });
-  app.setNotFoundHandler((request, reply) => {
-    const path = requestPath(request.url);
-    const allowed = routes.methodsFor(path);
-    if (allowed.length) {
-      return sendProblem(request, reply, new Problem('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')} only.`, { headers: { Allow: allowed.join(', ') } }));
-    }
-    return sendProblem(request, reply, notFound(`No route ${request.method} ${path}. The interface is described at /docs and /v1/openapi.json.`));
-  });
+  app.setNotFoundHandler(unrouted);
 }

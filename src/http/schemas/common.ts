@@ -54,7 +54,7 @@ export const ProblemSchema = Type.Object(
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed.',
   401: 'MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`.',
-  403: 'PLAN_REQUIRED: the key\'s plan does not include this endpoint (see the endpoint\'s description).',
+  403: 'PLAN_REQUIRED: the key\'s plan does not include this endpoint (see the endpoint\'s description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.',
   404: 'NOT_FOUND: neither the mirror nor the upstream has it.',
   410: 'CURSOR_EXPIRED: the events after this cursor are past the retention and gone; start again from a newer cursor (`since=0` reads what is kept).',
   414: 'URI_TOO_LONG: a path parameter longer than 500 characters.',
