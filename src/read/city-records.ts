@@ -10,8 +10,7 @@ import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
 import type { Freshness } from '../freshness/policy.js';
 import type { CityRecordsRepository, RecordedSaleSearch } from '../store/city-records-repository.js';
-import type { ScopesRepository } from '../store/scopes-repository.js';
-import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, type OpenDataSyncer } from '../sync/open-data-syncer.js';
+import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Building } from '../wire/building.js';
 import type { RecordedSale, RecordedSalesMonth } from '../wire/recorded-sale.js';
 
@@ -19,7 +18,8 @@ export interface CityRecordsDeps {
   records: CityRecordsRepository;
   scopes: ScopesRepository;
   coordinator: RefreshCoordinator;
-  openData: Pick<OpenDataSyncer, 'syncAll' | 'canRefresh'>;
+  /** The open data sync: whether it may run now (its breaker), and a run of it (the scopes that failed). */
+  openData: { canRefresh(): boolean; syncAll(): Promise<string[]> };
   /** Looked up by a building's position; built on first use (the files take a moment to read). */
   polygons: () => CityPolygons;
   /** Seconds within which open data is `cached` (`OPEN_DATA_FRESHNESS_SECONDS`). */

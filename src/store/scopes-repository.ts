@@ -7,6 +7,13 @@ export function scopeKey(kind: 'sale' | 'rental', boroughId: number): string {
 }
 /** Scope key of the area list. */
 export const AREAS_SCOPE = 'areas';
+/** Scope keys of NYC Open Data's datasets in `sync_scopes` (and `/v1/health`). */
+export const RECORDED_SALES_SCOPE = 'recorded-sales';
+export const TAX_LOTS_SCOPE = 'tax-lots';
+/** Both, as `/v1/health` lists them. */
+export const OPEN_DATA_SCOPES: readonly string[] = [TAX_LOTS_SCOPE, RECORDED_SALES_SCOPE];
+/** Coordinator key of an open data sync (one at a time, on every instance). */
+export const OPEN_DATA_KEY = 'open-data';
 
 /** Sync state of one scope (`sale:100`, `rental:200`, `areas`, ...); instants are UTC ISO 8601. */
 export type ScopeState = SyncScopesTable;

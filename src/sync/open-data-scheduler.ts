@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import type { ScopesRepository } from '../store/scopes-repository.js';
 import { IntervalScheduler } from './interval-scheduler.js';
-import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type OpenDataSyncer } from './open-data-syncer.js';
+import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE } from '../store/scopes-repository.js';
+import type { OpenDataSyncer } from './open-data-syncer.js';
 
 /**
  * Runs the incremental sync of NYC Open Data on its own schedule, apart from the listings site's: every

@@ -3,17 +3,10 @@ import { recordedSaleFromSoda, taxLotFromSoda, type RecordedSaleRow, type SodaRo
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { CityRecordsRepository } from '../store/city-records-repository.js';
-import type { ScopesRepository } from '../store/scopes-repository.js';
+import { RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
 import { DATASETS, type SodaClient } from '../upstream/soda-client.js';
 import { SalePositioner } from './sale-positioner.js';
 
-/** Scope keys of NYC Open Data's datasets in `sync_scopes` (and `/v1/health`). */
-export const RECORDED_SALES_SCOPE = 'recorded-sales';
-export const TAX_LOTS_SCOPE = 'tax-lots';
-/** Both, as `/v1/health` lists them. */
-export const OPEN_DATA_SCOPES: readonly string[] = [TAX_LOTS_SCOPE, RECORDED_SALES_SCOPE];
-/** Coordinator key of an open data sync (one at a time, on every instance). */
-export const OPEN_DATA_KEY = 'open-data';
 
 export interface OpenDataSyncerDeps {
   client: SodaClient;

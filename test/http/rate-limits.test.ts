@@ -3,7 +3,10 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RedisRefreshLock } from '../../src/freshness/refresh-lock.js';
 import { importKeys } from '../../src/keys/key-admin.js';
 import { expectProblem, get } from '../helpers/http.js';
 import { TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';
@@ -204,6 +207,27 @@ function stop(child: ChildProcess): Promise<void> {
 }
 
 describe('refreshes across instances', () => {
+  it('a refresh lock asked for while Redis is still connecting waits for the connection, then holds across instances', async () => {
+    const name = prefix();
+    const clients = [0, 1].map(() => new Redis('redis://127.0.0.1:6379', { enableOfflineQueue: false, lazyConnect: true }));
+    try {
+      const [one, two] = clients.map((redis) => new RedisRefreshLock(redis, name, pino({ level: 'silent' })));
+      for (const redis of clients) void redis.connect();
+      expect(clients.map((redis) => redis.status)).not.toContain('ready');
+      const release = await one.acquire('rental:300');
+      expect(release).not.toBeNull();
+      expect(await clients[0].exists(`${name}refresh-lock:rental:300`)).toBe(1);
+      // Not a lock of this instance alone: the other is refused until it is released.
+      expect(await two.acquire('rental:300')).toBeNull();
+      await release!();
+      const again = await two.acquire('rental:300');
+      expect(again).not.toBeNull();
+      await again!();
+    } finally {
+      for (const redis of clients) redis.disconnect();
+    }
+  });
+
   it('two instances sharing Redis start one refresh of a stale scope between them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lock-'));
     const db = join(dir, 'mirror.db');

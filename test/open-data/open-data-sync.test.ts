@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SodaRow } from '../../src/domain/city-records.js';
 import { DATASETS } from '../../src/upstream/soda-client.js';
-import { RECORDED_SALES_SCOPE } from '../../src/sync/open-data-syncer.js';
+import { RECORDED_SALES_SCOPE } from '../../src/store/scopes-repository.js';
 import { get } from '../helpers/http.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
 
