@@ -67,10 +67,20 @@ async function searched(p: Page): Promise<string> {
 const matching = (status: string) => Number(/^([\d,]+) /.exec(status)![1].replaceAll(',', ''));
 
 describe('the map explorer', () => {
+  it('without a key asks for one, and calls nothing', async () => {
+    await page.goto(`${base}/explore`);
+    await page.waitForFunction(() => document.body.dataset.state === 'needs-key');
+    expect(await page.textContent('#status')).toMatch(/publishable key/);
+    expect(await page.textContent('.hint code')).toContain(`--origins ${base}`);
+    expect(apiCalls).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
   it('draws the city and the listings in view, pans, finds a 2-bedroom rental in Williamsburg under $3,500 and opens it with its comparables', async () => {
+    // The key given in the address of the page already open: it starts again with it, and the key leaves the
+    // address (it is kept in the browser); the city's outlines and the listings are drawn.
     await page.goto(`${base}/explore#key=${key}`);
-    // The key left the address (it is kept in the browser), and the city's outlines and the listings are drawn.
-    expect(page.url()).toBe(`${base}/explore`);
+    await page.waitForURL(`${base}/explore`);
     const first = await searched(page);
     const inView = await page.evaluate(() => {
       const { map } = (window as any).explorer;

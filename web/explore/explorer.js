@@ -130,9 +130,8 @@ function allows(path) {
   return !minimum || (state.plan !== null && plans.indexOf(state.plan) >= plans.indexOf(minimum));
 }
 
-/** The key's plan (GET /v1/usage), or null without a key or when the key is refused (the refusal is shown). */
+/** The key's plan (GET /v1/usage), or null when the key is refused (the refusal is shown). */
 async function readPlan() {
-  if (!state.key) return null;
   try {
     const { data } = await api('/v1/usage');
     $('#plan').textContent = `Plan: ${data.plan}, ${data.limits.maxPerPage} listings a page, ${data.limits.perMinute} requests a minute.`;
@@ -165,7 +164,7 @@ async function search(map) {
       el('button', { type: 'button', 'data-id': f.properties.id, onclick: () => openListing(f.properties.id) },
         `${dollars(f.properties.price)} · ${orDash(f.properties.bedroomCount)} bd · ${f.properties.areaName ?? ''} · ${f.properties.address?.street ?? 'address not given'}`))));
     document.body.dataset.state = 'ready';
-    if (state.key && !state.stream && allows('/v1/changes/stream')) openStream(map);
+    if (!state.stream && allows('/v1/changes/stream')) openStream(map);
   } catch (error) {
     if (number === state.searches) setStatus(error.message, true);
   }
@@ -177,17 +176,13 @@ async function openListing(id) {
   panel.hidden = false;
   panel.replaceChildren(el('p', {}, 'Loading…'));
   const close = el('button', { type: 'button', class: 'close', onclick: () => { panel.hidden = true; }, 'aria-label': 'Close' }, '×');
-  if (state.plan === null) {
-    panel.replaceChildren(close, el('p', {}, `Listing ${id}: its detail, comparables and market figures need a key (see the left panel).`));
-    return;
-  }
   try {
     const { data: listing } = await api(`/v1/property/${encodeURIComponent(id)}`);
     const [comparables, market] = await Promise.all([
       allows('/v1/property/{id}/comparables')
         ? api(`/v1/property/${encodeURIComponent(id)}/comparables?limit=5`).catch((error) => error)
         : new ApiError(403, { detail: `Comparables need the ${state.spec.paths['/v1/property/{id}/comparables'].get['x-min-plan']} plan or above.` }),
-      listing.areaId === null || !state.key ? null : api(`/v1/market?kind=${KINDS[state.kind]}&areas=${listing.areaId}`).catch((error) => error),
+      listing.areaId === null ? null : api(`/v1/market?kind=${KINDS[state.kind]}&areas=${listing.areaId}`).catch((error) => error),
     ]);
     const facts = [
       ['Price', `${dollars(listing.price)}${state.kind === 'rentals' ? ' a month' : ''}`],
@@ -213,7 +208,7 @@ async function openListing(id) {
           el('td', {}, el('button', { type: 'button', onclick: () => openListing(c.listing.id) }, dollars(c.listing.price))),
           el('td', {}, `${orDash(c.listing.bedroomCount)} bd`), el('td', {}, `${c.distance} m`), el('td', {}, `${Math.round(c.similarity)} %`)))),
       el('h3', {}, `Market: ${listing.areaName ?? 'area'}`),
-      market === null ? el('p', {}, state.key ? 'No area known.' : 'Market figures need a key.')
+      market === null ? el('p', {}, 'No area known.')
         : market instanceof ApiError ? el('p', { class: 'error' }, market.message)
           : el('table', { id: 'market' },
             el('tr', {}, el('th', {}, 'Active'), el('td', {}, market.data.activeCount.toLocaleString('en-US'))),
@@ -306,14 +301,35 @@ async function suggestAreas(text) {
 }
 
 async function main() {
+  // A key given in the fragment of a page already open (a same-document navigation): start again with it.
+  window.addEventListener('hashchange', () => {
+    if (new URLSearchParams(location.hash.slice(1)).has('key')) location.reload();
+  });
   state.key = readKey();
   $('#own-origin').textContent = location.origin;
-  if (state.key) $('#key').value = state.key;
+  $('#key-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const key = $('#key').value.trim();
+    if (key) localStorage.setItem(KEY_STORAGE, key);
+    else localStorage.removeItem(KEY_STORAGE);
+    location.reload();
+  });
+  // The city's outlines, a listing's detail and the stream all need a key: without one the page only asks for it.
+  if (!state.key) {
+    setStatus('The explorer calls the API with a publishable key: issue one as shown above and give it here.');
+    document.body.dataset.state = 'needs-key';
+    return;
+  }
+  $('#key').value = state.key;
+  state.spec = await api('/v1/openapi.json');
+  state.plan = await readPlan();
+  if (state.plan === null) {
+    document.body.dataset.state = 'needs-key';
+    return;
+  }
   const query = new URLSearchParams(location.search);
   if (query.get('kind') in KINDS) state.kind = query.get('kind');
   $('#kind').value = state.kind;
-  state.spec = await api('/v1/openapi.json');
-  state.plan = await readPlan();
   drawPanel(query);
 
   const map = new maplibregl.Map({
@@ -348,18 +364,6 @@ async function main() {
   });
   $('#filters').addEventListener('input', (event) => {
     if (event.target.name === 'areas') void suggestAreas(event.target.value);
-  });
-  $('#key-form').addEventListener('submit', (event) => {
-    event.preventDefault();
-    state.key = $('#key').value.trim() || null;
-    if (state.key) localStorage.setItem(KEY_STORAGE, state.key);
-    else localStorage.removeItem(KEY_STORAGE);
-    state.stream?.close();
-    state.stream = null;
-    void readPlan().then((plan) => {
-      state.plan = plan;
-      searchSoon();
-    });
   });
   fitToAreas(map, areas, query.get('areas'));
   searchSoon();
