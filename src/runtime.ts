@@ -218,6 +218,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       openData,
       polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
       freshnessSeconds: config.openData.freshnessSeconds,
+      readCacheSeconds: config.readCacheSeconds,
       clock,
     });
     const app = await buildApp({

@@ -10,7 +10,8 @@ import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
 import type { Freshness } from '../freshness/policy.js';
 import type { CityRecordsRepository, RecordedSaleSearch } from '../store/city-records-repository.js';
-import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
+import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, RECORDED_SALES_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
+import { VersionedMemo } from '../store/versioned-memo.js';
 import type { Building } from '../wire/building.js';
 import type { RecordedSale, RecordedSalesMonth } from '../wire/recorded-sale.js';
 
@@ -24,6 +25,8 @@ export interface CityRecordsDeps {
   polygons: () => CityPolygons;
   /** Seconds within which open data is `cached` (`OPEN_DATA_FRESHNESS_SECONDS`). */
   freshnessSeconds: number;
+  /** Longest a scope's sync state is kept in memory (`READ_CACHE_SECONDS`, as the listings' reads keep theirs). */
+  readCacheSeconds: number;
   clock: () => Date;
 }
 
@@ -95,11 +98,18 @@ export async function withCityFacts(records: CityRecordsRepository, polygons: ()
  * sync of the open data started, as for listings.
  */
 export class CityRecords {
-  constructor(private readonly deps: CityRecordsDeps) {}
+  /** The open data scopes' last successful syncs, read again after a sync here and at least every `readCacheSeconds`. */
+  private readonly lastSuccess: VersionedMemo<Map<string, string | null>>;
+
+  constructor(private readonly deps: CityRecordsDeps) {
+    this.lastSuccess = new VersionedMemo(deps.readCacheSeconds, () => deps.scopes.version, async () =>
+      new Map((await deps.scopes.all()).filter((s) => OPEN_DATA_SCOPES.includes(s.scope)).map((s) => [s.scope, s.last_success_at])),
+    );
+  }
 
   /** Freshness of one open data scope (its last successful sync), starting a sync when stale. */
   private async freshness(scope: string): Promise<Freshness> {
-    const at = (await this.deps.scopes.get(scope))?.last_success_at;
+    const at = (await this.lastSuccess.get()).get(scope);
     return judgeFreshness(this.deps.coordinator, this.deps.clock(), OPEN_DATA_KEY, at ? new Date(at) : NEVER, this.deps.freshnessSeconds, () => this.deps.openData.canRefresh(), () => this.deps.openData.syncAll());
   }
 
