@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Several processes behind HAProxy, under load: its own run (vitest.cluster.config.ts, npm run test:cluster).
+    exclude: ['test/cluster/**', '**/node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import pino, { type Logger } from 'pino';
 import { PLANS, type Config } from './config.js';
 import type { Mirror } from './read/mirror.js';
+import { FIRST_SYNC_PENDING, registerFirstSyncGate } from './http/plugins/first-sync.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { registerRateLimits } from './http/plugins/rate-limits.js';
@@ -67,6 +68,8 @@ export interface AppDeps {
   crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
+  /** An API-only instance (`serve --api-only`): 503 UNAVAILABLE on every non-public route until the mirror holds a listing. */
+  apiOnly?: boolean;
   clock: () => Date;
   /** Logger for requests and the app's own messages (create it with {@link createLogger}). */
   logger: Logger;
@@ -139,6 +142,11 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
   for (const route of app.routeIndex.routes()) {
     const operation = document.paths[route.url.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase() as 'get'] as Record<string, unknown> | undefined;
     if (operation && route.minPlan) operation['x-min-plan'] = route.minPlan;
+    // An API-only instance refuses every non-public route until the worker's first sync (http/plugins/first-sync.ts).
+    const responses = operation?.responses as Record<string, { description: string }> | undefined;
+    if (responses?.['500'] && route.access !== 'public') {
+      responses['503'] = responses['503'] ? { ...responses['503'], description: `${responses['503'].description} ${FIRST_SYNC_PENDING}` } : { ...responses['500'], description: FIRST_SYNC_PENDING };
+    }
   }
   // The plans from lowest to highest: what `x-min-plan` is compared against (the map explorer reads it).
   (document as Record<string, unknown>)['x-plans'] = [...PLANS];
@@ -328,6 +336,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerErrorHandling(app, routes);
+  if (deps.apiOnly) registerFirstSyncGate(app, { hasData: () => deps.listings.hasActive(), retryAfterSeconds: 10 });
   registerAuth(app, { keys: deps.keys, resolver: deps.keyResolver, config: deps.config, clock: deps.clock });
   registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
   // After auth and rate limits (a reused answer is counted and limited like any other).

@@ -12,9 +12,13 @@ import { SERVICE_VERSION } from './version.js';
 // the key and webhook commands load only the store.
 
 const USAGE = `usage: nyc-listings <command> [options]
-  serve [--port N] [--host H] start the API (first sync on an empty database)
+  serve [--port N] [--host H] [--api-only]
+                              start the API (first sync on an empty database); with --api-only, one of several
+                              instances serving what the worker (sync --watch) keeps: no sync, schedule or webhooks
+                              of its own, 503 until the worker's first sync (docs/operations.md)
   sync [--watch] [--source all|listings|open-data]
-                              sync every scope once and hydrate the details, then NYC Open Data (or keep syncing on their schedules)
+                              sync every scope once and hydrate the details, then NYC Open Data; with --watch, the
+                              worker: keeps syncing on their schedules, records market history, delivers webhooks
   keys issue --plan P [--label L] [--expires YYYY-MM-DD] [--origins https://app.example,...] [--operations id,...]
                               print a new key (alone, on stdout); with --origins, a publishable key for web pages;
                               with --operations (operation ids of /v1/openapi.json), a key that may call only those
@@ -34,7 +38,9 @@ const USAGE = `usage: nyc-listings <command> [options]
                               of the listing detail and the building (Markdown; read from DATABASE_URL)
   mcp [--key K]               the MCP server on stdio, for an AI agent (tools are the API's reads, called with the key
                               given or NYC_LISTINGS_API_KEY; without one, as an anonymous caller)
-  upstream [--port N]         run the local upstream alone
+  upstream [--port N] [--admin-port N] [--open-data-port N]
+                              run the local stand-ins alone: the listings site (8090) and NYC Open Data (8091), for
+                              UPSTREAM_URL and OPEN_DATA_URL of instances that share them
   openapi                     print the OpenAPI document
   help, --help                this text
   --version                   the version
@@ -54,9 +60,9 @@ function flags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 }
 
 /** A port number 1-65535, or a {@link UsageError}. */
-function port(value: string): number {
+function port(value: string, flag = '--port'): number {
   const n = Number(value);
-  if (!/^[0-9]{1,5}$/.test(value) || n < 1 || n > 65535) throw new UsageError(`--port must be a whole number from 1 to 65535, got "${value}"`);
+  if (!/^[0-9]{1,5}$/.test(value) || n < 1 || n > 65535) throw new UsageError(`${flag} must be a whole number from 1 to 65535, got "${value}"`);
   return n;
 }
 
@@ -102,11 +108,15 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case 'serve': {
-      const { values } = flags(rest, { port: { type: 'string' }, host: { type: 'string' } });
+      const { values } = flags(rest, { port: { type: 'string' }, host: { type: 'string' }, 'api-only': { type: 'boolean', default: false } });
       const listen = { port: values.port === undefined ? config.port : port(values.port), host: values.host ?? config.host };
+      const apiOnly = values['api-only'];
+      if (apiOnly && (!config.upstreamUrl || !config.openData.url)) {
+        throw new UsageError('serve --api-only starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (nyc-listings upstream runs local ones; docs/operations.md)');
+      }
       const logger = await cliLogger(config.logLevel);
       const { startRuntime } = await import('./runtime.js');
-      const runtime = await startRuntime(config, { logger });
+      const runtime = await startRuntime(config, { logger, apiOnly });
       // Search totals counted in memory from the first request: built later, under load, a rebuild
       // competes with the searches that count in the store meanwhile.
       const building = Date.now();
@@ -119,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
       else logger.info({ rentals: laddered, sales: ladderedSales, ms }, `search totals ready: price ladders of ${laddered} rentals and ${ladderedSales} sales built in ${ms} ms`);
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
-      logger.info({ address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales }, `nyc-listings listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`);
+      logger.info({ address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales, role: apiOnly ? 'api' : 'all' }, `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`);
       const stop = async () => {
         logger.info('shutting down');
         await runtime.close();
@@ -279,22 +289,33 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'upstream': {
-      const { values } = flags(rest, { port: { type: 'string', default: '8090' } });
+      const { values } = flags(rest, { port: { type: 'string', default: '8090' }, 'admin-port': { type: 'string' }, 'open-data-port': { type: 'string', default: '8091' } });
+      const ports = {
+        upstream: port(values.port!),
+        admin: values['admin-port'] === undefined ? config.localUpstreamAdminPort : port(values['admin-port'], '--admin-port'),
+        openData: port(values['open-data-port']!, '--open-data-port'),
+      };
       const logger = await cliLogger(config.logLevel);
-      const [{ buildInventory }, { LocalMarket }, { MarketClock }, { parseFaults, startLocalUpstream }] = await Promise.all([
+      const [{ buildInventory }, { LocalMarket }, { MarketClock }, { parseFaults, startLocalUpstream }, { startLocalSoda }, { cityDatasets }] = await Promise.all([
         import('./dataset/build-inventory.js'),
         import('./upstream/local/market.js'),
         import('./upstream/local/market-clock.js'),
         import('./upstream/local/server.js'),
+        import('./upstream/local-soda/server.js'),
+        import('./upstream/local-soda/city-datasets.js'),
       ]);
       const market = new LocalMarket(buildInventory(config.sharedDataDir));
       const clock = config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: new Date(), realTime: true }) : null;
       const upstream = await startLocalUpstream(market, {
-        port: port(values.port!),
+        port: ports.upstream,
+        adminPort: ports.admin,
         faults: parseFaults(config.localUpstreamFaults),
+        behaviour: { resultCap: config.localUpstreamResultCap },
         beforeRequest: clock ? () => clock.catchUp() : undefined,
+        advanceMarket: clock ? (hours) => clock.advance(hours * 3_600_000) : undefined,
       });
-      logger.info({ url: upstream.url, admin: upstream.adminUrl }, 'local upstream listening');
+      const soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { port: ports.openData });
+      logger.info({ url: upstream.url, admin: upstream.adminUrl, openData: soda.url }, `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data stand-in on ${soda.url}`);
       return -1;
     }
     case 'coverage': {

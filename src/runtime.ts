@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -34,9 +33,9 @@ import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/
 import { CityRecordsRepository } from './store/city-records-repository.js';
 import { OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
-import { DATASETS, SodaClient } from './upstream/soda-client.js';
+import { SodaClient } from './upstream/soda-client.js';
 import { startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
-import { readPluto, readRollingSales } from './dataset/city-files.js';
+import { cityDatasets } from './upstream/local-soda/city-datasets.js';
 import { CityPolygons } from './dataset/city-polygons.js';
 import { CityRecords } from './read/city-records.js';
 
@@ -89,6 +88,14 @@ export interface RuntimeOptions {
   webhooks?: boolean;
   /** Keep the text of every query the local upstream answers in `upstream.queries` (tests; default off). */
   recordUpstreamQueries?: boolean;
+  /**
+   * An API-only instance (`serve --api-only`): it serves the mirror a worker (`sync --watch`) keeps. No first
+   * sync, no hydration, no schedules, no webhook deliveries; refreshes a request starts go to `UPSTREAM_URL`
+   * and `OPEN_DATA_URL`, which must be set (no local stand-in is started), under the shared Redis lock; every
+   * non-public route answers 503 UNAVAILABLE until the mirror holds a listing.
+   * @throws Error when `UPSTREAM_URL` or `OPEN_DATA_URL` is unset.
+   */
+  apiOnly?: boolean;
 }
 
 /**
@@ -99,6 +106,12 @@ export interface RuntimeOptions {
  * @throws Error when the store cannot be opened or migrated, or the local upstream cannot start.
  */
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  if (options.apiOnly) {
+    if (!config.upstreamUrl || !config.openData.url) {
+      throw new Error('an API-only instance starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)');
+    }
+    options = { ...options, initialSync: false, initialOpenDataSync: false, scheduler: false, webhooks: false };
+  }
   const clock = options.clock ?? (() => new Date());
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config.databaseUrl, { readThread: config.sqliteReadThread });
@@ -138,12 +151,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger,
     });
     if (!config.openData.url) {
-      // The city's files are read when the stand-in is first asked for them: most starts never ask.
-      const cacheDir = resolve('.cache', 'open-data');
-      soda = await startLocalSoda({
-        [DATASETS.recordedSales]: () => readRollingSales(config.sharedDataDir, cacheDir),
-        [DATASETS.taxLots]: async () => readPluto(config.sharedDataDir),
-      });
+      soda = await startLocalSoda(cityDatasets(config.sharedDataDir));
     }
     const sodaClient = new SodaClient({
       url: config.openData.url ?? soda!.url,
@@ -237,6 +245,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       crawls: syncer,
       // NYC Open Data's scopes run on their own schedule.
       nextRefreshAt: (scope, lastSuccessAt) => (OPEN_DATA_SCOPES.includes(scope) ? openDataScheduler : scheduler).nextRefreshAt(lastSuccessAt),
+      apiOnly: options.apiOnly,
       clock,
       logger,
     });

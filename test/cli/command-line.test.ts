@@ -45,6 +45,8 @@ describe('the command line', () => {
       [['serve', '--port', '0'], '--port must be a whole number from 1 to 65535'],
       [['serve', '--port', 'abc'], 'got "abc"'],
       [['keys', 'frob'], 'unknown keys command "frob"'],
+      [['serve', '--api-only'], 'serve --api-only starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL'],
+      [['upstream', '--open-data-port', '70000'], '--open-data-port must be a whole number from 1 to 65535, got "70000"'],
     ] as const) {
       const res = await cli(...args);
       expect(res.code, args.join(' ')).toBe(2);

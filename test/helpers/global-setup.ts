@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { buildInventory } from '../../src/dataset/build-inventory.js';
-import { SHARED_DATA_FILES } from '../../src/dataset/shared-data.js';
-import { CITY_FILES } from '../../src/dataset/city-files.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
+import { writeSharedDataWithoutRentHop } from './shared-data.js';
 import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DATA, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
 
 /**
@@ -32,7 +31,7 @@ export default async function setup(): Promise<void> {
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
   // Only the whole city's template holds NYC Open Data's records (the tests of mechanics do not read them).
   await syncTemplate(TEMPLATE_DB, inventory, true);
-  writeSharedDataWithoutRentHop();
+  writeSharedDataWithoutRentHop(SHARED_DATA_WITHOUT_RENTHOP);
   const withoutRentHop = buildInventory(SHARED_DATA_WITHOUT_RENTHOP, asOf);
   writeFileSync(INVENTORY_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
   await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop, false);
@@ -49,21 +48,4 @@ async function syncTemplate(file: string, inventory: Inventory, openData: boolea
   // The template is fully hydrated: wait for the background hydration (and open data sync) the first sync started.
   await runtime.coordinator.idle();
   await runtime.close();
-}
-
-/**
- * The shared data folder with no RentHop rentals (SHARED_DATA_WITHOUT_RENTHOP): the RentHop file's header
- * alone, every other file a link to the real one. Its inventory is the StreetEasy rentals and every sale,
- * about 9,600 listings, for the tests of mechanics (freshness, limits, webhooks, crashes, PostgreSQL, the
- * command line's syncs) that sync again and again and look at no figure of the whole city. The listings and
- * buildings it holds are those of the whole city's inventory less its RentHop rentals: no rule of the data
- * set looks at one source's rows when it reads another's.
- */
-function writeSharedDataWithoutRentHop(): void {
-  for (const [name, file] of Object.entries({ ...SHARED_DATA_FILES, ...CITY_FILES })) {
-    const target = join(SHARED_DATA_WITHOUT_RENTHOP, file);
-    mkdirSync(dirname(target), { recursive: true });
-    if (name === 'rentHopRentals') writeFileSync(target, `${readFileSync(join(SHARED_DATA, file), 'utf8').split('\n')[0]}\n`);
-    else symlinkSync(join(SHARED_DATA, file), target);
-  }
 }

@@ -1103,6 +1103,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     searchRentals: {
@@ -1367,6 +1390,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getUsage: {
@@ -1469,6 +1515,19 @@ export interface operations {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
                     "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1711,6 +1770,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getProperties: {
@@ -1896,6 +1978,29 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2122,7 +2227,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. */
+            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2408,7 +2513,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. */
+            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2691,7 +2796,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. */
+            /** @description UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds. UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2963,6 +3068,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getRecordedSalesHistory: {
@@ -3144,6 +3272,29 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3393,6 +3544,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getArea: {
@@ -3611,6 +3785,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listAreas: {
@@ -3793,6 +3990,29 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3999,6 +4219,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getMarketHistory: {
@@ -4196,6 +4439,29 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4456,6 +4722,29 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     streamChanges: {
@@ -4653,6 +4942,29 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
