@@ -144,7 +144,7 @@ function rssOf(pid: number): { now: number; peak: number } {
 // The local upstream in a process of its own, its market still: the benchmark measures reads.
 const baseEnv: Record<string, string> = { ...(process.env as Record<string, string>), MARKET_CLOCK: 'off', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
 const upstreamPort = await freePort();
-const upstream = await spawnCommand(['upstream', '--port', String(upstreamPort)], baseEnv, /local upstream listening/);
+const upstream = await spawnCommand(['upstream', '--port', String(upstreamPort), '--open-data-port', String(await freePort())], baseEnv, /local upstream on/);
 const upstreamUrl = `http://127.0.0.1:${upstreamPort}/`;
 
 // Freshness thresholds are a year: no sync starts in the middle of a measurement.

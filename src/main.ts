@@ -302,7 +302,7 @@ async function main(argv: string[]): Promise<number> {
         import('./upstream/local/market-clock.js'),
         import('./upstream/local/server.js'),
         import('./upstream/local-soda/server.js'),
-        import('./upstream/local-soda/city-datasets.js'),
+        import('./dataset/city-datasets.js'),
       ]);
       const market = new LocalMarket(buildInventory(config.sharedDataDir));
       const clock = config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: new Date(), realTime: true }) : null;

@@ -35,7 +35,7 @@ import { OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
 import { SodaClient } from './upstream/soda-client.js';
 import { startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
-import { cityDatasets } from './upstream/local-soda/city-datasets.js';
+import { cityDatasets } from './dataset/city-datasets.js';
 import { CityPolygons } from './dataset/city-polygons.js';
 import { CityRecords } from './read/city-records.js';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import type { SodaRow } from '../../domain/city-records.js';
-import { readPluto, readRollingSales } from '../../dataset/city-files.js';
-import { DATASETS } from '../soda-client.js';
+import type { SodaRow } from '../domain/city-records.js';
+import { readPluto, readRollingSales } from './city-files.js';
+import { DATASETS } from '../upstream/soda-client.js';
 
 /**
  * What the local SODA stand-in serves: NYC Open Data's recorded sales and tax lots (PLUTO), read from the
