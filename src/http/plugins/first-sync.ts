@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { VersionedMemo } from '../../store/versioned-memo.js';
 import { Problem } from '../problem.js';
 import { accessOf } from './auth.js';
 
@@ -14,18 +15,11 @@ export const FIRST_SYNC_PENDING =
  */
 export function registerFirstSyncGate(app: FastifyInstance, deps: { hasData: () => Promise<boolean>; retryAfterSeconds: number }): void {
   let open = false;
-  let asked: { at: number; answer: Promise<boolean> } | null = null;
-  const hasData = (): Promise<boolean> => {
-    const now = Date.now();
-    if (!asked || now - asked.at >= 1000) {
-      const answer = deps.hasData().catch(() => false);
-      asked = { at: now, answer };
-    }
-    return asked.answer;
-  };
+  // This process writes nothing to the mirror: only the time limit makes it ask again.
+  const hasData = new VersionedMemo(1, () => 0, deps.hasData);
   app.addHook('onRequest', async (request) => {
     if (open || accessOf(request) === 'public') return;
-    if ((open = await hasData())) return;
+    if ((open = await hasData.get().catch(() => false))) return;
     throw new Problem('UNAVAILABLE', "The mirror holds no listing yet: this instance serves what the worker syncs, and the worker's first sync has not finished.", {
       retryAfter: deps.retryAfterSeconds,
       headers: { 'Retry-After': String(deps.retryAfterSeconds) },
