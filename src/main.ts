@@ -296,24 +296,12 @@ async function main(argv: string[]): Promise<number> {
         openData: port(values['open-data-port']!, '--open-data-port'),
       };
       const logger = await cliLogger(config.logLevel);
-      const [{ buildInventory }, { LocalMarket }, { MarketClock }, { parseFaults, startLocalUpstream }, { startLocalSoda }, { cityDatasets }] = await Promise.all([
-        import('./dataset/build-inventory.js'),
-        import('./upstream/local/market.js'),
-        import('./upstream/local/market-clock.js'),
-        import('./upstream/local/server.js'),
+      const [{ startLocalSite }, { startLocalSoda }, { cityDatasets }] = await Promise.all([
+        import('./local-site.js'),
         import('./upstream/local-soda/server.js'),
         import('./dataset/city-datasets.js'),
       ]);
-      const market = new LocalMarket(buildInventory(config.sharedDataDir));
-      const clock = config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: new Date(), realTime: true }) : null;
-      const upstream = await startLocalUpstream(market, {
-        port: ports.upstream,
-        adminPort: ports.admin,
-        faults: parseFaults(config.localUpstreamFaults),
-        behaviour: { resultCap: config.localUpstreamResultCap },
-        beforeRequest: clock ? () => clock.catchUp() : undefined,
-        advanceMarket: clock ? (hours) => clock.advance(hours * 3_600_000) : undefined,
-      });
+      const { upstream } = await startLocalSite(config, { port: ports.upstream, adminPort: ports.admin });
       const soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { port: ports.openData });
       logger.info({ url: upstream.url, admin: upstream.adminUrl, openData: soda.url }, `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data stand-in on ${soda.url}`);
       return -1;

@@ -3,7 +3,6 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { buildApp, createLogger } from './app.js';
 import type { Config } from './config.js';
-import { buildInventory } from './dataset/build-inventory.js';
 import type { Inventory } from './upstream/local/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
@@ -27,9 +26,9 @@ import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, ScopesRepository } from './store/scope
 import { HYDRATION_KEY, SyncScheduler } from './sync/scheduler.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
-import { LocalMarket } from './upstream/local/market.js';
-import { MarketClock } from './upstream/local/market-clock.js';
-import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
+import type { MarketClock } from './upstream/local/market-clock.js';
+import type { LocalUpstream } from './upstream/local/server.js';
+import { startLocalSite } from './local-site.js';
 import { CityRecordsRepository } from './store/city-records-repository.js';
 import { OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
@@ -121,21 +120,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   try {
     let marketClock: MarketClock | null = null;
     if (!config.upstreamUrl) {
-      const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
-      const market = new LocalMarket(inventory, clock);
-      if (options.manualMarketClock || config.marketClock) {
-        marketClock = new MarketClock(market, { seed: config.marketSeed, start: clock(), realTime: !options.manualMarketClock });
-      }
-      const clockRef = marketClock;
-      upstream = await startLocalUpstream(market, {
-        faults: parseFaults(config.localUpstreamFaults),
-        behaviour: { resultCap: config.localUpstreamResultCap },
-        adminPort: config.localUpstreamAdminPort,
-        advanceMarket: clockRef ? (hours) => clockRef.advance(hours * 3_600_000) : undefined,
-        beforeRequest: clockRef ? () => clockRef.catchUp() : undefined,
-        recordQueries: options.recordUpstreamQueries,
-      });
-      logger.info({ url: upstream.url, admin: upstream.adminUrl, listings: inventory.listings.length, marketClock: !!marketClock }, 'local upstream started');
+      const site = await startLocalSite(config, { clock, inventory: options.inventory, manualMarketClock: options.manualMarketClock, recordQueries: options.recordUpstreamQueries });
+      ({ upstream, marketClock } = site);
+      logger.info({ url: site.upstream.url, admin: site.upstream.adminUrl, listings: site.listings, marketClock: !!marketClock }, 'local upstream started');
     }
     const client = new GraphqlUpstreamClient({
       url: config.upstreamUrl ?? upstream!.url,
