@@ -22,10 +22,11 @@
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
  * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
  * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`),
- * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`).
+ * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`), BENCH_SERVICE_LOG (a file
+ * the service's log is written to).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -45,6 +46,8 @@ import { startPeer, type Peer } from './peer.js';
 
 /** Distinct searches of the mixed workload. */
 const MIXED_SEARCHES = 100_000;
+/** The mixed workload's steady load, searches a second: a busy service, below what a million listings saturate at. */
+const MIXED_RATE = 100;
 
 /**
  * `count` searches drawn by a seeded rule from the mirror's own active listings, as people search: a listing
@@ -116,6 +119,7 @@ async function spawnCommand(args: string[], env: Record<string, string>, ready: 
   // The compiled command line (`npm run bench` builds it first), as `npm start` runs it: under tsx the
   // service carried a loader and esbuild's name-keeping wrappers, which production does not.
   const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (process.env.BENCH_SERVICE_LOG && args[0] === 'serve') child.stderr!.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     let log = '';
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -256,10 +260,18 @@ async function byCursor(first: string, n = Infinity): Promise<string> {
 interface Scenario {
   name: string;
   path: string;
+  /** Finds the path, in place of `path`, once the scenario is selected (a path reached by following pages). */
+  pathFound?: () => Promise<string>;
   vary?: () => string;
   peer?: string;
   /** A line of the scenario's own, printed and stored with its row. */
   note?: () => string;
+  /**
+   * Requests a second at random moments ({@link steadyLoad}), for the latency at a steady load below
+   * saturation; without it each of the connections sends its next request as soon as its answer comes. A paced
+   * scenario has no ratio to the bare server (both answer the same rate): the bare server's p99 is shown instead.
+   */
+  rate?: number;
 }
 const mixedDraws = drawWithRepeats(mixed, config.readCacheSeconds);
 const R = '/listings?where.kind.eq=rental&where.status.eq=ACTIVE';
@@ -267,8 +279,9 @@ const S = '/listings?where.kind.eq=sale&where.status.eq=ACTIVE';
 const scenarios: Scenario[] = [
   { name: 'search rentals, page 1 of a borough', path: '/v1/search/rentals?areas=100', peer: `${R}&where.boroughId.eq=100&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=50&totalCount=true` },
   { name: 'search rentals, deep page (150 of 20)', path: '/v1/search/rentals?perPage=20&page=150', peer: `${R}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=20&offset=2980&totalCount=true` },
-  { name: 'search rentals, the same page by cursor', path: await byCursor('/v1/search/rentals?perPage=20', 150) },
-  { name: 'search rentals, last page of a borough by cursor', path: await byCursor('/v1/search/rentals?areas=100') },
+  { name: 'search rentals, the same page by cursor', path: '', pathFound: () => byCursor('/v1/search/rentals?perPage=20', 150) },
+  // Reached page by page: some minutes at a million listings, so only when the scenario is asked for.
+  { name: 'search rentals, last page of a borough by cursor', path: '', pathFound: () => byCursor('/v1/search/rentals?areas=100') },
   {
     name: 'search rentals, 5 filters, by price',
     path: '/v1/search/rentals?areas=200&minBeds=1&maxPrice=4000&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC',
@@ -280,6 +293,16 @@ const scenarios: Scenario[] = [
     path: '/v1/search/rentals?areas=200&minBeds=1&maxPrice={varies}&sort=PRICE&sortDir=ASC',
     vary: () => String(2000 + Math.floor(Math.random() * 1_000_000)),
     peer: `${R}&where.boroughId.eq=200&where.bedroomCount.gte=1&where.price.lte={varies}&orderby.price=asc&orderby.id=asc&limit=50&totalCount=true`,
+  },
+  {
+    // Paging and sorting one search the price ladders cannot count (an amenity): every page needs its total.
+    name: 'search rentals with a doorman, a new page, size or order each time',
+    path: '/v1/search/rentals?amenities=DOORMAN&{varies}',
+    vary: () => {
+      const sort = ['RECOMMENDED', 'PRICE', 'LISTED_AT', 'PRICE_PER_SQFT'][Math.floor(Math.random() * 4)];
+      const page = 1 + Math.floor(Math.random() * 5);
+      return `sort=${sort}&sortDir=${Math.random() < 0.5 ? 'ASC' : 'DESC'}&page=${page}&perPage=${10 + Math.floor(Math.random() * 41)}`;
+    },
   },
   { name: 'search sales by price per sq ft', path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500', peer: `${S}&where.sqft.gte=500&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true` },
   {
@@ -300,6 +323,13 @@ const scenarios: Scenario[] = [
     vary: mixedDraws.draw,
     note: () => `${pct(mixedDraws.counts.repeated, mixedDraws.counts.asked)} of ${mixedDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS (the most the answer cache could answer)`,
   },
+  {
+    // The same searches at a steady rate: the latency a user sees on a busy service, not queueing at saturation.
+    name: `mixed searches at ${MIXED_RATE} a second`,
+    path: '{varies}',
+    vary: mixedDraws.draw,
+    rate: MIXED_RATE,
+  },
 ];
 
 /**
@@ -307,13 +337,52 @@ const scenarios: Scenario[] = [
  * that failed (a timeout is 10 s). Failures of the bare server end the run; the service's and the
  * peer's are counted and shown (`tolerateErrors`).
  */
-async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string, tolerateErrors = false) {
+async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string, tolerateErrors = false, rate?: number) {
+  if (rate) return steadyLoad(base, path, withHeaders, rate, vary, tolerateErrors);
   // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
   // service and the peer have processes of their own; the bare servers here are idle then).
   const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
   const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
   if ((result.non2xx || result.errors) && !tolerateErrors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, total: result.requests.total };
+}
+
+/**
+ * An open load for the configured time: requests sent at the moments of a Poisson process of `rate` a
+ * second, each whether or not the earlier ones were answered, as independent users would; a request's
+ * latency runs from its moment to the end of its answer, so a slow answer delays no later measurement.
+ * (autocannon's `overallRate` paces each connection on its own timer: its 50 connections sent in bursts
+ * of 50, and the bare server's p99 at 100 a second was 30 ms.) Same figures as {@link load}.
+ */
+async function steadyLoad(base: string, path: string, withHeaders: Record<string, string>, rate: number, vary?: () => string, tolerateErrors = false) {
+  const random = seededRandom(rate);
+  const latencies: number[] = [];
+  let failed = 0;
+  const sent: Promise<void>[] = [];
+  const start = performance.now();
+  let at = start;
+  for (;;) {
+    at += (-Math.log(1 - random()) / rate) * 1000;
+    if (at - start >= seconds * 1000) break;
+    const wait = at - performance.now();
+    if (wait > 0) await new Promise((woken) => setTimeout(woken, wait));
+    const moment = at;
+    sent.push(
+      request(base + path.replace('{varies}', vary?.() ?? ''), { headers: withHeaders }).then(
+        async (answer) => {
+          await answer.body.dump();
+          if (answer.statusCode !== 200) failed++;
+          latencies.push(performance.now() - moment);
+        },
+        () => void failed++,
+      ),
+    );
+  }
+  await Promise.all(sent);
+  if (failed && !tolerateErrors) throw new Error(`${base}${path}: ${failed} failed`);
+  latencies.sort((a, b) => a - b);
+  const rank = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return { rps: Math.round(latencies.length / seconds), p50: rank(0.5), p99: rank(0.99), failed, total: latencies.length };
 }
 
 /** CPU time a process has used so far (user + system), in microseconds (Linux: /proc, in clock ticks of 10 ms). */
@@ -340,6 +409,7 @@ const combineRounds = (results: Awaited<ReturnType<typeof load>>[]) => ({
 const selected = scenarios.filter((scenario) => !only || only.test(scenario.name));
 const rows: Record<string, string | number | null>[] = [];
 for (const scenario of selected) {
+  if (scenario.pathFound) scenario.path = await scenario.pathFound();
   const example = scenario.path.replace('{varies}', scenario.vary?.() ?? '');
   // The bare server answers with the service's own answer: the same status, type and bytes.
   const answer = await request(`${address}${example}`, { headers });
@@ -354,16 +424,16 @@ for (const scenario of selected) {
   let cpuMicros = 0;
   for (let round = 0; round < rounds; round++) {
     const cpuBefore = cpuMicrosOf(service.child.pid!);
-    measuredRounds.push(await load(address, scenario.path, headers, scenario.vary, true));
+    measuredRounds.push(await load(address, scenario.path, headers, scenario.vary, true, scenario.rate));
     cpuMicros += cpuMicrosOf(service.child.pid!) - cpuBefore;
-    limitRounds.push(await load(bareBase, example, {}));
+    limitRounds.push(await load(bareBase, example, {}, undefined, false, scenario.rate));
   }
   const served = measuredRounds.reduce((sum, r) => sum + r.total, 0);
   // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
   const cpuPerRequest = Math.round(cpuMicros / Math.max(1, served));
   const measured = combineRounds(measuredRounds);
   const limit = combineRounds(limitRounds);
-  const ratios = measuredRounds.map((r, i) => r.rps / limitRounds[i].rps);
+  const ratios = scenario.rate ? [] : limitRounds.map((r, i) => measuredRounds[i].rps / r.rps);
   await new Promise((closed) => bare.close(closed));
   const row = {
     scenario: scenario.name,
@@ -374,7 +444,7 @@ for (const scenario of selected) {
     failed: measured.failed,
     'CPU us/req': cpuPerRequest,
     'bare req/s': limit.rps,
-    ratio: pct(median(ratios), 1),
+    ratio: scenario.rate ? `paced at ${scenario.rate} req/s; bare p99 ${limit.p99} ms` : pct(median(ratios), 1),
     'ratio by round': ratios.map((r) => pct(r, 1)).join(', '),
     'peer req/s': null as number | null,
     'peer p99': null as number | null,
@@ -383,7 +453,7 @@ for (const scenario of selected) {
     note: scenario.note?.() ?? null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${row.ratio} of bare (rounds: ${row['ratio by round']})${row.note ? `; ${row.note}` : ''}`);
+  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${scenario.rate ? row.ratio : `${row.ratio} of bare (rounds: ${row['ratio by round']})`}${row.note ? `; ${row.note}` : ''}`);
 }
 const { now: serviceRssMiB, peak: servicePeakRssMiB } = rssOf(service.child.pid!);
 await stop(service.child);

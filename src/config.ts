@@ -78,7 +78,7 @@ export interface Config {
   readCacheSeconds: number;
   /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
   answerCacheBytes: number;
-  /** SQLite: searches read on a second connection in a worker thread, off the event loop (SQLITE_READ_THREAD, default on). */
+  /** SQLite: searches read on connections of their own in worker threads, off the event loop (SQLITE_READ_THREAD, default on). */
   sqliteReadThread: boolean;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;

@@ -104,7 +104,7 @@ export const SETTINGS = {
   QUOTA_FLUSH_SECONDS: { default: 1, meaning: 'between two writes of the monthly counts (the most a crash leaves uncounted)' },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
   ANSWER_CACHE_MB: { default: 16, meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)' },
-  SQLITE_READ_THREAD: { default: true, meaning: 'SQLite: searches and market figures read on a second connection in a worker thread (docs/decisions.md)' },
+  SQLITE_READ_THREAD: { default: true, meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/decisions.md)' },
   SLOW_REQUEST_MS: { default: 1000, meaning: 'successful answers slower than this (milliseconds) are logged at info' },
   LOG_LEVEL: { default: 'info', meaning: 'pino level; `Authorization` is redacted from logs' },
 } satisfies Record<string, Setting>;

@@ -61,8 +61,8 @@ const openHouseEnd = sql<string>`coalesce(open_house_end, open_house_start)`;
  */
 export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch[K]>> } = {
   areaIds: { heldBy: EVERY_ORDER, countedInMemory: true, where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]) },
-  minPrice: { heldBy: ['PRICE'], countedInMemory: true, upTo: 'maxPrice', where: atLeast('price') },
-  maxPrice: { heldBy: ['PRICE'], countedInMemory: true, where: atMost('price') },
+  minPrice: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxPrice', where: atLeast('price') },
+  maxPrice: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('price') },
   minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', where: atLeast('bedroom_count') },
   maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('bedroom_count') },
   minBaths: { upTo: 'maxBaths', where: atLeast('full_bathroom_count') },

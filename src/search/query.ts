@@ -82,9 +82,9 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  *   index passes about (rows before the page + perPage) x activeOfKind / total entries when the matches
  *   are spread through the order, a sort visits `total`: this is taken when it costs no more, an entry
  *   that holds every filter costing a {@link HELD_ENTRY_SPEEDUP}th of a sorted match;
- * - `walk` the order's index to the end of the page when each filter is tested on its entries (area and
- *   bedrooms on every order, dates on the date orders, size on price per square foot, no fee on the
- *   default order: {@link HELD_BY_ORDER_INDEX}):
+ * - `walk` the order's index to the end of the page when each filter is tested on its entries (area,
+ *   bedrooms and price on every order, dates on the date orders, size on price per square foot, no fee on
+ *   the default order: {@link HELD_BY_ORDER_INDEX}):
  *   no row is read but the page's, so even matches bunched far down the order cost little;
  * - otherwise the `planner`'s choice, as for a geographic or id filter (the spatial index or the id
  *   list drive those), the distance order, or an unknown `activeOfKind`.
@@ -92,8 +92,9 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  * Why: SQLite's statistics cannot tell its planner that a filter matches nothing here or that two columns
  * are tied. At a million listings it walked every sale by listing date for a search that matched none,
  * sorted tens of thousands of rentals to show fifty, and walked the price order for a few sales (figures
- * in commit 6c47169). A walk is not forced when a filter needs the row: prices, sizes and monthly costs are
- * tied to the orders, and such a walk can pass far more rows than the planner's sort reads.
+ * in commit 6c47169). A walk is not forced when a filter needs the row (bathrooms, amenities, a monthly
+ * cost...): such a filter may be tied to the order, and a walk that reads the row of every entry it passes
+ * can then pass far more rows than the planner's sort reads.
  */
 export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined): PageStrategy {
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;

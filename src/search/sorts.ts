@@ -9,7 +9,7 @@ export interface KeysetTerm {
 
 /**
  * The table of sorts: every order a search may ask for (the wire's `sort` values), each with the index that
- * holds it (kind, status, its keyset, id; migrations 009, 014, 015, 018, 019, 020) and its keyset, the sort
+ * holds it (kind, status, its keyset, id; migrations 009, 014, 015, 018, 019, 020, 024) and its keyset, the sort
  * keys before `id` that keyset pagination compares. `DISTANCE` has neither: it is computed from `near`,
  * and pages by number.
  */

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { LRUCache } from 'lru-cache';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/001-initial.js';
@@ -27,6 +26,8 @@ import * as priceIndexHoldsCharges from './migrations/020-price-index-holds-mont
 import * as cityRecords from './migrations/021-city-records.js';
 import * as publishableKeys from './migrations/022-publishable-keys.js';
 import * as keyOperations from './migrations/023-key-operations.js';
+import * as orderIndexesHoldPrice from './migrations/024-order-indexes-hold-price.js';
+import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
 import { readThreadDatabase } from './sqlite-read-thread.js';
 import { statementCache } from './sqlite-statements.js';
@@ -37,8 +38,9 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   /**
-   * For searches' reads: on a SQLite file, a second connection on a worker thread ({@link readThreadDatabase}),
-   * so that a long read does not hold the event loop; otherwise (PostgreSQL, `:memory:`, or asked so) `db`.
+   * For searches' reads: on a SQLite file, connections of their own on worker threads ({@link readThreadDatabase}),
+   * so that a long read does not hold the event loop; on PostgreSQL, the pool of `db` with every statement unnamed
+   * ({@link namingRepeatedStatements} names `db`'s); otherwise (`:memory:`, or asked so) `db`.
    */
   readDb: Kysely<Database>;
   dialect: Dialect;
@@ -47,7 +49,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -55,49 +57,11 @@ class InCodeMigrations implements MigrationProvider {
   }
 }
 
-/** Query texts named (prepared once per PostgreSQL connection, then only bound and executed). */
-const NAMED_STATEMENTS_MAX = 500;
-
-/**
- * Makes the pool's connections run a parameterized query text they have seen before as a named
- * prepared statement: node-postgres sends every other query unnamed, so PostgreSQL parses and plans it
- * anew each time, which costs more than running a short query such as a listing's detail. A text is
- * named on its second sighting (one-off shapes never
- * take a name), up to {@link NAMED_STATEMENTS_MAX} texts; the rest run unnamed as before. PostgreSQL
- * decides per statement whether a cached generic plan is as cheap as a custom one (`plan_cache_mode`
- * auto); a sync's write transactions plan every run for its values instead (see the listings repository).
- * PostgreSQL replans a named statement by itself when an index it used is dropped or added; but one
- * that reads `*` from a table another instance has since given a column fails ("cached plan must not
- * change result type") until this process restarts, as a new version's instances are started afresh.
- */
-function nameRepeatedStatements(pool: pg.Pool): void {
-  const names = new Map<string, string>();
-  const seenOnce = new LRUCache<string, true>({ max: 2 * NAMED_STATEMENTS_MAX });
-  const nameOf = (text: string): string | undefined => {
-    const known = names.get(text);
-    if (known !== undefined || names.size >= NAMED_STATEMENTS_MAX) return known;
-    if (!seenOnce.has(text)) {
-      seenOnce.set(text, true);
-      return undefined;
-    }
-    const name = `nyc_listings_${names.size}`;
-    names.set(text, name);
-    return name;
-  };
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
-      const name = typeof config === 'string' && Array.isArray(values) ? nameOf(config) : undefined;
-      return name === undefined ? query(config, values, callback) : query({ name, text: config, values }, callback);
-    };
-  });
-}
-
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
- * pending migrations before returning. `readThread` (default true): a SQLite file's `readDb` runs on a
- * worker thread (see {@link Store.readDb}).
+ * pending migrations before returning. `readThread` (default true): a SQLite file's `readDb` runs on
+ * worker threads (see {@link Store.readDb}).
  * @throws Error when the database cannot be opened or a migration fails.
  */
 export async function openStore(url: string, options: { readThread?: boolean } = {}): Promise<Store> {
@@ -106,9 +70,12 @@ export async function openStore(url: string, options: { readThread?: boolean } =
     // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
     pg.types.setTypeParser(20, (v) => Number(v));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
-    nameRepeatedStatements(pool);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    store = { db, readDb: db, dialect: 'postgres', pool, close: () => db.destroy() };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingRepeatedStatements(pool) }) });
+    // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
+    // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
+    // reads a few hundred (docs/tests-and-benchmarks.md). Ending the pool is `db`'s.
+    const readDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }) });
+    store = { db, readDb, dialect: 'postgres', pool, close: async () => void (await readDb.destroy(), await db.destroy()) };
   } else {
     const file = url.replace(/^sqlite:/, '');
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -31,7 +31,7 @@ interface Pending {
 }
 
 /**
- * A second connection to a SQLite mirror, on a worker thread: the queries it is given run there, so
+ * A connection of its own to a SQLite mirror, on a worker thread: the queries it is given run there, so
  * that the event loop answers other requests meanwhile. better-sqlite3 runs a query on the calling
  * thread, and a search that visits many rows held the event loop for all of it (a city-wide search for
  * rentals with a fee, 0.35 s a page at a million listings). Reads only (`query_only`); in WAL mode it
@@ -48,6 +48,11 @@ export class SqliteReadThread {
   private readonly builders = new Map<string, RowBuilder>();
 
   constructor(private readonly file: string) {}
+
+  /** Queries given and not yet answered. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
 
   /** The rows of one statement (objects keyed by column name, in select order). @throws Error from SQLite (message and `code`), or when closed. */
   all(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
@@ -112,13 +117,23 @@ export class SqliteReadThread {
   }
 }
 
-/** Kysely's driver over a {@link SqliteReadThread}: every connection is the thread; no transactions (reads only). */
+/**
+ * Read threads a mirror's reads are shared among. Two, so that a long search (tens of milliseconds at a
+ * million listings) does not hold every other read behind it; figures in docs/tests-and-benchmarks.md.
+ */
+const READ_THREADS = 2;
+
+/**
+ * Kysely's driver over {@link SqliteReadThread}s: each query goes to the thread with the fewest queries in
+ * flight (the first of them on a tie); no transactions (reads only).
+ */
 class ReadThreadDriver implements Driver {
   private readonly connection: DatabaseConnection;
 
-  constructor(private readonly thread: SqliteReadThread) {
+  constructor(private readonly threads: SqliteReadThread[]) {
+    const leastBusy = () => threads.reduce((best, thread) => (thread.inFlight < best.inFlight ? thread : best));
     this.connection = {
-      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => ({ rows: (await thread.all(query.sql, query.parameters)) as R[] }),
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => ({ rows: (await leastBusy().all(query.sql, query.parameters)) as R[] }),
       streamQuery: () => {
         throw new Error('the SQLite read thread does not stream');
       },
@@ -136,19 +151,19 @@ class ReadThreadDriver implements Driver {
   async rollbackTransaction(): Promise<void> {}
   async releaseConnection(): Promise<void> {}
   async destroy(): Promise<void> {
-    await this.thread.close();
+    await Promise.all(this.threads.map((thread) => thread.close()));
   }
 }
 
 /**
- * A Kysely handle whose queries run on a {@link SqliteReadThread} over `file` (SQLite's SQL, as the main
- * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the thread.
+ * A Kysely handle whose queries run on {@link READ_THREADS} {@link SqliteReadThread}s over `file` (SQLite's SQL, as the main
+ * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the threads.
  */
-export function readThreadDatabase(file: string): Kysely<Database> {
-  const thread = new SqliteReadThread(file);
+export function readThreadDatabase(file: string, threads = READ_THREADS): Kysely<Database> {
+  const pool = Array.from({ length: threads }, () => new SqliteReadThread(file));
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ReadThreadDriver(thread),
+    createDriver: () => new ReadThreadDriver(pool),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };

@@ -278,6 +278,21 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 });
 
+describe('named statements on PostgreSQL', () => {
+  it('searches\' reads (readDb) run unnamed, on the same pool, where db names a text seen twice', async () => {
+    /** The statements prepared on one pinned connection of `db` after it ran a text of its own three times. */
+    const preparedAfterThreeRuns = (db: typeof onPg.store.db, marker: string) =>
+      db.connection().execute(async (connection) => {
+        for (let i = 0; i < 3; i++) expect((await sql.raw<{ n: number }>(`select 2 as ${marker}`).execute(connection)).rows).toBeDefined();
+        const statements = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${`%${marker}%`}`.execute(connection);
+        return statements.rows.length;
+      });
+    expect(onPg.store.readDb).not.toBe(onPg.store.db);
+    expect(await preparedAfterThreeRuns(onPg.store.db, 'named_by_db')).toBe(1);
+    expect(await preparedAfterThreeRuns(onPg.store.readDb, 'unnamed_by_read_db')).toBe(0);
+  });
+});
+
 describe('NYC Open Data on PostgreSQL', () => {
   it('recorded sales, their figures, sold comparables and buildings\' city facts answer as on SQLite, after the same sync', async () => {
     for (const rt of [onPg, onSqlite]) {

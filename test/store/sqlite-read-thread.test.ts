@@ -13,7 +13,7 @@ import { openStore, type Store } from '../../src/store/database.js';
 import { SqliteReadThread } from '../../src/store/sqlite-read-thread.js';
 import { ROOT, TEMPLATE_DB } from '../helpers/paths.js';
 
-// Searches on a SQLite mirror read through a second connection on a worker thread (src/store/sqlite-read-thread.ts):
+// Searches on a SQLite mirror read through connections on worker threads (src/store/sqlite-read-thread.ts):
 // its rows must be the main connection's, it must see the main connection's writes at once, and the event
 // loop must turn while it reads.
 let file: string;
@@ -90,6 +90,19 @@ describe('the SQLite read thread', () => {
     // On the main thread only the awaits around the statement give turns; on the worker, every moment it reads does.
     expect(onMain.turns).toBeLessThan(5);
     expect(onThread.turns).toBeGreaterThan(50);
+  });
+
+  it('reads are shared among two threads: a short read given after a long one is answered first', async () => {
+    // Two reads at once start both threads, so that neither waits below for a thread to start.
+    await Promise.all([sql`select 1`.execute(store.readDb), sql`select 2`.execute(store.readDb)]);
+    const finished: string[] = [];
+    const long = sql.raw<{ n: number }>(countTo(5_000_000)).execute(store.readDb).then((r) => (finished.push('long'), r));
+    const short = sql<{ n: number }>`select count(*) as n from listings`.execute(store.readDb).then((r) => (finished.push('short'), r));
+    const [longAnswer, shortAnswer] = await Promise.all([long, short]);
+    expect(longAnswer.rows[0].n).toBe(5_000_000);
+    expect(shortAnswer.rows[0].n).toBe((native.prepare('select count(*) as n from listings').get() as { n: number }).n);
+    // With one thread the short read would wait in line behind the long one.
+    expect(finished).toEqual(['short', 'long']);
   });
 
   it('a command whose only work left is a read waits for it: the thread is held while a query is pending', async () => {

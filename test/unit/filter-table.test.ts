@@ -108,10 +108,10 @@ describe('the table of filters', () => {
     ]);
     expect(YES_NO_FILTERS).toEqual(['petsAllowed', 'has3dTour', 'noFee', 'furnished']);
     expect(Object.fromEntries(INDEXED_SORTS.map((sort) => [sort, [...HELD_BY_ORDER_INDEX[sort]]]))).toEqual({
-      RECOMMENDED: ['areaIds', 'minBeds', 'maxBeds', 'noFee', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore'],
+      RECOMMENDED: ['areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds', 'noFee', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore'],
       PRICE: ['areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds'],
-      LISTED_AT: ['areaIds', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore'],
-      PRICE_PER_SQFT: ['areaIds', 'minBeds', 'maxBeds', 'minSqft', 'maxSqft'],
+      LISTED_AT: ['areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds', 'minDaysOnMarket', 'maxDaysOnMarket', 'listedAfter', 'listedBefore'],
+      PRICE_PER_SQFT: ['areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds', 'minSqft', 'maxSqft'],
     });
     expect(FILTER_NAMES.filter((name) => FILTERS[name].countedInMemory)).toEqual(['areaIds', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds']);
   });
@@ -138,7 +138,8 @@ describe('how a page is read (the plan)', () => {
     ['many matches of a filter no index holds: the planner', { minBaths: 2 }, 20_000, 'planner'],
     ['no filter at all: the planner', {}, 50_000, 'planner'],
     ['a price range by price: walk the price index', { sort: 'PRICE', minPrice: 1000, maxPrice: 3000 }, 20_000, 'walk'],
-    ['a price range by listing date: the planner', { sort: 'LISTED_AT', minPrice: 1000 }, 20_000, 'planner'],
+    ['a price range by listing date: walk the date index, which holds the price (migration 024)', { sort: 'LISTED_AT', minPrice: 1000 }, 20_000, 'walk'],
+    ['a price range with a monthly cost by listing date: the planner', { sort: 'LISTED_AT', minPrice: 1000, maxMonthlyCost: 5000 }, 20_000, 'planner'],
     ['a cursor past every row is still read', { after: { keys: [1], id: '1' }, page: 9 }, 10, 'sort'],
   ] as const)('%s: %s', (_what, over, total, expected, activeOfKind: 'unknown' | undefined = undefined) => {
     expect(pageStrategy(search(over as Partial<ListingSearch>), total, activeOfKind === 'unknown' ? undefined : rentals)).toBe(expected);
