@@ -259,9 +259,8 @@ async function byCursor(first: string, n = Infinity): Promise<string> {
  */
 interface Scenario {
   name: string;
-  path: string;
-  /** Finds the path, in place of `path`, once the scenario is selected (a path reached by following pages). */
-  pathFound?: () => Promise<string>;
+  /** Or a function that finds it once the scenario is selected (a path reached by following pages). */
+  path: string | (() => Promise<string>);
   vary?: () => string;
   peer?: string;
   /** A line of the scenario's own, printed and stored with its row. */
@@ -279,9 +278,9 @@ const S = '/listings?where.kind.eq=sale&where.status.eq=ACTIVE';
 const scenarios: Scenario[] = [
   { name: 'search rentals, page 1 of a borough', path: '/v1/search/rentals?areas=100', peer: `${R}&where.boroughId.eq=100&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=50&totalCount=true` },
   { name: 'search rentals, deep page (150 of 20)', path: '/v1/search/rentals?perPage=20&page=150', peer: `${R}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=20&offset=2980&totalCount=true` },
-  { name: 'search rentals, the same page by cursor', path: '', pathFound: () => byCursor('/v1/search/rentals?perPage=20', 150) },
+  { name: 'search rentals, the same page by cursor', path: () => byCursor('/v1/search/rentals?perPage=20', 150) },
   // Reached page by page: some minutes at a million listings, so only when the scenario is asked for.
-  { name: 'search rentals, last page of a borough by cursor', path: '', pathFound: () => byCursor('/v1/search/rentals?areas=100') },
+  { name: 'search rentals, last page of a borough by cursor', path: () => byCursor('/v1/search/rentals?areas=100') },
   {
     name: 'search rentals, 5 filters, by price',
     path: '/v1/search/rentals?areas=200&minBeds=1&maxPrice=4000&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC',
@@ -409,8 +408,8 @@ const combineRounds = (results: Awaited<ReturnType<typeof load>>[]) => ({
 const selected = scenarios.filter((scenario) => !only || only.test(scenario.name));
 const rows: Record<string, string | number | null>[] = [];
 for (const scenario of selected) {
-  if (scenario.pathFound) scenario.path = await scenario.pathFound();
-  const example = scenario.path.replace('{varies}', scenario.vary?.() ?? '');
+  const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path();
+  const example = path.replace('{varies}', scenario.vary?.() ?? '');
   // The bare server answers with the service's own answer: the same status, type and bytes.
   const answer = await request(`${address}${example}`, { headers });
   const body = Buffer.from(await answer.body.arrayBuffer());
@@ -424,7 +423,7 @@ for (const scenario of selected) {
   let cpuMicros = 0;
   for (let round = 0; round < rounds; round++) {
     const cpuBefore = cpuMicrosOf(service.child.pid!);
-    measuredRounds.push(await load(address, scenario.path, headers, scenario.vary, true, scenario.rate));
+    measuredRounds.push(await load(address, path, headers, scenario.vary, true, scenario.rate));
     cpuMicros += cpuMicrosOf(service.child.pid!) - cpuBefore;
     limitRounds.push(await load(bareBase, example, {}, undefined, false, scenario.rate));
   }

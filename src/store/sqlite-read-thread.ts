@@ -159,8 +159,8 @@ class ReadThreadDriver implements Driver {
  * A Kysely handle whose queries run on {@link READ_THREADS} {@link SqliteReadThread}s over `file` (SQLite's SQL, as the main
  * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the threads.
  */
-export function readThreadDatabase(file: string, threads = READ_THREADS): Kysely<Database> {
-  const pool = Array.from({ length: threads }, () => new SqliteReadThread(file));
+export function readThreadDatabase(file: string): Kysely<Database> {
+  const pool = Array.from({ length: READ_THREADS }, () => new SqliteReadThread(file));
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ReadThreadDriver(pool),

@@ -283,7 +283,7 @@ describe('named statements on PostgreSQL', () => {
     /** The statements prepared on one pinned connection of `db` after it ran a text of its own three times. */
     const preparedAfterThreeRuns = (db: typeof onPg.store.db, marker: string) =>
       db.connection().execute(async (connection) => {
-        for (let i = 0; i < 3; i++) expect((await sql.raw<{ n: number }>(`select 2 as ${marker}`).execute(connection)).rows).toBeDefined();
+        for (let i = 0; i < 3; i++) expect((await sql.raw<Record<string, number>>(`select 2 as ${marker}`).execute(connection)).rows).toEqual([{ [marker]: 2 }]);
         const statements = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${`%${marker}%`}`.execute(connection);
         return statements.rows.length;
       });
