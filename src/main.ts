@@ -8,7 +8,7 @@ import type { AreasRepository } from './store/areas-repository.js';
 import { SERVICE_VERSION } from './version.js';
 
 // Each command loads the modules it runs when it runs (await import): help, the version and a usage
-// error answer without loading the HTTP app, GraphQL or the data readers (0.1 s against 1 s here), and
+// error answer at once, without loading the HTTP app, GraphQL or the data readers, and
 // the key and webhook commands load only the store.
 
 const USAGE = `usage: nyc-listings <command> [options]

@@ -1,50 +1,11 @@
-import { CompiledQuery, PostgresAdapter, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
 import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
-import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { PriceEvent } from '../wire/listing.js';
-import { monthlyCharges } from '../domain/monthly-cost.js';
-import { bumpDataVersion } from './data-version.js';
-import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
+import type { ListingRow } from './listing-rows.js';
+import { writeCrawl, writeDetails, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
 import type { Database } from './schema.js';
-
-const BATCH = 100;
-
-
-/** Columns hydration writes. */
-const DETAIL_UPDATES = [
-  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'monthly_maintenance', 'monthly_taxes',
-  'monthly_charges', 'details', 'detail_fetched_at', 'needs_detail',
-] as const satisfies readonly (keyof ListingRow)[];
-
-/** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
-const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
-  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'sale_type',
-  'monthly_taxes', 'monthly_maintenance', 'monthly_common_charges', 'monthly_charges', 'details', 'detail_fetched_at',
-]);
-
-/**
- * On PostgreSQL, plans the rest of transaction `trx` for each statement's own values. A sync's look-ups
- * by id run as named statements, for which PostgreSQL caches a generic plan after five runs; one cached
- * while a first sync's tables were nearly empty (a sequential scan) kept scanning them whole as they
- * filled, a look-up by ids becoming a scan of the table. Reads keep cached plans: planning a listing's
- * detail on every run costs about half as much CPU again as running it.
- */
-async function planForValues(trx: Transaction<Database>): Promise<void> {
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
-}
-
-/** What one applied crawl or fetch changed. */
-export interface ApplyResult {
-  inserted: number;
-  updated: number;
-  priceChanges: number;
-  delisted: number;
-}
-
-/** Computes the derived values of a record (transit score, recommended score). */
-export type Deriver = (record: ListingRecord) => Derived;
 
 /** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
 export interface StoredDetail {
@@ -53,29 +14,7 @@ export interface StoredDetail {
   history: PriceEvent[];
 }
 
-/** A listing's price (dollars) and status as the store held them before a write. */
-export interface StoredState {
-  price: number;
-  status: string;
-}
-
-/**
- * What a write changed, decided outside the store (the sync layer's rules, `sync/listing-changes.ts`):
- * the price-history and change-log rows of a batch given what the store held, and of delisted rows.
- */
-export interface ChangeRules {
-  upserted(
-    batch: { record: ListingRecord; row: ListingRow }[],
-    stored: ReadonlyMap<string, StoredState>,
-    at: string,
-  ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[]; inserted: number; updated: number; priceChanges: number };
-  delisted(
-    rows: (SummaryRow & { area_id: number | null; kind: string })[],
-    at: string,
-  ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[] };
-}
-
-/** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps, look-ups. */
+/** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps (their statements in listing-writes.ts), look-ups. */
 export class ListingsRepository {
   private writes = 0;
 
@@ -92,101 +31,10 @@ export class ListingsRepository {
    * ACTIVE mirrored listing of the scope not in `records` becomes `OFF_MARKET`, with the events
    * `rules.delisted` gives. Either everything is written or nothing.
    */
-  async apply(
-    records: ListingRecord[],
-    derive: Deriver,
-    rules: ChangeRules,
-    at: string,
-    options: { sweep?: { kind: ListingKind; boroughId: number }; detail?: boolean } = {},
-  ): Promise<ApplyResult> {
-    const outcome = await this.db.transaction().execute(async (trx) => {
-      await planForValues(trx);
-      await lockChangeLog(trx);
-      const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
-      /** Rows the upserts inserted or changed (an unchanged row is not rewritten, see below). */
-      let changedRows = 0;
-      for (let i = 0; i < records.length; i += BATCH) {
-        const batch = records.slice(i, i + BATCH);
-        const existing = new Map(
-          (await trx.selectFrom('listings').select(['id', 'price', 'status']).where('id', 'in', batch.map((r) => r.id)).execute()).map(
-            (r) => [r.id, { price: Number(r.price), status: r.status }],
-          ),
-        );
-        const rows = batch.map((r) => recordToRow(r, derive(r), at, options.detail ? at : null));
-        const columns = (Object.keys(rows[0]) as (keyof ListingRow)[]).filter(
-          // A search node lacks what only a detail gives: keep what hydration stored.
-          (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && (options.detail || !HYDRATED_COLUMNS.has(key)),
-        );
-        const upserted = await trx
-          .insertInto('listings')
-          .values(rows)
-          .onConflict((oc) =>
-            oc
-              .column('id')
-              .doUpdateSet((eb) => {
-                const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
-                // A new price or status sends the listing back for hydration.
-                set.needs_detail = options.detail
-                  ? 0
-                  : sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
-                return set as never;
-              })
-              // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
-              // table. Only a row that differs is updated here; the time it was seen is set below.
-              .where((eb) =>
-                eb.or([
-                  ...columns.filter((key) => key !== 'last_seen_at').map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
-                  ...(options.detail ? [eb('listings.needs_detail', '<>', 0)] : []),
-                ]),
-              ),
-          )
-          .execute();
-        // A driver that does not tell how many rows it wrote is taken to have written them all.
-        changedRows += upserted.reduce((n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? batch.length : Number(r.numInsertedOrUpdatedRows)), 0);
-        // A row just inserted was written with it already.
-        const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
-        if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
-        if (options.detail) {
-          await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
-          const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));
-          if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
-        }
-
-        const found = rules.upserted(batch.map((record, j) => ({ record, row: rows[j] })), existing, at);
-        result.inserted += found.inserted;
-        result.updated += found.updated;
-        result.priceChanges += found.priceChanges;
-        if (found.priceEvents.length) await trx.insertInto('price_history').values(found.priceEvents).onConflict((oc) => oc.doNothing()).execute();
-        await appendChanges(trx, found.changeEvents);
-      }
-      if (options.sweep) result.delisted = await this.sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
-      // A crawl that found every listing as stored changed nothing but the times they were seen: the data
-      // version stays, and no instance rebuilds what it derived from the listings.
-      if (changedRows > 0 || result.delisted > 0 || options.detail) await bumpDataVersion(trx);
-      return result;
-    });
+  async apply(records: ListingRecord[], derive: Deriver, rules: ChangeRules, at: string, options: CrawlWrite = {}): Promise<ApplyResult> {
+    const outcome = await this.db.transaction().execute((trx) => writeCrawl(trx, records, derive, rules, at, options));
     this.writes++;
     return outcome;
-  }
-
-  private async sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, rules: ChangeRules, at: string): Promise<number> {
-    const active = await trx
-      .selectFrom('listings')
-      .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
-      .where('kind', '=', scope.kind)
-      .where('borough_id', '=', scope.boroughId)
-      .where('status', '=', 'ACTIVE')
-      .where('synthetic', '=', 0)
-      .execute();
-    const gone = active.filter((r) => !seen.has(r.id));
-    for (let i = 0; i < gone.length; i += BATCH) {
-      const batch = gone.slice(i, i + BATCH);
-      const { priceEvents, changeEvents } = rules.delisted(batch, at);
-      await trx.updateTable('listings').set({ status: 'OFF_MARKET', delisted_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
-      await appendChanges(trx, changeEvents);
-      await trx.insertInto('price_history').values(priceEvents).onConflict((oc) => oc.doNothing()).execute();
-    }
-    return gone.length;
   }
 
   /**
@@ -196,60 +44,7 @@ export class ListingsRepository {
    */
   async applyDetails(items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
     if (!items.length) return;
-    await this.db.transaction().execute(async (trx) => {
-      await planForValues(trx);
-      for (let i = 0; i < items.length; i += BATCH) {
-        const batch = items.slice(i, i + BATCH);
-        const ids = batch.map((item) => item.id);
-        const stored = new Map((await trx.selectFrom('listings').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
-        const present = batch.filter((item) => stored.has(item.id));
-        if (!present.length) continue;
-        const rows = present.map(({ id, facts }): ListingRow => {
-          const row = stored.get(id)!;
-          return {
-            ...row,
-            listed_at: facts.listedAt ?? row.listed_at,
-            zip_code: facts.zipCode ?? row.zip_code,
-            building_id: facts.buildingId,
-            year_built: facts.yearBuilt,
-            pets_allowed: facts.petsAllowed === null ? null : facts.petsAllowed ? 1 : 0,
-            rooms: facts.rooms,
-            lease_term: facts.leaseTerm,
-            monthly_maintenance: facts.monthlyMaintenance,
-            monthly_taxes: facts.monthlyTaxes,
-            monthly_charges: monthlyCharges({ maintenance: facts.monthlyMaintenance, commonCharges: row.monthly_common_charges, taxes: facts.monthlyTaxes }),
-            details: JSON.stringify({ ...(JSON.parse(row.details) as Record<string, unknown>), photos: facts.photos, floorPlanKey: facts.floorPlanKey }),
-            detail_fetched_at: at,
-            needs_detail: 0,
-          };
-        });
-        await trx
-          .insertInto('listings')
-          .values(rows)
-          .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(DETAIL_UPDATES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
-          .execute();
-        await trx.deleteFrom('listing_amenities').where('listing_id', 'in', rows.map((r) => r.id)).execute();
-        const amenityRows = present.flatMap(({ id, facts }) => facts.amenities.map((amenity) => ({ listing_id: id, amenity })));
-        if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
-        // The crawl that found a listing dated its LISTED event the day it saw it; the detail knows the real day.
-        const listedDay = new Map(present.filter((item) => item.facts.listedAt).map((item) => [item.id, item.facts.listedAt!.slice(0, 10)]));
-        if (!listedDay.size) continue;
-        const latest = new Map<string, Database['price_history']>();
-        for (const event of await trx.selectFrom('price_history').selectAll().where('event', '=', 'LISTED').where('listing_id', 'in', [...listedDay.keys()]).execute()) {
-          const seen = latest.get(event.listing_id);
-          if (!seen || event.recorded_at > seen.recorded_at) latest.set(event.listing_id, event);
-        }
-        const redated = [...latest.values()].filter((e) => e.date !== listedDay.get(e.listing_id)).map((e) => ({ ...e, date: listedDay.get(e.listing_id)! }));
-        if (redated.length) {
-          await trx
-            .insertInto('price_history')
-            .values(redated)
-            .onConflict((oc) => oc.columns(['listing_id', 'recorded_at', 'event']).doUpdateSet((eb) => ({ date: eb.ref('excluded.date') })))
-            .execute();
-        }
-      }
-      await bumpDataVersion(trx);
-    });
+    await this.db.transaction().execute((trx) => writeDetails(trx, items, at));
     this.writes++;
   }
 
@@ -260,8 +55,8 @@ export class ListingsRepository {
 
   /**
    * Amenities of every mirrored (not synthetic) listing that has some, by listing id: what the seed's
-   * synthetic listings copy. The synthetic ones' own are left out (at a million listings, reading them
-   * too took 3.8 s of a seed's start).
+   * synthetic listings copy. The synthetic ones' own are left out: at a million listings, reading them
+   * too was most of a seed's start.
    */
   async mirroredAmenities(): Promise<Map<string, string[]>> {
     const byListing = new Map<string, string[]>();

@@ -34,7 +34,7 @@ interface Pending {
  * A connection of its own to a SQLite mirror, on a worker thread: the queries it is given run there, so
  * that the event loop answers other requests meanwhile. better-sqlite3 runs a query on the calling
  * thread, and a search that visits many rows held the event loop for all of it (a city-wide search for
- * rentals with a fee, 0.35 s a page at a million listings). Reads only (`query_only`); in WAL mode it
+ * rentals with a fee, at a million listings). Reads only (`query_only`); in WAL mode it
  * sees every write the main connection has committed, so a read after a write finds it. Queries run
  * one at a time, in the order given. A worker that dies fails the queries in flight (with its error)
  * and is started again for the next one.

@@ -61,8 +61,8 @@ export class SyntheticListingsRepository {
    * `batches` with their amenities, without price or change events: they are not changes of the market.
    * On SQLite in one transaction: the listing indexes (all but the primary key's) and the spatial index
    * are dropped first and built again before the commit, a sort each, far cheaper than updating twenty
-   * indexes a row; the removal then touches no index but the key's (at a million listings, a re-seed that
-   * removed them with the indexes in place took 229 s, 72 s so). On PostgreSQL the removal commits first
+   * indexes a row; the removal then touches no index but the key's (a re-seed that removed them with the
+   * indexes in place took three times as long: docs/benchmark-history.md). On PostgreSQL the removal commits first
    * ({@link copySynthetic}), then the load does the same with its rows copied in by `COPY` on a connection
    * of `pool` (the store's; required there). DDL is transactional on both databases, so a failed load
    * leaves the indexes as they were. `onBatch` is told how many were written so far. Every row has the
@@ -122,8 +122,8 @@ export class SyntheticListingsRepository {
    * {@link replaceSynthetic} on PostgreSQL: the same steps on one connection of `pool`, the rows and
    * amenities copied in, but the earlier synthetic listings removed first, in a transaction of their own.
    * A delete there only marks the rows, indexes or not, while an index built in the transaction that
-   * deleted them must still hold them: a re-seed at a million listings took 111 s in one transaction,
-   * 74 to 92 s with the removal committed first (the command line's wall time, on this machine).
+   * deleted them must still hold them, so a re-seed in one transaction took longer than one with the
+   * removal committed first.
    */
   private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<{ removed: number; added: number }> {
     let written = 0;

@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import type { ListingRecord } from '../domain/listing.js';
 import type { ListingRow, SummaryRow } from '../store/listing-rows.js';
 import { rowToSummary } from '../read/listing-presenters.js';
-import type { ChangeRules, StoredState } from '../store/listings-repository.js';
+import type { ChangeRules, StoredState } from '../store/listing-writes.js';
 import type { Database } from '../store/schema.js';
 
 type PriceEvent = Database['price_history'];

@@ -1,33 +1,29 @@
-import type { Logger } from 'pino';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
 import { changedFields } from '../domain/change.js';
 import { LISTING_CHANGE_RULES } from './listing-changes.js';
+import { ScopeCrawler, type ScopeCrawlerDeps } from './scope-crawler.js';
 import { LISTING_KINDS, type HydratedFacts, type ListingKind, type ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository, StoredBuilding } from '../store/buildings-repository.js';
-import type { ApplyResult, ListingsRepository } from '../store/listings-repository.js';
+import type { ListingsRepository } from '../store/listings-repository.js';
+import type { ApplyResult } from '../store/listing-writes.js';
 import type { ChangesRepository } from '../store/changes-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFiguresByRank } from '../domain/market.js';
 import { AREAS_SCOPE, scopeFailing, scopeKey, type CrawlReport, type ScopesRepository } from '../store/scopes-repository.js';
-import { toApiAreaId, toUpstreamAreaId } from '../upstream/borough-ids.js';
-import type { UpstreamClient, UpstreamPriority } from '../upstream/client.js';
-import { mapAreas, mapBuildingDetail, mapDetail, mapSearchNode, uniqueNodes } from '../upstream/mappers.js';
-import type { Bound, UpstreamBuildingDetail, UpstreamSearchFilters } from '../upstream/types.js';
+import type { UpstreamPriority } from '../upstream/client.js';
+import { mapAreas, mapBuildingDetail, mapDetail, mapSearchNode } from '../upstream/mappers.js';
+import type { UpstreamBuildingDetail } from '../upstream/types.js';
 
-/** Page size of a crawl (the site accepted 500 in a real capture). */
-const CRAWL_PAGE_SIZE = 500;
 /** A crawl that would take more than this share of a scope off the market is not trusted to sweep. */
 const MAX_SWEEP_SHARE = 0.5;
-/** Upper price bound of the first price band, in dollars (asking price of a sale, rent a month). */
-const PRICE_CEILING = { sale: 1_000_000_000, rental: 10_000_000 } as const;
 
-export interface SyncerDeps {
-  client: UpstreamClient;
+/** What a syncer works with; the upstream client, result cap, clock and logger as its crawls need them. */
+export interface SyncerDeps extends ScopeCrawlerDeps {
   listings: ListingsRepository;
   areas: AreasRepository;
   buildings: BuildingsRepository;
@@ -37,25 +33,15 @@ export interface SyncerDeps {
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
   stations: readonly Station[];
-  clock: () => Date;
-  logger: Logger;
-  /** Results one search can reach (the site's cap, about 1,000): larger scopes are split. */
-  resultCap: number;
   /** Listings hydrated per detail request (aliased fields), and at most per refresh cycle. */
   hydrationBatch: number;
   hydrationBudget: number;
 }
 
-/** One part of a crawl: the filters of one search that stays under the result cap. */
 /** A building as the mirror stores it, with the fields that differ from the stored copy. */
 interface MappedBuilding {
   building: Building;
   changed: string[];
-}
-
-interface CrawlPart {
-  label: string;
-  filters: UpstreamSearchFilters;
 }
 
 
@@ -81,7 +67,11 @@ export class Syncer {
   private hydratedCount = 0;
   private backlogRuns = 0;
 
-  constructor(private readonly deps: SyncerDeps) {}
+  private readonly crawler: ScopeCrawler;
+
+  constructor(private readonly deps: SyncerDeps) {
+    this.crawler = new ScopeCrawler(deps);
+  }
 
   private now(): string {
     return this.deps.clock().toISOString();
@@ -127,90 +117,6 @@ export class Syncer {
   };
 
   /**
-   * Every page of one search: pages counted from `totalCount`, ended early by a short or empty page.
-   * Returns the nodes mapped to records of `boroughId`, and the total the site reported (null when absent).
-   */
-  private async crawlPart(kind: ListingKind, boroughId: number, filters: UpstreamSearchFilters, tree: AreaTree, into: Map<string, ListingRecord>) {
-    let total: number | null = null;
-    for (let page = 1; ; page++) {
-      const answer = await this.deps.client.search(kind, { filters, page, perPage: CRAWL_PAGE_SIZE, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
-      if (typeof answer.totalCount === 'number') total = answer.totalCount;
-      const nodes = uniqueNodes(answer.edges);
-      for (const node of nodes) {
-        const record = mapSearchNode(node, kind, { areas: tree, scopeBoroughId: boroughId, now: this.deps.clock() });
-        if (record && record.boroughId === boroughId) into.set(record.id, record);
-      }
-      const reachable = Math.min(total ?? Infinity, this.deps.resultCap);
-      if (nodes.length < CRAWL_PAGE_SIZE || page * CRAWL_PAGE_SIZE >= reachable) break;
-    }
-    return total;
-  }
-
-  /** The total of one search (its first page of one result). */
-  private async countOf(kind: ListingKind, filters: UpstreamSearchFilters): Promise<number | null> {
-    const answer = await this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
-    return typeof answer.totalCount === 'number' ? answer.totalCount : null;
-  }
-
-  /**
-   * Splits a search over the cap into parts that each fit: first by the sub-areas of the area tree
-   * (when their totals add up to the whole, so nothing filed directly under the area is lost), then
-   * by price bands (bisecting), then a single price by bedroom counts. A part that cannot be split
-   * further makes the crawl incomplete (no sweep).
-   */
-  private async partition(kind: ListingKind, part: CrawlPart & { total: number }, tree: AreaTree, out: CrawlPart[], stats: { splits: number; complete: boolean }) {
-    if (part.total <= this.deps.resultCap) {
-      out.push(part);
-      return;
-    }
-    stats.splits++;
-    const areaId = part.filters.areas?.length === 1 && !part.filters.price ? part.filters.areas[0] : null;
-    if (areaId !== null) {
-      const apiId = toApiAreaId(areaId);
-      const children = tree.areas.filter((a) => a.parentId === apiId);
-      if (children.length) {
-        const counted = [];
-        for (const child of children) {
-          const filters = { ...part.filters, areas: [toUpstreamAreaId(child.id)] };
-          counted.push({ label: `${part.label}>${child.slug}`, filters, total: (await this.countOf(kind, filters)) ?? Infinity });
-        }
-        if (counted.reduce((sum, c) => sum + c.total, 0) === part.total) {
-          for (const c of counted) if (c.total > 0) await this.partition(kind, c, tree, out, stats);
-          return;
-        }
-      }
-    }
-    const price: Bound = part.filters.price ?? { lowerBound: 0, upperBound: PRICE_CEILING[kind] };
-    const [low, high] = [price.lowerBound ?? 0, price.upperBound ?? PRICE_CEILING[kind]];
-    if (high > low) {
-      const middle = Math.floor((low + high) / 2);
-      for (const band of [{ lowerBound: low, upperBound: middle }, { lowerBound: middle + 1, upperBound: high }]) {
-        const filters = { ...part.filters, price: band };
-        const total = (await this.countOf(kind, filters)) ?? Infinity;
-        if (total > 0) await this.partition(kind, { label: `${part.label}|$${band.lowerBound}-${band.upperBound}`, filters, total }, tree, out, stats);
-      }
-      return;
-    }
-    if (!part.filters.bedrooms) {
-      let covered = 0;
-      const byBeds = [];
-      for (let beds = 0; beds <= 10; beds++) {
-        const filters = { ...part.filters, bedrooms: beds === 10 ? { lowerBound: 10 } : { lowerBound: beds, upperBound: beds } };
-        const total = (await this.countOf(kind, filters)) ?? Infinity;
-        covered += total;
-        if (total > 0) byBeds.push({ label: `${part.label}|beds:${beds}`, filters, total });
-      }
-      if (covered === part.total && byBeds.every((b) => b.total <= this.deps.resultCap)) {
-        out.push(...byBeds);
-        return;
-      }
-    }
-    this.deps.logger.warn({ part: part.label, total: part.total, cap: this.deps.resultCap }, 'a crawl part cannot be split under the result cap: the scope will not be swept');
-    stats.complete = false;
-    out.push(part);
-  }
-
-  /**
    * Crawls one scope and applies it: upserts, price events, and (every part of the crawl being
    * complete) takes listings it no longer contains off the market. Then hydrates new and changed
    * listings within the budget.
@@ -222,27 +128,15 @@ export class Syncer {
     await this.deps.scopes.recordAttempt(scope, started);
     try {
       const tree = await this.areaTree();
-      const whole = { label: scope, filters: { areas: [toUpstreamAreaId(boroughId)] } };
-      const records = new Map<string, ListingRecord>();
-      const stats = { splits: 0, complete: true };
-      const total = await this.crawlPart(kind, boroughId, whole.filters, tree, records);
-      let parts = 1;
-      if (total !== null && total > this.deps.resultCap) {
-        records.clear();
-        const split: CrawlPart[] = [];
-        await this.partition(kind, { ...whole, total }, tree, split, stats);
-        for (const part of split) await this.crawlPart(kind, boroughId, part.filters, tree, records);
-        parts = split.length;
-        this.deps.logger.info({ scope, total, parts, splits: stats.splits, complete: stats.complete }, 'scope over the result cap: crawled in parts');
-      }
+      const { records, parts, splits, complete } = await this.crawler.crawl(kind, boroughId, tree);
       const stored = await this.deps.scopes.get(scope);
       const storedCount = stored?.listing_count ?? 0;
-      const trustSweep = stats.complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
-      if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount, complete: stats.complete }, 'crawl incomplete or much smaller than the stored scope: not sweeping');
+      const trustSweep = complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
+      if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount, complete }, 'crawl incomplete or much smaller than the stored scope: not sweeping');
       const at = this.now();
       const result = await this.deps.listings.apply([...records.values()], this.derive, LISTING_CHANGE_RULES, at, trustSweep ? { sweep: { kind, boroughId } } : {});
       await this.deps.scopes.recordSuccess(scope, at, records.size);
-      this.reports.set(scope, { scope, parts, splits: stats.splits, complete: stats.complete, at });
+      this.reports.set(scope, { scope, parts, splits, complete, at });
       await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
       this.deps.logger.info({ scope, listings: records.size, ...result }, 'scope synced');
       // The day's figures are taken once the new listings' dates are in (hydration), so their days on

@@ -3,8 +3,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 /**
  * PostgreSQL only: indexes in the order of the descending sorts whose nullable key sorts unknown values last
  * (`listed_at desc nulls last`, `price_per_sqft desc nulls last`). Read backwards, an ascending index
- * puts nulls first, so without these PostgreSQL sorted every match of such a search, and a keyset page deep
- * into a borough cost 0.4 s at a million listings. SQLite already orders nulls as the smallest values,
+ * puts nulls first, so without these PostgreSQL sorted every match of such a search, even for a keyset
+ * page deep into a borough. SQLite already orders nulls as the smallest values,
  * so its ascending indexes read backwards serve these sorts as they are.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -23,7 +23,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(db);
   } else {
     // SQLite keeps statistics per index, and a new index has none until analyzed (the planner would
-    // weigh it by guesses). About 4 s at a million listings, once.
+    // weigh it by guesses). Once, at migration.
     await sql`analyze listings`.execute(db);
   }
 }

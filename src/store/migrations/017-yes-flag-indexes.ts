@@ -21,7 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // The flags of each kind together (as migration 013 does for areas and bedrooms): multiplying their
     // separate shares, the planner expected 79,565 sales with no fee at a million listings, where the
-    // sample has none, and walked the default order's index through all 755,133 sales for a page (2.7 s).
+    // sample has none, and walked the default order's index through every sale for a page.
     // With these statistics it knows no sale has the flag. Rentals with no fee still walk the order.
     await sql`create statistics listings_kind_flags (mcv) on kind, status, no_fee, pets_allowed, furnished, has_3d_tour from listings`.execute(db);
   }
