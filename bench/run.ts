@@ -25,12 +25,10 @@
  * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`), BENCH_SERVICE_LOG (a file
  * the service's log is written to).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
@@ -41,109 +39,20 @@ import { startRuntime } from '../src/runtime.js';
 import { openStore } from '../src/store/database.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
-import { seededRandom } from '../src/domain/seeded-random.js';
 import { startPeer, type Peer } from './peer.js';
-
-/** Distinct searches of the mixed workload. */
-const MIXED_SEARCHES = 100_000;
-/** The mixed workload's steady load, searches a second: a busy service, below what a million listings saturate at. */
-const MIXED_RATE = 100;
-
-/**
- * `count` searches drawn by a seeded rule from the mirror's own active listings, as people search: a listing
- * drawn at random gives the kind, the area (its own half the time, its borough three times in ten, the whole
- * city otherwise), a price ceiling up to half again above its price (seven times in ten), a floor below it
- * (three in ten), its bedrooms as a minimum (half the time); the sort is the default half the time, else by
- * price (mostly cheapest first), listing date or price per square foot; three in ten ask for page 2 to 5.
- */
-function mixedSearches(rows: { kind: string; area_id: number | null; borough_id: number | null; price: number; bedroom_count: number | null }[], count: number, seed: number): string[] {
-  const random = seededRandom(seed);
-  return Array.from({ length: count }, () => {
-    const listing = rows[Math.floor(random() * rows.length)];
-    const q = new URLSearchParams();
-    const where = random();
-    if (where < 0.5 && listing.area_id !== null) q.set('areas', String(listing.area_id));
-    else if (where < 0.8 && listing.borough_id !== null) q.set('areas', String(listing.borough_id));
-    if (random() < 0.7) q.set('maxPrice', String(Math.ceil((Number(listing.price) * (1 + random() * 0.5)) / 100) * 100));
-    if (random() < 0.3) q.set('minPrice', String(Math.floor((Number(listing.price) * (0.5 + random() * 0.4)) / 100) * 100));
-    if (listing.bedroom_count !== null && random() < 0.5) q.set('minBeds', String(listing.bedroom_count));
-    const order = random();
-    if (order < 0.25) {
-      q.set('sort', 'PRICE');
-      q.set('sortDir', random() < 0.7 ? 'ASC' : 'DESC');
-    } else if (order < 0.4) q.set('sort', 'LISTED_AT');
-    else if (order < 0.5) q.set('sort', 'PRICE_PER_SQFT');
-    if (random() < 0.3) q.set('page', String(2 + Math.floor(random() * 4)));
-    q.set('perPage', '20');
-    return `/v1/search/${listing.kind === 'sale' ? 'sales' : 'rentals'}?${q}`;
-  });
-}
-
-/**
- * Draws one of `searches` at random for each request, and counts the requests whose search was asked within
- * the last `windowSeconds` (READ_CACHE_SECONDS): the most the answer cache could answer.
- */
-function drawWithRepeats(searches: string[], windowSeconds: number) {
-  const lastAsked = new Map<string, number>();
-  const counts = { asked: 0, repeated: 0 };
-  const draw = () => {
-    const url = searches[Math.floor(Math.random() * searches.length)];
-    const now = performance.now();
-    counts.asked++;
-    if (now - (lastAsked.get(url) ?? -Infinity) <= windowSeconds * 1000) counts.repeated++;
-    lastAsked.set(url, now);
-    return url;
-  };
-  return { draw, counts };
-}
+import { drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches } from './mixed-workload.js';
+import { cpuMicrosOf, freePort, rssOf, spawnCommand, stop } from './processes.js';
+import { load } from './load.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const shape = { seconds, connections };
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const dir = resolve('.cache', 'bench');
 mkdirSync(dir, { recursive: true });
 const databaseUrl = process.env.DATABASE_URL ?? join(dir, 'mirror.db');
 const postgres = /^postgres(ql)?:/.test(databaseUrl);
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((ready) => probe.listen(0, '127.0.0.1', ready));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((closed) => probe.close(closed));
-  return port;
-}
-
-/** Runs `node --import tsx src/main.ts <args>` and resolves once its stderr matches `ready` (with the match). */
-async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  // The compiled command line (`npm run bench` builds it first), as `npm start` runs it: under tsx the
-  // service carried a loader and esbuild's name-keeping wrappers, which production does not.
-  const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  if (process.env.BENCH_SERVICE_LOG && args[0] === 'serve') child.stderr!.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    let log = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString()).slice(-8000);
-      const found = ready.exec(log);
-      if (found) resolve(found);
-    });
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited (${code}): ${log.slice(-2000)}`)));
-  });
-  return { child, match };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((exited) => child.once('exit', exited));
-}
-
-/** Resident memory of a process, MiB (Linux): now (VmRSS) and the most it has held since it started (VmHWM). */
-function rssOf(pid: number): { now: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mib = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024);
-  return { now: mib('VmRSS'), peak: mib('VmHWM') };
-}
 
 // The local upstream in a process of its own, its market still: the benchmark measures reads.
 const baseEnv: Record<string, string> = { ...(process.env as Record<string, string>), MARKET_CLOCK: 'off', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
@@ -331,66 +240,6 @@ const scenarios: Scenario[] = [
   },
 ];
 
-/**
- * autocannon against `base + path` for the configured time; req/s, p50 and p99 in ms, and the requests
- * that failed (a timeout is 10 s). Failures of the bare server end the run; the service's and the
- * peer's are counted and shown (`tolerateErrors`).
- */
-async function load(base: string, path: string, withHeaders: Record<string, string>, vary?: () => string, tolerateErrors = false, rate?: number) {
-  if (rate) return steadyLoad(base, path, withHeaders, rate, vary, tolerateErrors);
-  // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
-  // service and the peer have processes of their own; the bare servers here are idle then).
-  const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
-  const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
-  if ((result.non2xx || result.errors) && !tolerateErrors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, total: result.requests.total };
-}
-
-/**
- * An open load for the configured time: requests sent at the moments of a Poisson process of `rate` a
- * second, each whether or not the earlier ones were answered, as independent users would; a request's
- * latency runs from its moment to the end of its answer, so a slow answer delays no later measurement.
- * (autocannon's `overallRate` paces each connection on its own timer: its 50 connections sent in bursts
- * of 50, and the bare server's p99 at 100 a second was 30 ms.) Same figures as {@link load}.
- */
-async function steadyLoad(base: string, path: string, withHeaders: Record<string, string>, rate: number, vary?: () => string, tolerateErrors = false) {
-  const random = seededRandom(rate);
-  const latencies: number[] = [];
-  let failed = 0;
-  const sent: Promise<void>[] = [];
-  const start = performance.now();
-  let at = start;
-  for (;;) {
-    at += (-Math.log(1 - random()) / rate) * 1000;
-    if (at - start >= seconds * 1000) break;
-    const wait = at - performance.now();
-    if (wait > 0) await new Promise((woken) => setTimeout(woken, wait));
-    const moment = at;
-    sent.push(
-      request(base + path.replace('{varies}', vary?.() ?? ''), { headers: withHeaders }).then(
-        async (answer) => {
-          await answer.body.dump();
-          if (answer.statusCode !== 200) failed++;
-          latencies.push(performance.now() - moment);
-        },
-        () => void failed++,
-      ),
-    );
-  }
-  await Promise.all(sent);
-  if (failed && !tolerateErrors) throw new Error(`${base}${path}: ${failed} failed`);
-  latencies.sort((a, b) => a - b);
-  const rank = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
-  return { rps: Math.round(latencies.length / seconds), p50: rank(0.5), p99: rank(0.99), failed, total: latencies.length };
-}
-
-/** CPU time a process has used so far (user + system), in microseconds (Linux: /proc, in clock ticks of 10 ms). */
-function cpuMicrosOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  // After the command name: utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
 /** The middle value (the mean of the two middle ones for an even count). */
 const median = (values: number[]) => {
@@ -423,9 +272,9 @@ for (const scenario of selected) {
   let cpuMicros = 0;
   for (let round = 0; round < rounds; round++) {
     const cpuBefore = cpuMicrosOf(service.child.pid!);
-    measuredRounds.push(await load(address, path, headers, scenario.vary, true, scenario.rate));
+    measuredRounds.push(await load(shape, address, path, headers, scenario.vary, true, scenario.rate));
     cpuMicros += cpuMicrosOf(service.child.pid!) - cpuBefore;
-    limitRounds.push(await load(bareBase, example, {}, undefined, false, scenario.rate));
+    limitRounds.push(await load(shape, bareBase, example, {}, undefined, false, scenario.rate));
   }
   const served = measuredRounds.reduce((sum, r) => sum + r.total, 0);
   // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
@@ -475,7 +324,7 @@ if (peer) {
     for (let round = 0; round < rounds && !peerGone; round++) {
       // Each round starts once the peer is idle again, as the service's rounds start on an idle service.
       peerGone = !(await peerIdle());
-      if (!peerGone) peerRounds.push(await load(peer.url, scenario.peer, {}, scenario.vary, true));
+      if (!peerGone) peerRounds.push(await load(shape, peer.url, scenario.peer, {}, scenario.vary, true));
     }
     if (peerGone) console.log('the peer did not answer within 3 minutes: its remaining scenarios are not measured');
     if (!peerRounds.length) continue;

@@ -54,6 +54,7 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     ['a filter no order index holds', () => search({ minBaths: 2, sort: 'PRICE', sortDir: 'DESC', page: 2, perPage: 30 })],
     ['sales by price per square foot', () => search({ kind: 'sale', minSqft: 500, sort: 'PRICE_PER_SQFT' })],
     ['no fee by price (a yes/no filter, migration 017)', () => search({ noFee: true, sort: 'PRICE', sortDir: 'ASC', page: 2 })],
+    ['two amenities by listing date', () => search({ amenities: ['ELEVATOR', 'DOORMAN'], sort: 'LISTED_AT', page: 2, perPage: 20 })],
   ])('%s: the planner, a walk and a sort give the same rows', async (_name, make) => {
     const s = make();
     const byPlanner = await searchListings(db, s, ctx());
@@ -77,6 +78,26 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     await searchListings(db, s, ctx(NEVER_SORT), 100);
     expect(statements[0].sql).toContain('from "listings" indexed by "listings_price"');
     expect(plan(statements[0])).toMatch(/^SEARCH listings USING INDEX listings_price \(kind=\? AND status=\?\)$/);
+  });
+
+  it('an amenity search reads the listings with the amenity from its index and each by id, not every listing of the kind', async () => {
+    const active = sqlite.prepare("select count(*) from listings where kind = 'rental' and status = 'ACTIVE'").pluck().get() as number;
+    const withDoorman = sqlite
+      .prepare("select count(*) from listings l join listing_amenities a on a.listing_id = l.id where a.amenity = 'DOORMAN' and l.kind = 'rental' and l.status = 'ACTIVE'")
+      .pluck()
+      .get() as number;
+    expect(withDoorman).toBeGreaterThan(50);
+    for (const sort of ['RECOMMENDED', 'PRICE'] as const) {
+      statements.length = 0;
+      const { total } = await searchListings(db, search({ amenities: ['DOORMAN'], sort, page: 2, perPage: 20 }), ctx(active));
+      expect(total).toBe(withDoorman);
+      // The count, then the page.
+      expect(statements).toHaveLength(2);
+      for (const statement of statements) {
+        expect(plan(statement)).toContain('USING COVERING INDEX listing_amenities_amenity (amenity=?)');
+        expect(plan(statement)).toContain('SEARCH listings USING INDEX sqlite_autoindex_listings_1 (id=?)');
+      }
+    }
   });
 
   it('every filter counted as held by an order index is tested on its entries: a walk reads no filter column from the table', async () => {

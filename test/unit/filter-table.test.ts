@@ -45,7 +45,7 @@ describe('the table of filters', () => {
     ['maxBaths', 3, '"full_bathroom_count" <= ?', [3]],
     ['minSqft', 500, '"sqft" >= ?', [500]],
     ['maxSqft', 900, '"sqft" <= ?', [900]],
-    ['amenities', ['GYM', 'GYM', 'DOORMAN'], 'exists (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."listing_id" = "listings"."id" and "listing_amenities"."amenity" = ?) and exists (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."listing_id" = "listings"."id" and "listing_amenities"."amenity" = ?)', ['GYM', 'DOORMAN']],
+    ['amenities', ['GYM', 'GYM', 'DOORMAN'], '"listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?) and "listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?)', ['GYM', 'DOORMAN']],
     ['noFee', true, '"no_fee" = 1', []],
     ['noFee', false, '("no_fee" is null or "no_fee" = ?)', [0]],
     ['petsAllowed', true, '"pets_allowed" = 1', []],
