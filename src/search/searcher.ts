@@ -9,7 +9,8 @@ import { encodeCursor } from './cursor.js';
 import { filtersOf } from './filters.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { PriceLadders } from './price-ladders.js';
-import { countListings, listingsInBox, noSideFilter, searchListings } from './query.js';
+import { noSideFilter } from './plan.js';
+import { countListings, listingsInBox, searchListings } from './query.js';
 
 /** A page of a search: its rows (with the distance in metres when the search has a point), the total, and the cursor of the next page (null at the end or for DISTANCE). */
 export interface SearchPage {
@@ -56,7 +57,7 @@ export class Searcher {
       const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
       search = { ...search, ids: inside.map((l) => l.id) };
     }
-    // How to read the page is weighed by the total against the kind's active listings (see pageStrategy).
+    // How to read the page is weighed by the total against the kind's active listings (plan.ts's pageStrategy).
     const ctx: SearchContext = {
       now,
       mortgageFactor: mortgageFactor(this.deps.mortgage),

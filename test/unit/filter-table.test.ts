@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SEARCH_FILTER_NAMES } from '../../src/domain/search-filters.js';
 import { applyFilters, FILTER_NAMES, FILTERS, filtersOf, HELD_BY_ORDER_INDEX, RANGES, YES_NO_FILTERS, type FilterContext } from '../../src/search/filters.js';
 import type { ListingSearch } from '../../src/search/listing-search.js';
-import { pageStrategy, planPage } from '../../src/search/query.js';
+import { pageStrategy, planPage } from '../../src/search/plan.js';
 import { INDEXED_SORTS, SORT_FIELDS, SORTS } from '../../src/search/sorts.js';
 import type { Database } from '../../src/store/schema.js';
 
@@ -149,12 +149,39 @@ describe('how a page is read (the plan)', () => {
 describe('the plan of a page', () => {
   const context = (dialect: 'sqlite' | 'postgres') => ({ now: NOW, mortgageFactor: 0.005, dialect, activeOfKind: 50_000 });
   it.each([
-    ['a yes filter, few matches: sorted, through its partial index', { noFee: true }, 40, 'sqlite', { read: 'sort', flagsByIndex: true, idsFirst: false }],
-    ['a yes filter, many matches: not through its partial index', { noFee: true }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: false, idsFirst: false }],
-    ['a walk on PostgreSQL reads the page\'s ids first', { areaIds: [300] }, 20_000, 'postgres', { read: 'walk', flagsByIndex: true, idsFirst: true }],
-    ['a walk on SQLite reads through INDEXED BY', { areaIds: [300] }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: true, idsFirst: false }],
-    ['nothing to read', { page: 3 }, 10, 'postgres', { read: 'empty', flagsByIndex: true, idsFirst: false }],
+    ['a yes filter, few matches: sorted, through its partial index', { noFee: true }, 40, 'sqlite', { read: 'sort', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
+    ['a yes filter, many matches: not through its partial index', { noFee: true }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: false, idsFirst: false, orderBounds: [] }],
+    ['a walk on PostgreSQL reads the page\'s ids first', { areaIds: [300] }, 20_000, 'postgres', { read: 'walk', flagsByIndex: true, idsFirst: true, orderBounds: [] }],
+    ['a walk on SQLite reads through INDEXED BY', { areaIds: [300] }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
+    ['nothing to read', { page: 3 }, 10, 'postgres', { read: 'empty', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
   ] as const)('%s', (_what, over, total, dialect, expected) => {
     expect(planPage(search(over as Partial<ListingSearch>), total, context(dialect))).toEqual({ total, ...expected });
+  });
+
+  // The bounds a filter implies on the order's leading key: each must keep every match, so the test checks
+  // them against the rules they come from (a sale's monthly cost is price x factor + charges, charges never
+  // negative; the recommended score is round(0.6 x transit score) + parts never negative).
+  const bounds = (over: Partial<ListingSearch>, mortgageFactor = 0.005) => planPage(search({ kind: 'sale', ...over }), 20_000, { ...context('sqlite'), mortgageFactor }).orderBounds;
+  it('a maximum monthly cost by price: the highest price whose payment alone fits', () => {
+    for (const [maxMonthlyCost, factor] of [[3000, 0.005], [4321, 0.0061], [1, 0.0049]]) {
+      const [bound, ...rest] = bounds({ sort: 'PRICE', maxMonthlyCost }, factor);
+      expect(rest).toEqual([]);
+      expect(bound).toMatchObject({ column: 'price', op: '<=' });
+      expect(bound.value! * factor).toBeLessThanOrEqual(maxMonthlyCost * (1 + 1e-9));
+      expect((bound.value! + 1) * factor).toBeGreaterThan(maxMonthlyCost);
+    }
+    expect(bounds({ sort: 'PRICE', maxMonthlyCost: 3000 }, 0)).toEqual([]);
+    expect(bounds({ sort: 'LISTED_AT', maxMonthlyCost: 3000 })).toEqual([]);
+  });
+  it('a minimum transit score in the default order: the lowest score such a listing can have', () => {
+    for (const minTransitScore of [0, 1, 74, 75, 100]) {
+      expect(bounds({ minTransitScore })).toEqual([{ column: 'recommended_score', op: '>=', value: Math.round(0.6 * minTransitScore) }]);
+    }
+    expect(bounds({ minTransitScore: 75, sort: 'PRICE' })).toEqual([]);
+  });
+  it('a size above zero by price per square foot: known prices per square foot only', () => {
+    expect(bounds({ sort: 'PRICE_PER_SQFT', minSqft: 500 })).toEqual([{ column: 'price_per_sqft', op: 'is not', value: null }]);
+    expect(bounds({ sort: 'PRICE_PER_SQFT', minSqft: 0 })).toEqual([]);
+    expect(bounds({ sort: 'DISTANCE', near: { latitude: 40.7, longitude: -74, radius: 100 }, minSqft: 500, minTransitScore: 75 })).toEqual([]);
   });
 });
