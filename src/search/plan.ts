@@ -113,6 +113,6 @@ export function planPage(s: ListingSearch, total: number, ctx: SearchContext): S
     read,
     flagsByIndex: read === 'sort' || !asksYes(s),
     idsFirst: read === 'walk' && ctx.dialect === 'postgres',
-    orderBounds: s.sort === 'DISTANCE' ? [] : orderBounds(s, ctx),
+    orderBounds: orderBounds(s, ctx),
   };
 }
