@@ -1,6 +1,7 @@
 /**
  * The search's planner: how a page is read, decided from the search, its exact total and the context before any
- * statement runs (pure; query.ts writes the statements the plan says, searcher.ts runs the stages).
+ * statement runs (pure). query.ts writes the statements the plan says, and its `searchListings` runs the stages:
+ * the count, the plan, the page.
  */
 import { highestPriceWithin } from '../domain/monthly-cost.js';
 import { lowestRecommendedScore } from '../domain/recommended-score.js';
