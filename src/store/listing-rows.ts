@@ -21,8 +21,11 @@ export interface Derived {
   recommendedScore: number;
 }
 
-/** A listing record -> a `listings` row (without first_seen_at, which the upsert keeps). */
-export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string, detailFetchedAt: string | null): ListingRow {
+/**
+ * A listing record from a search node -> a `listings` row (without first_seen_at, which the upsert keeps), waiting
+ * for its details (hydration fills them).
+ */
+export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string): ListingRow {
   return {
     id: r.id,
     kind: r.kind,
@@ -81,8 +84,8 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string, 
     }),
     first_seen_at: seenAt,
     last_seen_at: seenAt,
-    detail_fetched_at: detailFetchedAt,
+    detail_fetched_at: null,
     delisted_at: null,
-    needs_detail: detailFetchedAt ? 0 : 1,
+    needs_detail: 1,
   };
 }

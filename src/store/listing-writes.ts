@@ -70,11 +70,9 @@ export interface ChangeRules {
   ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[] };
 }
 
-/** How records are written: the scope to sweep (kind and borough), when the crawl of it was complete. */
+/** How a crawl is written: the scope to sweep (kind and borough), when the crawl of it was complete. */
 export interface CrawlWrite {
   sweep?: { kind: ListingKind; boroughId: number };
-  /** The records come from listing details (a fetch of one listing): hydrated columns and amenities are written too. */
-  detail?: boolean;
 }
 
 /**
@@ -95,10 +93,10 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
         (r) => [r.id, { price: Number(r.price), status: r.status }],
       ),
     );
-    const rows = batch.map((r) => recordToRow(r, derive(r), at, options.detail ? at : null));
+    const rows = batch.map((r) => recordToRow(r, derive(r), at));
     const columns = (Object.keys(rows[0]) as (keyof ListingRow)[]).filter(
       // A search node lacks what only a detail gives: keep what hydration stored.
-      (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && (options.detail || !HYDRATED_COLUMNS.has(key)),
+      (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && !HYDRATED_COLUMNS.has(key),
     );
     const upserted = await trx
       .insertInto('listings')
@@ -109,19 +107,12 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
           .doUpdateSet((eb) => {
             const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
             // A new price or status sends the listing back for hydration.
-            set.needs_detail = options.detail
-              ? 0
-              : sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
+            set.needs_detail = sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
             return set as never;
           })
           // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
           // table. Only a row that differs is updated here; the time it was seen is set below.
-          .where((eb) =>
-            eb.or([
-              ...columns.filter((key) => key !== 'last_seen_at').map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
-              ...(options.detail ? [eb('listings.needs_detail', '<>', 0)] : []),
-            ]),
-          ),
+          .where((eb) => eb.or(columns.filter((key) => key !== 'last_seen_at').map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`))),
       )
       .execute();
     // A driver that does not tell how many rows it wrote is taken to have written them all.
@@ -129,11 +120,6 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
     // A row just inserted was written with it already.
     const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
     if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
-    if (options.detail) {
-      await trx.deleteFrom('listing_amenities').where('listing_id', 'in', batch.map((r) => r.id)).execute();
-      const amenityRows = batch.flatMap((r) => r.amenities.map((amenity) => ({ listing_id: r.id, amenity })));
-      if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
-    }
 
     const found = rules.upserted(batch.map((record, j) => ({ record, row: rows[j] })), existing, at);
     result.inserted += found.inserted;
@@ -145,7 +131,7 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
   if (options.sweep) result.delisted = await sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
   // A crawl that found every listing as stored changed nothing but the times they were seen: the data
   // version stays, and no instance rebuilds what it derived from the listings.
-  if (changedRows > 0 || result.delisted > 0 || options.detail) await bumpDataVersion(trx);
+  if (changedRows > 0 || result.delisted > 0) await bumpDataVersion(trx);
   return result;
 }
 

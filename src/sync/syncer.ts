@@ -44,7 +44,6 @@ interface MappedBuilding {
   changed: string[];
 }
 
-
 /** Told how a sync goes: the step (`scopes`, `details`), how much of it is done, of how much. */
 export type SyncProgress = (step: string, done: number, total: number) => void;
 
