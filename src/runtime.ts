@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Inventory } from './upstream/local/inventory.js';
 import { loadStations } from './dataset/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
+import { ScopeFreshness } from './freshness/scopes.js';
 import { Mirror } from './read/mirror.js';
 import { RedisRefreshLock } from './freshness/refresh-lock.js';
 import { KeyResolver } from './access/key-resolver.js';
@@ -204,17 +205,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
-    const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, config, clock });
+    const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
+    const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock });
     let polygons: CityPolygons | null = null;
     const cityFacts = new CityRecords({
       records: cityRecords,
-      scopes,
-      coordinator,
+      scopeFreshness,
       openData,
       polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
       freshnessSeconds: config.openData.freshnessSeconds,
-      readCacheSeconds: config.readCacheSeconds,
-      clock,
     });
     const app = await buildApp({
       config,

@@ -17,3 +17,15 @@ export interface Freshness {
 export function isFresh(refreshedAt: Date, thresholdSeconds: number, now: Date): boolean {
   return (now.getTime() - refreshedAt.getTime()) / 1000 <= thresholdSeconds;
 }
+
+/**
+ * The freshness of an answer made of several pieces judged alone: as old as the oldest piece, `stale` if any
+ * piece is, else `refreshing` if any is, and a refresh triggered if any piece triggered one. With no piece at
+ * all, the answer holds no stored data: `cached` as of `now`.
+ */
+export function oldestOf(judged: readonly Freshness[], threshold: number, now: Date): Freshness {
+  if (!judged.length) return { dataAge: now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: false };
+  const oldest = judged.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
+  const source = judged.some((f) => f.source === 'stale') ? 'stale' : judged.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
+  return { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: judged.some((f) => f.refreshTriggered) };
+}

@@ -6,31 +6,24 @@ import { withRecordedSales } from '../domain/building.js';
 import { COMPARABLE_RADII, similarity, type ComparableFacts } from '../domain/comparables.js';
 import { distanceMeters } from '../domain/transit-score.js';
 import type { GeoPoint } from '../wire/common.js';
-import type { RefreshCoordinator } from '../freshness/coordinator.js';
-import { judgeFreshness } from '../freshness/judge.js';
 import type { Freshness } from '../freshness/policy.js';
+import type { ScopeFreshness } from '../freshness/scopes.js';
 import type { CityRecordsRepository, RecordedSaleSearch } from '../store/city-records-repository.js';
-import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, RECORDED_SALES_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
-import { VersionedMemo } from '../store/versioned-memo.js';
+import { OPEN_DATA_KEY, RECORDED_SALES_SCOPE } from '../store/scopes-repository.js';
 import type { Building } from '../wire/building.js';
 import type { RecordedSale, RecordedSalesMonth } from '../wire/recorded-sale.js';
 
 export interface CityRecordsDeps {
   records: CityRecordsRepository;
-  scopes: ScopesRepository;
-  coordinator: RefreshCoordinator;
+  /** Judges the open data scopes by their last successful sync (shared with the listings' reads). */
+  scopeFreshness: ScopeFreshness;
   /** The open data sync: whether it may run now (its breaker), and a run of it (the scopes that failed). */
   openData: { canRefresh(): boolean; syncAll(): Promise<string[]> };
   /** Looked up by a building's position; built on first use (the files take a moment to read). */
   polygons: () => CityPolygons;
   /** Seconds within which open data is `cached` (`OPEN_DATA_FRESHNESS_SECONDS`). */
   freshnessSeconds: number;
-  /** Longest a scope's sync state is kept in memory (`READ_CACHE_SECONDS`, as the listings' reads keep theirs). */
-  readCacheSeconds: number;
-  clock: () => Date;
 }
-
-const NEVER = new Date(0);
 
 /** A stored recorded sale as the API shows it. */
 export function presentRecordedSale(r: RecordedSaleRow): RecordedSale {
@@ -98,19 +91,11 @@ export async function withCityFacts(records: CityRecordsRepository, polygons: ()
  * sync of the open data started, as for listings.
  */
 export class CityRecords {
-  /** The open data scopes' last successful syncs, read again after a sync here and at least every `readCacheSeconds`. */
-  private readonly lastSuccess: VersionedMemo<Map<string, string | null>>;
+  constructor(private readonly deps: CityRecordsDeps) {}
 
-  constructor(private readonly deps: CityRecordsDeps) {
-    this.lastSuccess = new VersionedMemo(deps.readCacheSeconds, () => deps.scopes.version, async () =>
-      new Map((await deps.scopes.all()).filter((s) => OPEN_DATA_SCOPES.includes(s.scope)).map((s) => [s.scope, s.last_success_at])),
-    );
-  }
-
-  /** Freshness of one open data scope (its last successful sync), starting a sync when stale. */
-  private async freshness(scope: string): Promise<Freshness> {
-    const at = (await this.lastSuccess.get()).get(scope);
-    return judgeFreshness(this.deps.coordinator, this.deps.clock(), OPEN_DATA_KEY, at ? new Date(at) : NEVER, this.deps.freshnessSeconds, () => this.deps.openData.canRefresh(), () => this.deps.openData.syncAll());
+  /** Freshness of one open data scope (its last successful sync), starting a sync of all open data when stale. */
+  private freshness(scope: string): Promise<Freshness> {
+    return this.deps.scopeFreshness.judge([{ scope, refreshKey: OPEN_DATA_KEY, refresh: () => this.deps.openData.syncAll() }], this.deps.freshnessSeconds, () => this.deps.openData.canRefresh());
   }
 
   /** One page of recorded sales matching `search`, the total and freshness. */

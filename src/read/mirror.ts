@@ -14,17 +14,17 @@ import type { ListingsRepository, StoredDetail } from '../store/listings-reposit
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
-import { AREAS_SCOPE, scopeKey, type ScopeState, type ScopesRepository } from '../store/scopes-repository.js';
+import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import type { Database } from '../store/schema.js';
 import { listingsNear } from '../search/query.js';
 import type { ListingSearch } from '../search/listing-search.js';
 import { Searcher } from '../search/searcher.js';
-import { VersionedMemo } from '../store/versioned-memo.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
-import type { Freshness } from '../freshness/policy.js';
+import { oldestOf, type Freshness } from '../freshness/policy.js';
+import type { JudgedScope, ScopeFreshness } from '../freshness/scopes.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -56,6 +56,8 @@ export interface MirrorDeps {
   market: MarketRepository;
   refresher: Refresher;
   coordinator: RefreshCoordinator;
+  /** Judges data synced by scope: listing scopes and the area list. */
+  scopeFreshness: ScopeFreshness;
   config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds'>;
   clock: () => Date;
 }
@@ -68,8 +70,6 @@ export interface SearchAnswer {
   nextCursor: string | null;
 }
 
-const NEVER = new Date(0);
-
 /**
  * Reads of the mirror with the freshness rule applied (DESIGN.md "Freshness"): every answer says how
  * old its data is and whether it is `cached`, `stale` (this request started a refresh) or `refreshing`.
@@ -81,13 +81,12 @@ export class Mirror {
   private readonly areaLists: LRUCache<string, Area[]>;
   /** Runs searches on the store (totals kept or counted, pages read as planned). */
   readonly searcher: Searcher;
-  /** The scopes' sync states, read at most once per `readCacheSeconds` unless this process wrote them since. */
-  private readonly scopeStates: VersionedMemo<Map<string, ScopeState>>;
+  /** Whether a refresh may start now (false while the upstream's breaker is open). */
+  private readonly canRefresh = () => this.deps.refresher.canRefresh();
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.areaLists = new LRUCache({ max: 200, ttl });
-    this.scopeStates = new VersionedMemo(deps.config.readCacheSeconds, () => deps.scopes.version, async () => new Map((await deps.scopes.all()).map((s) => [s.scope, s])));
     this.searcher = new Searcher({ db: deps.db, dialect: deps.dialect, listings: deps.listings, mortgage: deps.config.mortgage, readCacheSeconds: deps.config.readCacheSeconds, clock: deps.clock });
   }
 
@@ -109,7 +108,7 @@ export class Mirror {
    * the upstream's breaker is open no refresh starts: the answer is `stale` with `refreshTriggered` false.
    */
   private freshness(key: string, refreshedAt: Date, threshold: number, refresh: () => Promise<unknown>): Promise<Freshness> {
-    return judgeFreshness(this.deps.coordinator, this.now, key, refreshedAt, threshold, () => this.deps.refresher.canRefresh(), refresh);
+    return judgeFreshness(this.deps.coordinator, this.now, key, refreshedAt, threshold, this.canRefresh, refresh);
   }
 
   /** Freshness of a resource fetched from upstream by this very request. */
@@ -122,21 +121,10 @@ export class Mirror {
     return this.deps.refresher.areaTree();
   }
 
-  /** Freshness of data covering these boroughs (all five when none) for `kind`: the oldest scope's, refreshing stale ones. */
-  private async scopesFreshness(kind: ListingKind, boroughIds: readonly number[]): Promise<Freshness> {
+  /** The listing scopes of `kind` covering these boroughs (all five when none), each refreshed by its sync. */
+  private listingScopes(kind: ListingKind, boroughIds: readonly number[]): JudgedScope[] {
     const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
-    const threshold = this.deps.config.freshness.searchSeconds;
-    const states = await this.scopeStates.get();
-    const perScope = await Promise.all(
-      covered.map((boroughId) => {
-        const key = scopeKey(kind, boroughId);
-        const at = states.get(key)?.last_success_at;
-        return this.freshness(key, at ? new Date(at) : NEVER, threshold, () => this.deps.refresher.syncScope(kind, boroughId));
-      }),
-    );
-    const oldest = perScope.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
-    const source = perScope.some((f) => f.source === 'stale') ? 'stale' : perScope.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
-    return { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: perScope.some((f) => f.refreshTriggered) };
+    return covered.map((boroughId) => ({ scope: scopeKey(kind, boroughId), refresh: () => this.deps.refresher.syncScope(kind, boroughId) }));
   }
 
   /**
@@ -169,13 +157,13 @@ export class Mirror {
 
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */
   async market(kind: ListingKind, areaIds: number[] | undefined, boroughIds: number[], bedrooms: number[] | undefined): Promise<{ figures: MarketFigures; freshness: Freshness }> {
-    const freshness = await this.scopesFreshness(kind, boroughIds);
+    const freshness = await this.deps.scopeFreshness.judge(this.listingScopes(kind, boroughIds), this.deps.config.freshness.searchSeconds, this.canRefresh);
     return { figures: await marketFiguresByRank(this.deps.market.ranked(kind, areaIds, bedrooms), this.now), freshness };
   }
 
   /** Daily snapshots of the figures of `kind` in a borough (0: the city), from `from` to `to` (days, inclusive). */
   async marketHistory(kind: ListingKind, areaId: number, from: string, to: string) {
-    const freshness = await this.scopesFreshness(kind, areaId ? [areaId] : []);
+    const freshness = await this.deps.scopeFreshness.judge(this.listingScopes(kind, areaId ? [areaId] : []), this.deps.config.freshness.searchSeconds, this.canRefresh);
     return { days: await this.deps.market.history(kind, areaId, from, to), freshness };
   }
 
@@ -184,7 +172,9 @@ export class Mirror {
    * last successful sync among the covered scopes; stale scopes are refreshed in the background.
    */
   async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
-    const freshness = await this.scopesFreshness(search.kind, boroughIds);
+    const scopes = this.listingScopes(search.kind, boroughIds);
+    // Judged before the page is read, so that `dataAge` never claims newer data than the page holds.
+    const freshness = await this.deps.scopeFreshness.judge(scopes, this.deps.config.freshness.searchSeconds, this.canRefresh);
     const found = await this.searcher.find(search, polygon);
     return { items: found.rows.map((r) => rowToSummary(r, this.now)), total: found.total, nextCursor: found.nextCursor, freshness };
   }
@@ -214,7 +204,7 @@ export class Mirror {
    */
   private async hydrated(found: StoredDetail): Promise<StoredDetail> {
     const row = found.row;
-    if (!row.needs_detail || !this.deps.refresher.canRefresh()) return found;
+    if (!row.needs_detail || !this.canRefresh()) return found;
     const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)));
@@ -253,11 +243,7 @@ export class Mirror {
       listings.push(answer.listing);
       judged.push(answer.freshness);
     }
-    const threshold = this.deps.config.freshness.propertySeconds;
-    if (!judged.length) return { listings, missing, freshness: { dataAge: this.now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: false } };
-    const oldest = judged.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
-    const source = judged.some((f) => f.source === 'stale') ? 'stale' : judged.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
-    return { listings, missing, freshness: { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: judged.some((f) => f.refreshTriggered) } };
+    return { listings, missing, freshness: oldestOf(judged, this.deps.config.freshness.propertySeconds, this.now) };
   }
 
   /**
@@ -300,9 +286,7 @@ export class Mirror {
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
-    const state = (await this.scopeStates.get()).get(AREAS_SCOPE);
-    const at = state?.last_success_at ? new Date(state.last_success_at) : NEVER;
-    const freshness = await this.freshness(AREAS_SCOPE, at, this.deps.config.freshness.areasSeconds, () => this.deps.refresher.syncAreas());
+    const freshness = await this.deps.scopeFreshness.judge([{ scope: AREAS_SCOPE, refresh: () => this.deps.refresher.syncAreas() }], this.deps.config.freshness.areasSeconds, this.canRefresh);
     const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;
     let areas = this.areaLists.get(key);
     if (!areas) this.areaLists.set(key, (areas = await this.deps.areas.list(filter)));

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ScopeFreshness } from '../../src/freshness/scopes.js';
 import { Mirror } from '../../src/read/mirror.js';
 import { PriceLadders } from '../../src/search/price-ladders.js';
 import { AreasRepository } from '../../src/store/areas-repository.js';
@@ -132,6 +133,7 @@ describe('search totals', () => {
         market: new MarketRepository(db),
         refresher: t.rt.syncer,
         coordinator: t.rt.coordinator,
+        scopeFreshness: new ScopeFreshness({ scopes: t.rt.scopes, coordinator: t.rt.coordinator, readCacheSeconds: t.rt.config.readCacheSeconds, clock: () => new Date() }),
         config: t.rt.config,
         clock: () => new Date(),
       });
