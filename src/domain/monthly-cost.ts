@@ -23,19 +23,8 @@ export function mortgageFactor(terms: MortgageTerms): number {
 /**
  * A sale's monthly charges in dollars a month: maintenance + common charges + property tax, an unknown
  * part counting as 0 (DESIGN.md). Never negative: a negative part (no listing has shown one) counts as 0
- * too, which lets a search bound the price by a maximum monthly cost ({@link highestPriceWithin}).
+ * too, which lets a search bound the price by a maximum monthly cost (the planner's `highestPriceWithin`).
  */
 export function monthlyCharges(parts: { maintenance: number | null; commonCharges: number | null; taxes: number | null }): number {
   return Math.max(0, parts.maintenance ?? 0) + Math.max(0, parts.commonCharges ?? 0) + Math.max(0, parts.taxes ?? 0);
-}
-
-/**
- * The highest asking price (dollars) whose monthly cost can be at most `maxMonthlyCost` dollars, with
- * monthly payment `factor` per dollar of price ({@link mortgageFactor}): charges are never negative, so
- * price x factor must be within the maximum alone. Taken a billionth above maxMonthlyCost / factor, as
- * the database rounds price x factor. Infinity when the factor is 0 (nothing borrowed: no bound).
- */
-export function highestPriceWithin(maxMonthlyCost: number, factor: number): number {
-  if (!(factor > 0)) return Infinity;
-  return Math.floor((maxMonthlyCost / factor) * (1 + 1e-9));
 }

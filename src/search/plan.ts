@@ -3,7 +3,6 @@
  * statement runs (pure). query.ts writes the statements the plan says, and its `searchListings` runs the stages:
  * the count, the plan, the page.
  */
-import { highestPriceWithin } from '../domain/monthly-cost.js';
 import { lowestRecommendedScore } from '../domain/recommended-score.js';
 import { filtersOf, HELD_BY_ORDER_INDEX, YES_NO_FILTERS, type YesNoFilter } from './filters.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -60,6 +59,18 @@ export function pageStrategy(s: ListingSearch, total: number, activeOfKind: numb
   const entryCost = held ? 1 / HELD_ENTRY_SPEEDUP : 1;
   if (total * total <= (rowsBefore + s.perPage) * activeOfKind * entryCost) return 'sort';
   return held ? 'walk' : 'planner';
+}
+
+/**
+ * The highest asking price (dollars) whose monthly cost can be at most `maxMonthlyCost` dollars, with monthly
+ * payment `factor` per dollar of price (domain `mortgageFactor`): a sale's monthly charges are never negative
+ * (domain `monthlyCharges`), so price x factor must be within the maximum alone. Taken a billionth above
+ * maxMonthlyCost / factor, as the database rounds price x factor. Infinity when the factor is 0 (nothing
+ * borrowed: no bound).
+ */
+export function highestPriceWithin(maxMonthlyCost: number, factor: number): number {
+  if (!(factor > 0)) return Infinity;
+  return Math.floor((maxMonthlyCost / factor) * (1 + 1e-9));
 }
 
 /** A condition on the leading key of a page's order that the search's filters imply: `column op value`. */
