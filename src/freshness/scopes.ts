@@ -1,17 +1,12 @@
+import type { ScopesRepository } from '../store/scopes-repository.js';
 import { VersionedMemo } from '../store/versioned-memo.js';
 import type { RefreshCoordinator } from './coordinator.js';
 import { judgeFreshness } from './judge.js';
 import { oldestOf, type Freshness } from './policy.js';
 
-/** A scope's sync state as the store keeps it: its key and its last successful sync (ISO 8601 UTC, null: never). */
-export interface ScopeSyncState {
-  scope: string;
-  last_success_at: string | null;
-}
-
 export interface ScopeFreshnessDeps {
-  /** The scopes' sync states (`ScopesRepository`): all of them, and this process's write count of them. */
-  scopes: { readonly version: number; all(): Promise<ScopeSyncState[]> };
+  /** The scopes' sync states: all of them, and this process's write count of them. */
+  scopes: Pick<ScopesRepository, 'version' | 'all'>;
   coordinator: RefreshCoordinator;
   /** Longest the sync states are kept in memory (`READ_CACHE_SECONDS`): how long another instance's sync may take to show. */
   readCacheSeconds: number;
