@@ -27,7 +27,7 @@ import { registerPropertyRoutes } from './http/routes/property.js';
 import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
 import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
-import { registerAgentRoutes } from './http/routes/agents.js';
+import { registerAgentRoutes } from './agents/routes.js';
 import { registerExploreRoutes } from './http/routes/explore.js';
 import type { CityRecords } from './read/city-records.js';
 import { RecordedSaleSchema } from './wire/recorded-sale.js';

@@ -146,7 +146,7 @@ async function main(argv: string[]): Promise<number> {
       const logger = await cliLogger(config.logLevel);
       const [{ startRuntime }, { createMcpServer }, { StdioServerTransport }] = await Promise.all([
         import('./runtime.js'),
-        import('./mcp/server.js'),
+        import('./agents/mcp-server.js'),
         import('@modelcontextprotocol/sdk/server/stdio.js'),
       ]);
       const runtime = await startRuntime(config, { logger, webhooks: false });

@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Problem } from '../http/problem.js';
 import { SERVICE_VERSION } from '../version.js';
-import { mcpTools } from './tools.js';
+import { mcpTools } from './mcp-tools.js';
 
 /** Who calls, as the HTTP requests a tool makes carry it: the caller's Authorization header and address. */
 export interface McpCaller {

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_TOOLS } from '../../src/mcp/tools.js';
+import { MCP_TOOLS } from '../../src/agents/mcp-tools.js';
 import { RentalsQuery } from '../../src/http/schemas/search-query.js';
 import { get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createMcpServer } from '../../mcp/server.js';
-import { MCP_TOOLS } from '../../mcp/tools.js';
+import { createMcpServer } from './mcp-server.js';
+import { MCP_TOOLS } from './mcp-tools.js';
 
 /**
  * For AI agents: `POST /mcp`, the MCP server over Streamable HTTP (stateless: a server and transport per
