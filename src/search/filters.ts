@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
 import { INDEXED_SORTS, type IndexedSort } from './sorts.js';
@@ -8,8 +9,11 @@ const DAY_MS = 86_400_000;
 /** First year of post-war construction: `prewar` means built before 1940. */
 export const PREWAR_BEFORE_YEAR = 1940;
 
-/** The context a filter is applied in: the search's, and whether a yes/no filter's yes may be read through its partial index. */
-export type FilterContext = SearchContext & { flagsByIndex: boolean };
+/**
+ * The context a filter is applied in: the search's; whether a yes/no filter's yes may be read through its partial
+ * index; whether each listing is tested against the set of an amenity's listings (`amenitiesAsSet`, see `amenities`).
+ */
+export type FilterContext = SearchContext & { flagsByIndex: boolean; amenitiesAsSet: boolean };
 
 /** A yes/no column of the listings table: 1 yes, 0 no, null unknown. */
 type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
@@ -73,12 +77,17 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     // One `id IN (listings with the amenity)` per amenity. Each amenity is on a few percent of listings at
     // most, so SQLite reads them from the amenity's index and looks each listing up by id; written as a
     // correlated EXISTS, it tested the amenity on every listing of the kind, the whole city's for a search
-    // with no area. PostgreSQL plans either form as the same semi-join.
-    where: (q, amenities) =>
-      [...new Set(amenities)].reduce(
-        (query, amenity) => query.where('listings.id', 'in', ({ selectFrom }) => selectFrom('listing_amenities').select('listing_amenities.listing_id').where('listing_amenities.amenity', '=', amenity)),
-        q,
-      ),
+    // with no area. PostgreSQL turns the IN into a semi-join; for a page its planner walks the order's index
+    // and probes the amenity's key for every entry, with parallel workers. `amenitiesAsSet` writes it
+    // `(id IN (...)) IS TRUE` instead, which PostgreSQL does not turn into a join: it reads the amenity's
+    // listings once into a hashed set and tests each entry of the walk against it (on the index alone when the
+    // page's ids are read first, as the plan then says).
+    where: (q, amenities, ctx) =>
+      [...new Set(amenities)].reduce((query, amenity) => {
+        const withAmenity = ({ selectFrom }: ExpressionBuilder<Database, 'listings'>) =>
+          selectFrom('listing_amenities').select('listing_amenities.listing_id').where('listing_amenities.amenity', '=', amenity);
+        return ctx.amenitiesAsSet ? query.where((eb) => eb(eb.parens('listings.id', 'in', withAmenity(eb)), 'is', sql.lit(true))) : query.where('listings.id', 'in', withAmenity);
+      }, q),
   },
   petsAllowed: yesNo('pets_allowed'),
   has3dTour: yesNo('has_3d_tour'),

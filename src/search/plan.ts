@@ -111,8 +111,15 @@ export interface SearchPlan {
    * read through it (SQLite took it for every rental with no fee and sorted them all for one page).
    */
   flagsByIndex: boolean;
-  /** A walk on PostgreSQL reads the page's ids first, from the order's index alone (query.ts's `deferredPage`). */
+  /** A walk, or a page with amenities as sets, on PostgreSQL reads the page's ids first, from the order's index alone (query.ts's `deferredPage`). */
   idsFirst: boolean;
+  /**
+   * PostgreSQL walks the order's index for a page with amenities, testing each entry against the set of each
+   * amenity's listings, read once, instead of joining (filters.ts's `amenities`): the set needs only the entry's
+   * id, so with the ids first the walk reads the index alone. Not for a sort of few matches, which the amenity's
+   * listings drive, nor where a point, a box or ids drive the page.
+   */
+  amenitiesAsSet: boolean;
   /** Conditions on the order's leading key that the filters imply ({@link orderBounds}); none for `DISTANCE`. */
   orderBounds: OrderBound[];
 }
@@ -120,11 +127,13 @@ export interface SearchPlan {
 /** The plan of a search's page, from its exact total and the context. */
 export function planPage(s: ListingSearch, total: number, ctx: SearchContext): SearchPlan {
   const read = pageStrategy(s, total, ctx.activeOfKind);
+  const amenitiesAsSet = ctx.dialect === 'postgres' && read === 'planner' && !!s.amenities?.length && s.sort !== 'DISTANCE' && !s.near && !s.bbox && !s.ids;
   return {
     total,
     read,
     flagsByIndex: read === 'sort' || !asksYes(s),
-    idsFirst: read === 'walk' && ctx.dialect === 'postgres',
+    idsFirst: ctx.dialect === 'postgres' && (read === 'walk' || amenitiesAsSet),
+    amenitiesAsSet,
     orderBounds: orderBounds(s, ctx),
   };
 }

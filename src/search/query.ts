@@ -49,9 +49,12 @@ export async function listingsNear(
   return q.execute();
 }
 
-/** The search's filters (the table of filters) on active listings of its kind; a yes/no filter's yes is read `byIndex` unless told otherwise. */
-function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext, flagsByIndex = true): Query {
-  return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, { ...ctx, flagsByIndex });
+/**
+ * The search's filters (the table of filters) on active listings of its kind, written as a page's plan says (a count's
+ * own way when none: a yes/no filter's yes through its partial index, each amenity joined).
+ */
+function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext, plan: Pick<SearchPlan, 'flagsByIndex' | 'amenitiesAsSet'> = { flagsByIndex: true, amenitiesAsSet: false }): Query {
+  return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, { ...ctx, flagsByIndex: plan.flagsByIndex, amenitiesAsSet: plan.amenitiesAsSet });
 }
 
 /** A plugin that reads `listings` of a query's own FROM through one index (SQLite's `INDEXED BY`), for a page that walks its order. */
@@ -124,14 +127,14 @@ export async function searchListings(
 /** Reads the page `plan` says: its summary rows (with the distance in metres when the search has a point). */
 export async function readPage(db: Kysely<Database>, s: ListingSearch, plan: SearchPlan, ctx: SearchContext): Promise<(SummaryRow & { distance?: number })[]> {
   if (plan.read === 'empty') return [];
-  const base = filtered(db, s, ctx, plan.flagsByIndex);
+  const base = filtered(db, s, ctx, plan);
   if (plan.idsFirst) return deferredPage(db, base, s, ctx, plan.orderBounds).execute();
   return pageQuery(base, s, ctx, plan.read, plan.orderBounds).execute();
 }
 
 /**
- * PostgreSQL's walk: the page's ids first, in the order, from a statement that needs no other column,
- * then those rows (sorted again, at most `perPage`). A walk names no index there (SQLite's INDEXED BY);
+ * PostgreSQL's walk, and its page with amenities as sets ({@link SearchPlan.amenitiesAsSet}): the page's ids
+ * first, in the order, from a statement that needs no other column, then those rows (sorted again, at most `perPage`). A walk names no index there (SQLite's INDEXED BY);
  * its planner walks the order's index itself. But a plain index scan tests on the table row any filter
  * it cannot make an index condition (an OR, such as `noFee=false`'s "unknown or 0"; a list of areas on a
  * later key column), so it fetched the row of every entry it passed. Asking for the ids alone lets it

@@ -87,6 +87,7 @@ const QUERIES = [
   '/v1/search/rentals?areas=200&minBeds=2&sort=PRICE_PER_SQFT&sortDir=DESC&page=2',
   '/v1/search/rentals?noFee=false&areas=200&page=2',
   '/v1/search/rentals?noFee=true&minBeds=1&sortDir=ASC&page=3',
+  '/v1/search/rentals?amenities=ELEVATOR&sort=PRICE&sortDir=DESC&page=2',
 ];
 
 /** Market figures (read by rank through the order indexes, migration 018, and `+bedroom_count`). */
@@ -248,6 +249,38 @@ describe('PostgreSQL answers as SQLite does', () => {
       const byPrice = { ...some, sort: 'PRICE' as const };
       expect(await searchListings(db, byPrice, ctx(1e15))).toEqual(await searchListings(db, byPrice, ctx(0)));
       expect(statements[1].sql).toContain(`order by +"price" desc, ("id" || '') desc`);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('an amenity on a page the planner reads: its ids first, each entry tested against the amenity\'s set (a hashed subplan); the rows of a sort and of SQLite', async () => {
+    const { searchListings } = await import('../../src/search/query.js');
+    const pool = onPg.store.pool!;
+    const { db, statements } = postgresWithLog<any>(() => pool.connect());
+    // activeOfKind 0: no total counts as few, so the planner reads the page; 1e15: every total does, so it is sorted.
+    const ctx = (activeOfKind: number, dialect: 'sqlite' | 'postgres' = 'postgres') => ({ now: new Date(), mortgageFactor: 0.005, dialect, activeOfKind });
+    const searches: ListingSearch[] = [
+      { kind: 'rental', amenities: ['ELEVATOR'], sort: 'PRICE', sortDir: 'DESC', page: 2, perPage: 20 },
+      { kind: 'rental', amenities: ['DOORMAN', 'DISHWASHER'], sort: 'RECOMMENDED', sortDir: 'ASC', page: 1, perPage: 10 },
+      { kind: 'rental', amenities: ['GYM'], minBeds: 1, sort: 'LISTED_AT', sortDir: 'DESC', page: 3, perPage: 5 },
+    ];
+    try {
+      for (const search of searches) {
+        statements.length = 0;
+        const byPlanner = await searchListings(db, search, ctx(0));
+        const page = statements.at(-1)!;
+        expect(page.sql, JSON.stringify(search)).toMatch(/where "id" in \(select "id" from "listings" where/);
+        expect(page.sql, JSON.stringify(search)).toMatch(/\("listings"\."id" in \(select "listing_amenities"\."listing_id" from "listing_amenities" where "listing_amenities"\."amenity" = \$\d+\)\) is true/);
+        const plan = (await pool.query(`explain ${page.sql}`, page.parameters as unknown[])).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+        expect(plan, JSON.stringify(search)).toContain('hashed SubPlan');
+        expect(byPlanner.rows.length, JSON.stringify(search)).toBeGreaterThan(0);
+        statements.length = 0;
+        expect(await searchListings(db, search, ctx(1e15)), JSON.stringify(search)).toEqual(byPlanner);
+        expect(statements.at(-1)!.sql).not.toContain(') is true');
+        const onSqliteRows = await searchListings(onSqlite.store.db, search, ctx(0, 'sqlite'));
+        expect(byPlanner.rows.map((r) => r.id)).toEqual(onSqliteRows.rows.map((r) => r.id));
+      }
     } finally {
       await db.destroy();
     }

@@ -18,7 +18,7 @@ const compileOnly = (dialect: 'sqlite' | 'postgres') =>
         : { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
   });
 const NOW = new Date('2026-11-24T12:00:00.000Z');
-const ctx = (over: Partial<FilterContext> = {}): FilterContext => ({ now: NOW, mortgageFactor: 0.005, dialect: 'sqlite', flagsByIndex: true, ...over });
+const ctx = (over: Partial<FilterContext> = {}): FilterContext => ({ now: NOW, mortgageFactor: 0.005, dialect: 'sqlite', flagsByIndex: true, amenitiesAsSet: false, ...over });
 const search = (over: Partial<ListingSearch>): ListingSearch => ({ kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50, ...over });
 
 /** The WHERE clause a search's filters compile to after `kind` and `status`, with its parameters after theirs. */
@@ -69,6 +69,13 @@ describe('the table of filters', () => {
     ['ids', [], '"id" in (?)', ['']],
   ] as const)('%s = %j: %s', (name, value, sql, parameters) => {
     expect(where({ [name]: value })).toEqual({ sql, parameters });
+  });
+
+  it('an amenity as a set (PostgreSQL\'s page): (id in (...)) is true, which PostgreSQL does not turn into a join', () => {
+    expect(where({ amenities: ['DOORMAN'] }, ctx({ dialect: 'postgres', amenitiesAsSet: true }))).toEqual({
+      sql: '("listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = $3)) is true',
+      parameters: ['DOORMAN'],
+    });
   });
 
   it('a yes read past its partial index is +column = 1, which no index serves', () => {
@@ -149,11 +156,15 @@ describe('how a page is read (the plan)', () => {
 describe('the plan of a page', () => {
   const context = (dialect: 'sqlite' | 'postgres') => ({ now: NOW, mortgageFactor: 0.005, dialect, activeOfKind: 50_000 });
   it.each([
-    ['a yes filter, few matches: sorted, through its partial index', { noFee: true }, 40, 'sqlite', { read: 'sort', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
-    ['a yes filter, many matches: not through its partial index', { noFee: true }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: false, idsFirst: false, orderBounds: [] }],
-    ['a walk on PostgreSQL reads the page\'s ids first', { areaIds: [300] }, 20_000, 'postgres', { read: 'walk', flagsByIndex: true, idsFirst: true, orderBounds: [] }],
-    ['a walk on SQLite reads through INDEXED BY', { areaIds: [300] }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
-    ['nothing to read', { page: 3 }, 10, 'postgres', { read: 'empty', flagsByIndex: true, idsFirst: false, orderBounds: [] }],
+    ['a yes filter, few matches: sorted, through its partial index', { noFee: true }, 40, 'sqlite', { read: 'sort', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['a yes filter, many matches: not through its partial index', { noFee: true }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: false, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['a walk on PostgreSQL reads the page\'s ids first', { areaIds: [300] }, 20_000, 'postgres', { read: 'walk', flagsByIndex: true, idsFirst: true, amenitiesAsSet: false, orderBounds: [] }],
+    ['a walk on SQLite reads through INDEXED BY', { areaIds: [300] }, 20_000, 'sqlite', { read: 'walk', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['nothing to read', { page: 3 }, 10, 'postgres', { read: 'empty', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['an amenity, many matches, on PostgreSQL: its ids first, each entry of the order\'s index tested against the amenity\'s set', { amenities: ['DOORMAN'] }, 20_000, 'postgres', { read: 'planner', flagsByIndex: true, idsFirst: true, amenitiesAsSet: true, orderBounds: [] }],
+    ['an amenity near a point, on PostgreSQL: the spatial index drives, the amenity joined', { amenities: ['DOORMAN'], near: { latitude: 40.7, longitude: -74, radius: 500 } }, 20_000, 'postgres', { read: 'planner', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['an amenity, few matches, on PostgreSQL: sorted, the amenity\'s listings driving', { amenities: ['DOORMAN'] }, 40, 'postgres', { read: 'sort', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
+    ['an amenity, many matches, on SQLite: joined as it is counted', { amenities: ['DOORMAN'] }, 20_000, 'sqlite', { read: 'planner', flagsByIndex: true, idsFirst: false, amenitiesAsSet: false, orderBounds: [] }],
   ] as const)('%s', (_what, over, total, dialect, expected) => {
     expect(planPage(search(over as Partial<ListingSearch>), total, context(dialect))).toEqual({ total, ...expected });
   });
