@@ -127,6 +127,11 @@ export class Mirror {
     return covered.map((boroughId) => ({ scope: scopeKey(kind, boroughId), refresh: () => this.deps.refresher.syncScope(kind, boroughId) }));
   }
 
+  /** Freshness of listing data covering `scopes` ({@link listingScopes}): the oldest scope's, stale ones refreshed. */
+  private judgeListings(scopes: JudgedScope[]): Promise<Freshness> {
+    return this.deps.scopeFreshness.judge(scopes, this.deps.config.freshness.searchSeconds, this.canRefresh);
+  }
+
   /**
    * Active listings of the same kind near a listing, most similar first ({@link similarity}): the
    * radius widens through {@link COMPARABLE_RADII} until `limit` are found. Null when the mirror does
@@ -157,13 +162,13 @@ export class Mirror {
 
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */
   async market(kind: ListingKind, areaIds: number[] | undefined, boroughIds: number[], bedrooms: number[] | undefined): Promise<{ figures: MarketFigures; freshness: Freshness }> {
-    const freshness = await this.deps.scopeFreshness.judge(this.listingScopes(kind, boroughIds), this.deps.config.freshness.searchSeconds, this.canRefresh);
+    const freshness = await this.judgeListings(this.listingScopes(kind, boroughIds));
     return { figures: await marketFiguresByRank(this.deps.market.ranked(kind, areaIds, bedrooms), this.now), freshness };
   }
 
   /** Daily snapshots of the figures of `kind` in a borough (0: the city), from `from` to `to` (days, inclusive). */
   async marketHistory(kind: ListingKind, areaId: number, from: string, to: string) {
-    const freshness = await this.deps.scopeFreshness.judge(this.listingScopes(kind, areaId ? [areaId] : []), this.deps.config.freshness.searchSeconds, this.canRefresh);
+    const freshness = await this.judgeListings(this.listingScopes(kind, areaId ? [areaId] : []));
     return { days: await this.deps.market.history(kind, areaId, from, to), freshness };
   }
 
@@ -174,7 +179,7 @@ export class Mirror {
   async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
     const scopes = this.listingScopes(search.kind, boroughIds);
     // Judged before the page is read, so that `dataAge` never claims newer data than the page holds.
-    const freshness = await this.deps.scopeFreshness.judge(scopes, this.deps.config.freshness.searchSeconds, this.canRefresh);
+    const freshness = await this.judgeListings(scopes);
     const found = await this.searcher.find(search, polygon);
     return { items: found.rows.map((r) => rowToSummary(r, this.now)), total: found.total, nextCursor: found.nextCursor, freshness };
   }

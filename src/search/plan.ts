@@ -8,6 +8,9 @@ import { filtersOf, HELD_BY_ORDER_INDEX, YES_NO_FILTERS, type YesNoFilter } from
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import type { IndexedSort, SortColumn } from './sorts.js';
 
+/** Whether a point, a box or a list of ids drives the search's page (the spatial index or the ids), not an order's index. */
+const drivenByPlaceOrIds = (s: ListingSearch) => s.sort === 'DISTANCE' || !!s.near || !!s.bbox || !!s.ids;
+
 /** Whether a search asks for the yes side of a yes/no filter (one that a partial index serves). */
 const asksYes = (s: ListingSearch) => YES_NO_FILTERS.some((name) => s[name] === true);
 
@@ -52,7 +55,7 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
 export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined): PageStrategy {
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
   if (!s.after && total <= rowsBefore) return 'empty';
-  if (activeOfKind === undefined || s.sort === 'DISTANCE' || s.ids || s.bbox || s.near) return 'planner';
+  if (activeOfKind === undefined || drivenByPlaceOrIds(s)) return 'planner';
   const filters = filtersOf(s);
   const held = filters.length > 0 && filters.every(([name]) => HELD_BY_ORDER_INDEX[s.sort as IndexedSort].has(name));
   // Entries a walk passes cost what a sorted match does (a row read) unless the index holds every filter.
@@ -127,7 +130,7 @@ export interface SearchPlan {
 /** The plan of a search's page, from its exact total and the context. */
 export function planPage(s: ListingSearch, total: number, ctx: SearchContext): SearchPlan {
   const read = pageStrategy(s, total, ctx.activeOfKind);
-  const amenitiesAsSet = ctx.dialect === 'postgres' && read === 'planner' && !!s.amenities?.length && s.sort !== 'DISTANCE' && !s.near && !s.bbox && !s.ids;
+  const amenitiesAsSet = ctx.dialect === 'postgres' && read === 'planner' && !!s.amenities?.length && !drivenByPlaceOrIds(s);
   return {
     total,
     read,
