@@ -33,17 +33,25 @@ export interface SearcherDeps {
 
 /**
  * Runs listing searches on the store: a polygon narrowed to listing ids, the total taken from memory when it
- * can be ({@link Searcher.totalAtHand}) or counted, the page read as the plan says (`searchListings`), and the
+ * can be or counted once for all asking it ({@link Searcher.totalOf}), the page read as the plan says (`searchListings`), and the
  * next page's cursor. Freshness and presentation are the caller's (`Mirror.search`).
  */
 export class Searcher {
-  /** Search totals by listings version and filters (not page or order): a deeper page costs no recount. */
-  private readonly totals: LRUCache<string, number>;
+  /**
+   * Search totals by listings version and filters (not page or order): a deeper page costs no recount. A
+   * total being counted is shared: requests asking the same filters meanwhile wait for that count
+   * (lru-cache's `fetch`) instead of each starting one, as many clients paging one search at once would.
+   */
+  private readonly totals: LRUCache<string, number, { search: ListingSearch; ctx: SearchContext }>;
   /** Totals of searches by kind, areas, price and bedrooms, counted in memory while current (see {@link PriceLadders}). */
   readonly priceLadders: PriceLadders;
 
   constructor(private readonly deps: SearcherDeps) {
-    this.totals = new LRUCache({ max: 10_000, ttl: Math.max(1, deps.readCacheSeconds * 1000) });
+    this.totals = new LRUCache({
+      max: 10_000,
+      ttl: Math.max(1, deps.readCacheSeconds * 1000),
+      fetchMethod: async (_key, _stale, { context }) => (await this.noSideTotal(context.search, context.ctx)) ?? countListings(deps.db, context.search, context.ctx),
+    });
     this.priceLadders = new PriceLadders(deps.listings, deps.readCacheSeconds);
   }
 
@@ -64,10 +72,7 @@ export class Searcher {
       dialect: this.deps.dialect,
       activeOfKind: await this.priceLadders.activeOfKind(search.kind),
     };
-    const known = await this.totalAtHand(search, ctx);
-    const { rows, total } = await searchListings(this.deps.db, search, ctx, known);
-    // Only a fresh count is stored, so that a total is never older than readCacheSeconds.
-    if (known === undefined) this.totals.set(this.totalKey(search, now), total);
+    const { rows, total } = await searchListings(this.deps.db, search, ctx, await this.totalOf(search, ctx));
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
     return { rows, total, nextCursor };
@@ -79,24 +84,39 @@ export class Searcher {
   }
 
   /**
-   * A search's total when it can be had without visiting every match: kept from an earlier count, the
-   * price ladders', or, for a search that asks the no side of a yes/no filter ({@link noSideFilter}), the
-   * total without that filter (found the same way) less the count of its yes side, which the filter's
-   * partial index serves; that total is then kept like a count. Undefined otherwise (the store counts).
-   * Counting a common "no" side visits most of a kind's listings; its rare yes side is a short index range.
+   * A search's total: the price ladders' when they hold it, else kept from an earlier count (at most
+   * readCacheSeconds old), else counted once for every request asking it meanwhile ({@link Searcher.totals}).
+   */
+  private async totalOf(search: ListingSearch, ctx: SearchContext): Promise<number> {
+    const inLadders = await this.priceLadders.total(search);
+    if (inLadders !== undefined) return inLadders;
+    const total = await this.totals.fetch(this.totalKey(search, ctx.now), { context: { search, ctx } });
+    // fetchMethod always returns a number; undefined would mean an aborted fetch, which nothing here asks.
+    return total ?? countListings(this.deps.db, search, ctx);
+  }
+
+  /**
+   * A search's total when it can be had without visiting every match: the price ladders', kept from an
+   * earlier count, or derived for the no side of a yes/no filter ({@link Searcher.noSideTotal}). Undefined
+   * otherwise.
    */
   private async totalAtHand(search: ListingSearch, ctx: SearchContext): Promise<number | undefined> {
-    const key = this.totalKey(search, ctx.now);
-    const kept = this.totals.get(key) ?? (await this.priceLadders.total(search));
-    if (kept !== undefined) return kept;
+    return (await this.priceLadders.total(search)) ?? this.totals.get(this.totalKey(search, ctx.now)) ?? (await this.noSideTotal(search, ctx));
+  }
+
+  /**
+   * For a search that asks the no side of a yes/no filter ({@link noSideFilter}), the total without that
+   * filter, when at hand, less the count of its yes side, which the filter's partial index serves.
+   * Counting a common "no" side visits most of a kind's listings; its rare yes side is a short index range.
+   * Undefined for other searches, or when the total without the filter is not at hand (then one count).
+   */
+  private async noSideTotal(search: ListingSearch, ctx: SearchContext): Promise<number | undefined> {
     const filter = noSideFilter(search);
     if (!filter) return undefined;
     const all = await this.totalAtHand({ ...search, [filter]: undefined }, ctx);
     if (all === undefined) return undefined;
     const yes = await countListings(this.deps.db, { ...search, [filter]: true }, ctx);
     // Never below zero, should another instance's write land between the two readings.
-    const total = Math.max(0, all - yes);
-    this.totals.set(key, total);
-    return total;
+    return Math.max(0, all - yes);
   }
 }

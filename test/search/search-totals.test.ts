@@ -119,24 +119,8 @@ describe('search totals', () => {
   });
 
   it('a no side is counted on its yes side: every count the store runs for it asks a yes (the partial index), none a no', async () => {
-    // The mirror over its own SQLite connection whose statements are logged; the rest is the runtime's.
-    const sqlite = new Database(t.rt.config.databaseUrl);
-    const { db, statements } = sqliteWithLog<Schema>(sqlite);
+    const { db, statements, mirror } = loggedMirror();
     try {
-      const mirror = new Mirror({
-        db,
-        dialect: 'sqlite',
-        listings: t.rt.listings,
-        areas: new AreasRepository(db),
-        buildings: new BuildingsRepository(db),
-        scopes: t.rt.scopes,
-        market: new MarketRepository(db),
-        refresher: t.rt.syncer,
-        coordinator: t.rt.coordinator,
-        scopeFreshness: new ScopeFreshness({ scopes: t.rt.scopes, coordinator: t.rt.coordinator, readCacheSeconds: t.rt.config.readCacheSeconds, clock: () => new Date() }),
-        config: t.rt.config,
-        clock: () => new Date(),
-      });
       await waitForLadders(mirror.searcher.priceLadders);
       for (const flags of [{ noFee: false }, { noFee: false, furnished: false, petsAllowed: false }]) {
         statements.length = 0;
@@ -148,6 +132,22 @@ describe('search totals', () => {
         for (const text of counts) expect(text).toMatch(/"(no_fee|furnished|pets_allowed)" = 1/);
         expect(counts.some((text) => /"no_fee" = 1/.test(text) && !/"no_fee" is null/.test(text))).toBe(true);
       }
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('a total being counted is counted once: searches asking the same filters meanwhile, by any page or order, wait for it', async () => {
+    const { db, statements, mirror } = loggedMirror();
+    try {
+      await waitForLadders(mirror.searcher.priceLadders);
+      // A filter the price ladders do not hold, so the store counts; eight pages and orders asked at once.
+      const expected = rentals.filter((r) => r.no_fee === '1').length;
+      const asked = (['PRICE', 'LISTED_AT', 'RECOMMENDED', 'PRICE_PER_SQFT'] as const).flatMap((sort) => [1, 2].map((page) => ({ ...everyListing('rental'), noFee: true, sort, page, perPage: 3 })));
+      const answers = await Promise.all(asked.map((search) => mirror.search(search, [])));
+      for (const answer of answers) expect(answer.total).toBe(expected);
+      expect(answers.map((a) => a.items.length)).toEqual(asked.map(({ page }) => Math.max(0, Math.min(3, expected - (page - 1) * 3))));
+      expect(statements.map((q) => q.sql).filter((text) => text.includes('count(*)')).length).toBe(1);
     } finally {
       await db.destroy();
     }
@@ -239,4 +239,24 @@ function readsByTurn(listings: ListingsRepository): { observed: ListingsReposito
     },
   }) as ListingsRepository;
   return { observed, reads, stop: () => (spinning = false) };
+}
+
+/** A mirror over its own SQLite connection whose statements are logged (`statements`); the rest is the runtime's. Destroy `db` after. */
+function loggedMirror() {
+  const { db, statements } = sqliteWithLog<Schema>(new Database(t.rt.config.databaseUrl));
+  const mirror = new Mirror({
+    db,
+    dialect: 'sqlite',
+    listings: t.rt.listings,
+    areas: new AreasRepository(db),
+    buildings: new BuildingsRepository(db),
+    scopes: t.rt.scopes,
+    market: new MarketRepository(db),
+    refresher: t.rt.syncer,
+    coordinator: t.rt.coordinator,
+    scopeFreshness: new ScopeFreshness({ scopes: t.rt.scopes, coordinator: t.rt.coordinator, readCacheSeconds: t.rt.config.readCacheSeconds, clock: () => new Date() }),
+    config: t.rt.config,
+    clock: () => new Date(),
+  });
+  return { db, statements, mirror };
 }
