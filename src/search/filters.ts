@@ -79,9 +79,10 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     // correlated EXISTS, it tested the amenity on every listing of the kind, the whole city's for a search
     // with no area. PostgreSQL turns the IN into a semi-join; for a page its planner walks the order's index
     // and probes the amenity's key for every entry, with parallel workers. `amenitiesAsSet` writes it
-    // `(id IN (...)) IS TRUE` instead, which PostgreSQL does not turn into a join: it reads the amenity's
-    // listings once into a hashed set and tests each entry of the walk against it (on the index alone when the
-    // page's ids are read first, as the plan then says).
+    // `(id IN (...)) IS TRUE` instead, which neither database uses to drive the read: each reads the amenity's
+    // listings once into a set (PostgreSQL a hash, SQLite a list with a Bloom filter) and tests each entry of
+    // the order's index against it, on the index alone (PostgreSQL when the page's ids are read first, as the
+    // plan then says; SQLite before it reads the row).
     where: (q, amenities, ctx) =>
       [...new Set(amenities)].reduce((query, amenity) => {
         const withAmenity = ({ selectFrom }: ExpressionBuilder<Database, 'listings'>) =>

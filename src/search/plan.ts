@@ -117,10 +117,11 @@ export interface SearchPlan {
   /** A walk, or a page with amenities as sets, on PostgreSQL reads the page's ids first, from the order's index alone (query.ts's `deferredPage`). */
   idsFirst: boolean;
   /**
-   * PostgreSQL walks the order's index for a page with amenities, testing each entry against the set of each
+   * The planner's page with amenities walks the order's index, testing each entry against the set of each
    * amenity's listings, read once, instead of joining (filters.ts's `amenities`): the set needs only the entry's
-   * id, so with the ids first the walk reads the index alone. Not for a sort of few matches, which the amenity's
-   * listings drive, nor where a point, a box or ids drive the page.
+   * id, which the index holds (on PostgreSQL with the ids first, on SQLite as its rowid before it reads the
+   * row). Joined, both databases read every listing with the amenity and sorted them for each page. Not for a
+   * sort of few matches, which the amenity's listings drive, nor where a point, a box or ids drive the page.
    */
   amenitiesAsSet: boolean;
   /** Conditions on the order's leading key that the filters imply ({@link orderBounds}); none for `DISTANCE`. */
@@ -130,7 +131,7 @@ export interface SearchPlan {
 /** The plan of a search's page, from its exact total and the context. */
 export function planPage(s: ListingSearch, total: number, ctx: SearchContext): SearchPlan {
   const read = pageStrategy(s, total, ctx.activeOfKind);
-  const amenitiesAsSet = ctx.dialect === 'postgres' && read === 'planner' && !!s.amenities?.length && !drivenByPlaceOrIds(s);
+  const amenitiesAsSet = read === 'planner' && !!s.amenities?.length && !drivenByPlaceOrIds(s);
   return {
     total,
     read,

@@ -101,6 +101,26 @@ describe('how SQLite reads a page (pageStrategy)', () => {
     }
   });
 
+  it('an amenity page the planner reads walks the order index, testing each entry against the amenity\'s set; the rows are the sort\'s', async () => {
+    for (const [sort, index] of [['RECOMMENDED', 'listings_recommended'], ['PRICE', 'listings_price'], ['LISTED_AT', 'listings_listed_at']] as const) {
+      const s = search({ amenities: ['DOORMAN'], sort, sortDir: 'ASC', page: 2, perPage: 20 });
+      const { total } = await searchListings(db, s, ctx(SORT_ALWAYS));
+      expect(pageStrategy(s, total, NEVER_SORT), sort).toBe('planner');
+      statements.length = 0;
+      const walked = await searchListings(db, s, ctx(NEVER_SORT), total);
+      expect(statements, sort).toHaveLength(1);
+      expect(statements[0].sql).toContain(') is true');
+      const read = plan(statements[0]);
+      expect(read, sort).toContain(`SEARCH listings USING INDEX ${index} (kind=? AND status=?)`);
+      expect(read, sort).toContain('LIST SUBQUERY');
+      expect(read, sort).not.toContain('sqlite_autoindex_listings_1 (id=?)');
+      // No sort of the matches (ties of the default order's leading key may still be sorted: LAST 2 TERMS).
+      expect(read, sort).not.toContain('USE TEMP B-TREE FOR ORDER BY');
+      expect(walked.rows.length, sort).toBe(20);
+      expect(walked, sort).toEqual(await searchListings(db, s, ctx(SORT_ALWAYS), total));
+    }
+  });
+
   it('every filter counted as held by an order index is tested on its entries: a walk reads no filter column from the table', async () => {
     // The column each filter tests, and a value that some rentals match.
     const filters: Record<string, [Partial<ListingSearch>, string][]> = {
