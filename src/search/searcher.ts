@@ -50,6 +50,8 @@ export class Searcher {
     this.totals = new LRUCache({
       max: 10_000,
       ttl: Math.max(1, deps.readCacheSeconds * 1000),
+      // A count whose entry is evicted while it runs still answers the requests waiting for it (not undefined).
+      ignoreFetchAbort: true,
       fetchMethod: async (_key, _stale, { context }) => (await this.noSideTotal(context.search, context.ctx)) ?? countListings(deps.db, context.search, context.ctx),
     });
     this.priceLadders = new PriceLadders(deps.listings, deps.readCacheSeconds);
@@ -91,7 +93,7 @@ export class Searcher {
     const inLadders = await this.priceLadders.total(search);
     if (inLadders !== undefined) return inLadders;
     const total = await this.totals.fetch(this.totalKey(search, ctx.now), { context: { search, ctx } });
-    // fetchMethod always returns a number; undefined would mean an aborted fetch, which nothing here asks.
+    // fetchMethod returns a number and aborts are ignored, so undefined does not come; lru-cache's type allows it.
     return total ?? countListings(this.deps.db, search, ctx);
   }
 

@@ -138,7 +138,9 @@ describe('search totals', () => {
   });
 
   it('a total being counted is counted once: searches asking the same filters meanwhile, by any page or order, wait for it', async () => {
-    const { db, statements, mirror } = loggedMirror();
+    // One instant for every search: a kept total's key holds the minute, which must not turn between them.
+    const now = new Date();
+    const { db, statements, mirror } = loggedMirror(() => now);
     try {
       await waitForLadders(mirror.searcher.priceLadders);
       // A filter the price ladders do not hold, so the store counts; eight pages and orders asked at once.
@@ -241,8 +243,8 @@ function readsByTurn(listings: ListingsRepository): { observed: ListingsReposito
   return { observed, reads, stop: () => (spinning = false) };
 }
 
-/** A mirror over its own SQLite connection whose statements are logged (`statements`); the rest is the runtime's. Destroy `db` after. */
-function loggedMirror() {
+/** A mirror over its own SQLite connection whose statements are logged (`statements`), reading `clock`; the rest is the runtime's. Destroy `db` after. */
+function loggedMirror(clock: () => Date = () => new Date()) {
   const { db, statements } = sqliteWithLog<Schema>(new Database(t.rt.config.databaseUrl));
   const mirror = new Mirror({
     db,
@@ -256,7 +258,7 @@ function loggedMirror() {
     coordinator: t.rt.coordinator,
     scopeFreshness: new ScopeFreshness({ scopes: t.rt.scopes, coordinator: t.rt.coordinator, readCacheSeconds: t.rt.config.readCacheSeconds, clock: () => new Date() }),
     config: t.rt.config,
-    clock: () => new Date(),
+    clock,
   });
   return { db, statements, mirror };
 }
