@@ -35,9 +35,11 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  * How a page is read, from the search's exact total (on PostgreSQL a `walk` names no index: query.ts's `deferredPage`):
  * - `empty`: the page starts past the last match (no match at all, say), so there is nothing to read;
  * - `sort`: few matches: read them through the filters' best index and sort them. A walk of the order's
- *   index passes about (rows before the page + perPage) x activeOfKind / total entries when the matches
- *   are spread through the order, a sort visits `total`: this is taken when it costs no more, an entry
- *   that holds every filter costing a {@link HELD_ENTRY_SPEEDUP}th of a sorted match;
+ *   index passes `walkEntries()` entries where the price ladders can say where the matches sit in the order
+ *   (an area's listings bunch in the default order, many bedrooms at the dear end of the prices), else about
+ *   (rows before the page + perPage) x activeOfKind / total, as if the matches were spread through the order;
+ *   a sort visits `total`: this is taken when it costs no more, an entry that holds every filter costing a
+ *   {@link HELD_ENTRY_SPEEDUP}th of a sorted match;
  * - `walk` the order's index to the end of the page when each filter is tested on its entries (area,
  *   bedrooms and price on every order, dates on the date orders, size on price per square foot, no fee on
  *   the default order: {@link HELD_BY_ORDER_INDEX}):
@@ -52,7 +54,7 @@ export type PageStrategy = 'empty' | 'walk' | 'sort' | 'planner';
  * cost...): such a filter may be tied to the order, and a walk that reads the row of every entry it passes
  * can then pass far more rows than the planner's sort reads.
  */
-export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined): PageStrategy {
+export function pageStrategy(s: ListingSearch, total: number, activeOfKind: number | undefined, walkEntries?: () => number): PageStrategy {
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
   if (!s.after && total <= rowsBefore) return 'empty';
   if (activeOfKind === undefined || drivenByPlaceOrIds(s)) return 'planner';
@@ -60,7 +62,9 @@ export function pageStrategy(s: ListingSearch, total: number, activeOfKind: numb
   const held = filters.length > 0 && filters.every(([name]) => HELD_BY_ORDER_INDEX[s.sort as IndexedSort].has(name));
   // Entries a walk passes cost what a sorted match does (a row read) unless the index holds every filter.
   const entryCost = held ? 1 / HELD_ENTRY_SPEEDUP : 1;
-  if (total * total <= (rowsBefore + s.perPage) * activeOfKind * entryCost) return 'sort';
+  // A walk passes at most every entry of the kind: past that bound the estimate cannot make a sort the cheaper.
+  const passed = total <= activeOfKind * entryCost && walkEntries ? walkEntries() : ((rowsBefore + s.perPage) * activeOfKind) / total;
+  if (total <= passed * entryCost) return 'sort';
   return held ? 'walk' : 'planner';
 }
 
@@ -130,7 +134,7 @@ export interface SearchPlan {
 
 /** The plan of a search's page, from its exact total and the context. */
 export function planPage(s: ListingSearch, total: number, ctx: SearchContext): SearchPlan {
-  const read = pageStrategy(s, total, ctx.activeOfKind);
+  const read = pageStrategy(s, total, ctx.activeOfKind, ctx.walkEntries);
   const amenitiesAsSet = read === 'planner' && !!s.amenities?.length && !drivenByPlaceOrIds(s);
   return {
     total,

@@ -5,11 +5,22 @@ import { VersionedMemo } from '../store/versioned-memo.js';
 import { FILTERS, filtersOf } from './filters.js';
 import type { ListingSearch } from './listing-search.js';
 
-/** The active listings of one kind and area, by bedroom count (null: unknown): each group's prices in US dollars, ascending. */
+/**
+ * The active listings of one kind and area, by bedroom count (null: unknown): each group's prices in US dollars,
+ * ascending; and the area's listings counted by recommended score.
+ */
 interface AreaLadder {
   bedrooms: (number | null)[];
   prices: Float64Array[];
+  /** The area's listings by recommended score: `byScore[score]`, scores 0-100 (domain `recommendedScore`). */
+  byScore: Uint32Array;
 }
+
+/** The recommended score's values, 0-100 (domain `recommendedScore`). */
+const SCORES = 101;
+
+/** A row the ladders are built from (`ListingsRepository.activePrices`). */
+type PriceRow = { bedroom_count: number | null; price: number; recommended_score: number };
 
 interface Built {
   /** The store's data version (`ListingsRepository.dataVersion`) read before the rows. */
@@ -17,6 +28,8 @@ interface Built {
   /** By `${kind}|${areaId}`. */
   byArea: Map<string, AreaLadder>;
   byKind: Map<string, AreaLadder[]>;
+  /** The kind's listings by recommended score (the sum of its areas'). */
+  kindByScore: Map<string, Uint32Array>;
 }
 
 /** Index of the first price >= `value` (or > `value` when `after`): binary search. */
@@ -41,16 +54,18 @@ const DEFAULT_CHUNK_ROWS = 5000;
  */
 const DEFAULT_SLICE_MS = 10;
 
-function ladderOf(rows: { bedroom_count: number | null; price: number }[]): AreaLadder {
+function ladderOf(rows: PriceRow[]): AreaLadder {
   const groups = new Map<number | null, number[]>();
+  const byScore = new Uint32Array(SCORES);
   for (const row of rows) {
+    byScore[Math.min(SCORES - 1, Math.max(0, Math.round(Number(row.recommended_score))))]++;
     const bedrooms = row.bedroom_count === null ? null : Number(row.bedroom_count);
     let group = groups.get(bedrooms);
     if (!group) groups.set(bedrooms, (group = []));
     group.push(Number(row.price));
   }
   // Sorted here (cheap on rows that came cheapest first): the binary search must not depend on the store's order.
-  return { bedrooms: [...groups.keys()], prices: [...groups.values()].map((prices) => Float64Array.from(prices).sort()) };
+  return { bedrooms: [...groups.keys()], prices: [...groups.values()].map((prices) => Float64Array.from(prices).sort()), byScore };
 }
 
 /**
@@ -68,7 +83,8 @@ function ladderOf(rows: { bedroom_count: number | null; price: number }[]): Area
  * a turn once it has read for `sliceMs` (0: after each query): on SQLite, whose queries run on the event
  * loop's thread, requests are answered between slices instead of waiting for the whole rebuild.
  * `serve` builds them before it listens ({@link PriceLadders.current}).
- * Memory: 8 bytes per active listing.
+ * They also count each area's listings by recommended score, for the planner ({@link PriceLadders.walkEstimate}).
+ * Memory: 8 bytes per active listing, and 404 per area.
  */
 export class PriceLadders {
   private built: Built | null = null;
@@ -110,6 +126,28 @@ export class PriceLadders {
     return built ? countIn(built, search) : undefined;
   }
 
+  /**
+   * For the planner (`pageStrategy`), about how many entries of the order's index a walk passes to the end of
+   * the search's page, given its exact `total`: a function, so that it is worked out only when it can change
+   * how the page is read. The page's matches may sit anywhere in the order: an area's listings share a band of
+   * recommended scores (the transit score is the area's), listings with many bedrooms the dear end of the
+   * prices. So:
+   * - by price, exactly: the kind's listings between where the walk starts (the first listing, or the price
+   *   bound that starts its index range) and the page's last match's price;
+   * - in the default order, from the areas' listings by recommended score, taking the price and bedroom
+   *   filters to match alike at every score of an area: the kind's listings scored before the score where
+   *   the page's last match falls, and that score's listings in proportion.
+   * Undefined when the ladders cannot count the search or are not current, for other orders, and for keyset
+   * pages (the walk starts at the cursor): the planner then takes the matches as spread evenly.
+   */
+  async walkEstimate(search: ListingSearch, total: number): Promise<(() => number) | undefined> {
+    if (search.after || (search.sort !== 'PRICE' && search.sort !== 'RECOMMENDED') || !PriceLadders.counts(search)) return undefined;
+    const built = await this.currentOrRebuild();
+    if (!built) return undefined;
+    const last = search.page * search.perPage;
+    return () => (search.sort === 'PRICE' ? priceWalk(built, search, total, last) : scoreWalk(built, search, total, last));
+  }
+
   /** The ladders when they match the store's data version; otherwise null, and a rebuild is started. */
   private async currentOrRebuild(): Promise<Built | null> {
     const built = this.built;
@@ -139,6 +177,7 @@ export class PriceLadders {
     this.sliceStart = performance.now();
     const byArea = new Map<string, AreaLadder>();
     const byKind = new Map<string, AreaLadder[]>();
+    const kindByScore = new Map<string, Uint32Array>();
     for (const kind of LISTING_KINDS) {
       const areas = await this.listings.activeAreas(kind);
       await this.breathe();
@@ -149,8 +188,9 @@ export class PriceLadders {
         ofKind.push(ladder);
       }
       byKind.set(kind, ofKind);
+      kindByScore.set(kind, scoresOf(ofKind));
     }
-    this.built = { dataVersion, byArea, byKind };
+    this.built = { dataVersion, byArea, byKind, kindByScore };
     this.dataVersion.keep(dataVersion, localVersion);
   }
 
@@ -167,8 +207,8 @@ export class PriceLadders {
    * it), which the next chunk starts at; a chunk all of one price is followed by every listing of that
    * price, then by the prices above it.
    */
-  private async pricesOf(kind: ListingKind, areaId: number | null): Promise<{ bedroom_count: number | null; price: number }[]> {
-    const rows: { bedroom_count: number | null; price: number }[] = [];
+  private async pricesOf(kind: ListingKind, areaId: number | null): Promise<PriceRow[]> {
+    const rows: PriceRow[] = [];
     let range: { min?: number; minExclusive?: boolean } = {};
     for (;;) {
       const chunk = await this.listings.activePrices(kind, areaId, { ...range, limit: this.chunkRows });
@@ -212,4 +252,63 @@ function countIn(built: Built, search: ListingSearch): number {
     }
   }
   return total;
+}
+
+/** The listings of `ladders` by recommended score, summed. */
+function scoresOf(ladders: AreaLadder[]): Uint32Array {
+  const sum = new Uint32Array(SCORES);
+  for (const ladder of ladders) for (let score = 0; score < SCORES; score++) sum[score] += ladder.byScore[score];
+  return sum;
+}
+
+/**
+ * Index entries a walk by price passes to the page's `last` match, or to the end of its range when the search has
+ * fewer (`total`): the kind's listings in the search's price bounds (which start the walk's range) up to the
+ * price of that match, found by bisection to within a dollar.
+ */
+function priceWalk(built: Built, search: ListingSearch, total: number, last: number): number {
+  const { kind, minPrice, maxPrice } = search;
+  const ofKind = (min: number | undefined, max: number | undefined) => countIn(built, { kind, minPrice: min, maxPrice: max } as ListingSearch);
+  if (total < last) return ofKind(minPrice, maxPrice);
+  const matches = (min: number | undefined, max: number | undefined) => countIn(built, { ...search, minPrice: min, maxPrice: max });
+  let highest = 0;
+  for (const ladder of built.byKind.get(kind) ?? []) for (const prices of ladder.prices) highest = Math.max(highest, prices[prices.length - 1] ?? 0);
+  // lo matches fewer than `last`, hi at least `last`: counted up from the cheapest, or down from the dearest.
+  if (search.sortDir === 'ASC') {
+    let [lo, hi] = [(minPrice ?? 0) - 1, maxPrice ?? highest];
+    while (hi - lo > 1) {
+      const mid = (lo + hi) / 2;
+      if (matches(minPrice, Math.min(mid, maxPrice ?? Infinity)) >= last) hi = mid;
+      else lo = mid;
+    }
+    return ofKind(minPrice, hi);
+  }
+  let [lo, hi] = [(maxPrice ?? highest) + 1, minPrice ?? 0];
+  while (lo - hi > 1) {
+    const mid = (lo + hi) / 2;
+    if (matches(Math.max(mid, minPrice ?? -Infinity), maxPrice) >= last) hi = mid;
+    else lo = mid;
+  }
+  return ofKind(hi, maxPrice);
+}
+
+/**
+ * Index entries a walk in the default order passes to the page's `last` match (see {@link PriceLadders.walkEstimate}):
+ * the search's areas' listings by score, each score's share of the `total` matches in proportion to them.
+ */
+function scoreWalk(built: Built, search: ListingSearch, total: number, last: number): number {
+  const ofKind = built.kindByScore.get(search.kind) ?? new Uint32Array(SCORES);
+  const areas = search.areaIds ? [...new Set(search.areaIds)].map((id) => built.byArea.get(`${search.kind}|${id}`)).filter((l): l is AreaLadder => l !== undefined) : null;
+  const inAreas = areas ? scoresOf(areas) : ofKind;
+  const listings = inAreas.reduce((sum, n) => sum + n, 0);
+  const share = listings > 0 ? total / listings : 0;
+  let [matched, passed] = [0, 0];
+  for (let i = 0; i < SCORES; i++) {
+    const score = search.sortDir === 'ASC' ? i : SCORES - 1 - i;
+    const here = share * inAreas[score];
+    if (matched + here >= last && here > 0) return passed + (ofKind[score] * (last - matched)) / here;
+    matched += here;
+    passed += ofKind[score];
+  }
+  return passed;
 }

@@ -74,7 +74,9 @@ export class Searcher {
       dialect: this.deps.dialect,
       activeOfKind: await this.priceLadders.activeOfKind(search.kind),
     };
-    const { rows, total } = await searchListings(this.deps.db, search, ctx, await this.totalOf(search, ctx));
+    const known = await this.totalOf(search, ctx);
+    const walkEntries = await this.priceLadders.walkEstimate(search, known);
+    const { rows, total } = await searchListings(this.deps.db, search, { ...ctx, walkEntries }, known);
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
     return { rows, total, nextCursor };

@@ -27,6 +27,7 @@ import * as cityRecords from './migrations/021-city-records.js';
 import * as publishableKeys from './migrations/022-publishable-keys.js';
 import * as keyOperations from './migrations/023-key-operations.js';
 import * as orderIndexesHoldPrice from './migrations/024-order-indexes-hold-price.js';
+import * as areaPriceIndexHoldsScore from './migrations/025-area-price-index-holds-score.js';
 import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
 import { readThreadDatabase } from './sqlite-read-thread.js';
@@ -49,7 +50,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice, '025-area-price-index-holds-score': areaPriceIndexHoldsScore };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

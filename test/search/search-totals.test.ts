@@ -9,6 +9,7 @@ import { BuildingsRepository } from '../../src/store/buildings-repository.js';
 import { MarketRepository } from '../../src/store/market-repository.js';
 import type { Database as Schema } from '../../src/store/schema.js';
 import type { ListingsRepository } from '../../src/store/listings-repository.js';
+import type { ListingSearch } from '../../src/search/listing-search.js';
 import { get } from '../helpers/http.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 import { rentalRows, saleRows } from '../helpers/source-rows.js';
@@ -212,6 +213,67 @@ describe('search totals', () => {
     } finally {
       stop();
     }
+  });
+});
+
+describe('where a page\'s matches sit in the order (the price ladders\' walk estimate)', () => {
+  /** The active rentals as stored, with what places them in each order. */
+  const stored = async () =>
+    (await t.rt.store.db.selectFrom('listings').select(['id', 'area_id', 'price', 'bedroom_count', 'recommended_score', 'listed_at']).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').execute()).map((r) => ({ ...r, price: Number(r.price), recommended_score: Number(r.recommended_score) }));
+
+  it('by price: the rentals between the price bound the walk starts at and the page\'s last match, as the stored rows have them', async () => {
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(ladders);
+    const rows = await stored();
+    const tree = await t.rt.mirror.areaTree();
+    const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
+    await fc.assert(
+      fc.asyncProperty(fc.option(fc.constantFrom(...BOROUGHS.map(([id]) => id)), { nil: undefined }), bound, bound, fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }), fc.constantFrom('ASC', 'DESC'), fc.integer({ min: 1, max: 4 }), async (borough, low, high, minBeds, sortDir, page) => {
+        const [minPrice, maxPrice] = low !== undefined && high !== undefined && low > high ? [high, low] : [low, high];
+        const areaIds = borough === undefined ? undefined : [...tree.withDescendants(borough)];
+        const search: ListingSearch = { kind: 'rental', areaIds, minPrice, maxPrice, minBeds, sort: 'PRICE', sortDir, page, perPage: 20 };
+        const inBounds = (price: number) => (minPrice === undefined || price >= minPrice) && (maxPrice === undefined || price <= maxPrice);
+        const matches = rows
+          .filter((r) => inBounds(r.price) && (!areaIds || areaIds.includes(r.area_id!)) && (minBeds === undefined || (r.bedroom_count !== null && r.bedroom_count >= minBeds)))
+          .map((r) => r.price)
+          .sort((a, b) => (sortDir === 'ASC' ? a - b : b - a));
+        const estimate = await ladders.walkEstimate(search, matches.length);
+        const last = matches[page * 20 - 1];
+        // The walk passes its whole range when the page is the last or past it.
+        const passed = rows.filter((r) => inBounds(r.price) && (last === undefined || (sortDir === 'ASC' ? r.price <= last : r.price >= last))).length;
+        expect(estimate?.(), JSON.stringify(search)).toBe(passed);
+      }),
+      { numRuns: 60, seed: 2016 },
+    );
+  });
+
+  it('in the default order: within the stored rentals of the score the page\'s last match has, for any borough and page', async () => {
+    const ladders = t.rt.mirror.searcher.priceLadders;
+    await waitForLadders(ladders);
+    const rows = await stored();
+    const tree = await t.rt.mirror.areaTree();
+    // The default order: score, then listing date (unknown last), then id, all highest first.
+    const order = [...rows].sort((a, b) => b.recommended_score - a.recommended_score || (b.listed_at ?? '').localeCompare(a.listed_at ?? '') || b.id.localeCompare(a.id));
+    for (const [borough] of BOROUGHS) {
+      const areaIds = [...tree.withDescendants(borough)];
+      const positions = order.flatMap((r, i) => (areaIds.includes(r.area_id!) ? [i + 1] : []));
+      for (const page of [1, 3, 10]) {
+        const search: ListingSearch = { kind: 'rental', areaIds, sort: 'RECOMMENDED', sortDir: 'DESC', page, perPage: 20 };
+        const estimate = (await ladders.walkEstimate(search, positions.length))!();
+        const at = positions[page * 20 - 1];
+        if (at === undefined) {
+          expect(estimate, `${borough} page ${page}: the walk passes every rental`).toBe(rows.length);
+          continue;
+        }
+        const score = order[at - 1].recommended_score;
+        const tied = rows.filter((r) => r.recommended_score === score).length;
+        expect(Math.abs(estimate - at), `${borough} page ${page}: estimate ${estimate}, the match at ${at}, ${tied} rentals of score ${score}`).toBeLessThanOrEqual(tied);
+      }
+    }
+    // Not for keyset pages or the orders the ladders do not hold.
+    expect(await ladders.walkEstimate({ ...everyListing('rental'), after: { keys: [50, null], id: '1' } }, rows.length)).toBeUndefined();
+    expect(await ladders.walkEstimate({ ...everyListing('rental'), sort: 'LISTED_AT' }, rows.length)).toBeUndefined();
+    expect(await ladders.walkEstimate({ ...everyListing('rental'), noFee: true }, rows.length)).toBeUndefined();
   });
 });
 

@@ -155,6 +155,23 @@ describe('how a page is read (the plan)', () => {
   ] as const)('%s: %s', (_what, over, total, expected, activeOfKind: 'unknown' | undefined = undefined) => {
     expect(pageStrategy(search(over as Partial<ListingSearch>), total, activeOfKind === 'unknown' ? undefined : rentals)).toBe(expected);
   });
+
+  it('weighs a walk by the entries the price ladders say it passes, asked only when they can make a sort the cheaper', () => {
+    const inArea = search({ areaIds: [300], minBeds: 2 });
+    // 1,000 matches spread evenly: the first 50 lie within 2,500 entries, which cost less than sorting them all.
+    expect(pageStrategy(inArea, 1000, rentals)).toBe('walk');
+    // Bunched far down the order: 40,000 entries to pass cost more (a 20th of a sorted match each: 2,000 matches).
+    expect(pageStrategy(inArea, 1000, rentals, () => 40_000)).toBe('sort');
+    expect(pageStrategy(inArea, 1000, rentals, () => 19_999)).toBe('walk');
+    expect(pageStrategy(inArea, 2000, rentals, () => 40_000)).toBe('sort');
+    // Past a 20th of the kind's listings even a walk through all of them is the cheaper: the estimate is not asked.
+    const never = () => {
+      throw new Error('asked');
+    };
+    expect(pageStrategy(inArea, rentals / 20 + 1, rentals, never)).toBe('walk');
+    // The tests' way to force a walk (no listing of the kind known) holds with an estimate at hand.
+    expect(pageStrategy(inArea, 10, 0, never)).toBe('walk');
+  });
 });
 
 describe('the plan of a page', () => {
