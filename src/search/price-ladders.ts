@@ -30,6 +30,8 @@ interface Built {
   byKind: Map<string, AreaLadder[]>;
   /** The kind's listings by recommended score (the sum of its areas'). */
   kindByScore: Map<string, Uint32Array>;
+  /** The kind's active listings. */
+  activeByKind: Map<string, number>;
 }
 
 /** Index of the first price >= `value` (or > `value` when `after`): binary search. */
@@ -157,8 +159,10 @@ export class PriceLadders {
   }
 
   /** Active listings of `kind` in the mirror's areas, or undefined when the ladders are not current (as {@link PriceLadders.total}). */
-  activeOfKind(kind: ListingKind): Promise<number | undefined> {
-    return this.total({ kind, sort: 'PRICE', sortDir: 'ASC', page: 1, perPage: 1 });
+  async activeOfKind(kind: ListingKind): Promise<number | undefined> {
+    // Summed once a build, from the kind's listings by score: every search asks it.
+    const built = await this.currentOrRebuild();
+    return built ? (built.activeByKind.get(kind) ?? 0) : undefined;
   }
 
   private rebuild(): void {
@@ -190,7 +194,8 @@ export class PriceLadders {
       byKind.set(kind, ofKind);
       kindByScore.set(kind, scoresOf(ofKind));
     }
-    this.built = { dataVersion, byArea, byKind, kindByScore };
+    const activeByKind = new Map([...kindByScore].map(([kind, byScore]) => [kind, byScore.reduce((sum, n) => sum + n, 0)]));
+    this.built = { dataVersion, byArea, byKind, kindByScore, activeByKind };
     this.dataVersion.keep(dataVersion, localVersion);
   }
 

@@ -270,6 +270,8 @@ describe('where a page\'s matches sit in the order (the price ladders\' walk est
         expect(Math.abs(estimate - at), `${borough} page ${page}: estimate ${estimate}, the match at ${at}, ${tied} rentals of score ${score}`).toBeLessThanOrEqual(tied);
       }
     }
+    // The kind's listings, which the planner weighs an even spread by.
+    expect(await ladders.activeOfKind('rental')).toBe(rows.length);
     // Not for keyset pages or the orders the ladders do not hold.
     expect(await ladders.walkEstimate({ ...everyListing('rental'), after: { keys: [50, null], id: '1' } }, rows.length)).toBeUndefined();
     expect(await ladders.walkEstimate({ ...everyListing('rental'), sort: 'LISTED_AT' }, rows.length)).toBeUndefined();
