@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
-import type { ListingsRepository } from '../store/listings-repository.js';
+import type { ActivePrice, ListingsRepository } from '../store/listings-repository.js';
 import { VersionedMemo } from '../store/versioned-memo.js';
 import { FILTERS, filtersOf } from './filters.js';
 import type { ListingSearch } from './listing-search.js';
@@ -19,9 +19,6 @@ interface AreaLadder {
 /** The recommended score's values, 0-100 (domain `recommendedScore`). */
 const SCORES = 101;
 
-/** A row the ladders are built from (`ListingsRepository.activePrices`). */
-type PriceRow = { bedroom_count: number | null; price: number; recommended_score: number };
-
 interface Built {
   /** The store's data version (`ListingsRepository.dataVersion`) read before the rows. */
   dataVersion: number;
@@ -30,8 +27,6 @@ interface Built {
   byKind: Map<string, AreaLadder[]>;
   /** The kind's listings by recommended score (the sum of its areas'). */
   kindByScore: Map<string, Uint32Array>;
-  /** The kind's active listings. */
-  activeByKind: Map<string, number>;
 }
 
 /** Index of the first price >= `value` (or > `value` when `after`): binary search. */
@@ -56,7 +51,7 @@ const DEFAULT_CHUNK_ROWS = 5000;
  */
 const DEFAULT_SLICE_MS = 10;
 
-function ladderOf(rows: PriceRow[]): AreaLadder {
+function ladderOf(rows: ActivePrice[]): AreaLadder {
   const groups = new Map<number | null, number[]>();
   const byScore = new Uint32Array(SCORES);
   for (const row of rows) {
@@ -160,9 +155,9 @@ export class PriceLadders {
 
   /** Active listings of `kind` in the mirror's areas, or undefined when the ladders are not current (as {@link PriceLadders.total}). */
   async activeOfKind(kind: ListingKind): Promise<number | undefined> {
-    // Summed once a build, from the kind's listings by score: every search asks it.
+    // From the kind's listings by score (101 counts), not a count across every price group: every search asks it.
     const built = await this.currentOrRebuild();
-    return built ? (built.activeByKind.get(kind) ?? 0) : undefined;
+    return built ? sumOf(built.kindByScore.get(kind)) : undefined;
   }
 
   private rebuild(): void {
@@ -194,8 +189,7 @@ export class PriceLadders {
       byKind.set(kind, ofKind);
       kindByScore.set(kind, scoresOf(ofKind));
     }
-    const activeByKind = new Map([...kindByScore].map(([kind, byScore]) => [kind, byScore.reduce((sum, n) => sum + n, 0)]));
-    this.built = { dataVersion, byArea, byKind, kindByScore, activeByKind };
+    this.built = { dataVersion, byArea, byKind, kindByScore };
     this.dataVersion.keep(dataVersion, localVersion);
   }
 
@@ -212,8 +206,8 @@ export class PriceLadders {
    * it), which the next chunk starts at; a chunk all of one price is followed by every listing of that
    * price, then by the prices above it.
    */
-  private async pricesOf(kind: ListingKind, areaId: number | null): Promise<PriceRow[]> {
-    const rows: PriceRow[] = [];
+  private async pricesOf(kind: ListingKind, areaId: number | null): Promise<ActivePrice[]> {
+    const rows: ActivePrice[] = [];
     let range: { min?: number; minExclusive?: boolean } = {};
     for (;;) {
       const chunk = await this.listings.activePrices(kind, areaId, { ...range, limit: this.chunkRows });
@@ -239,10 +233,7 @@ export class PriceLadders {
 
 /** Counts `search` (a countable one) in `built`: the store's rule, `price` and `bedroom_count` compared as in SQL (unknown bedrooms match no bound). */
 function countIn(built: Built, search: ListingSearch): number {
-  const kind: ListingKind = search.kind;
-  const ladders = search.areaIds
-    ? [...new Set(search.areaIds)].map((id) => built.byArea.get(`${kind}|${id}`)).filter((l): l is AreaLadder => l !== undefined)
-    : (built.byKind.get(kind) ?? []);
+  const ladders = laddersOf(built, search);
   const { minBeds, maxBeds, minPrice, maxPrice } = search;
   let total = 0;
   for (const ladder of ladders) {
@@ -257,6 +248,17 @@ function countIn(built: Built, search: ListingSearch): number {
     }
   }
   return total;
+}
+
+/** The ladders of a search's kind and areas (every area of the kind when it names none). */
+function laddersOf(built: Built, search: ListingSearch): AreaLadder[] {
+  if (!search.areaIds) return built.byKind.get(search.kind) ?? [];
+  return [...new Set(search.areaIds)].map((id) => built.byArea.get(`${search.kind}|${id}`)).filter((l): l is AreaLadder => l !== undefined);
+}
+
+/** The sum of a count by score (0 for none). */
+function sumOf(byScore: Uint32Array | undefined): number {
+  return byScore ? byScore.reduce((sum, n) => sum + n, 0) : 0;
 }
 
 /** The listings of `ladders` by recommended score, summed. */
@@ -303,9 +305,8 @@ function priceWalk(built: Built, search: ListingSearch, total: number, last: num
  */
 function scoreWalk(built: Built, search: ListingSearch, total: number, last: number): number {
   const ofKind = built.kindByScore.get(search.kind) ?? new Uint32Array(SCORES);
-  const areas = search.areaIds ? [...new Set(search.areaIds)].map((id) => built.byArea.get(`${search.kind}|${id}`)).filter((l): l is AreaLadder => l !== undefined) : null;
-  const inAreas = areas ? scoresOf(areas) : ofKind;
-  const listings = inAreas.reduce((sum, n) => sum + n, 0);
+  const inAreas = search.areaIds ? scoresOf(laddersOf(built, search)) : ofKind;
+  const listings = sumOf(inAreas);
   const share = listings > 0 ? total / listings : 0;
   let [matched, passed] = [0, 0];
   for (let i = 0; i < SCORES; i++) {

@@ -14,6 +14,9 @@ export interface StoredDetail {
   history: PriceEvent[];
 }
 
+/** An active listing as the price ladders read it (`ListingsRepository.activePrices`): price in US dollars, recommended score 0-100. */
+export type ActivePrice = { bedroom_count: number | null; price: number; recommended_score: number };
+
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps (their statements in listing-writes.ts), look-ups. */
 export class ListingsRepository {
   private writes = 0;
@@ -104,21 +107,22 @@ export class ListingsRepository {
 
   /**
    * Bedroom counts, prices (US dollars) and recommended scores of the active listings of `kind` in one area
-   * (null: of no known area), cheapest first, read from the area-price index alone (migration 025); only prices within `range`
-   * (`min` inclusive, or exclusive with `minExclusive`; `max` inclusive) and at most `range.limit` rows when given.
+   * (null: of no known area), cheapest first, read from the area-price index alone (migration 025); only
+   * prices within `range` (`min` inclusive, or exclusive with `minExclusive`; `max` inclusive) and at most
+   * `range.limit` rows when given.
    */
   async activePrices(
     kind: ListingKind,
     areaId: number | null,
     range: { min?: number; minExclusive?: boolean; max?: number; limit?: number } = {},
-  ): Promise<{ bedroom_count: number | null; price: number; recommended_score: number }[]> {
+  ): Promise<ActivePrice[]> {
     let q = this.db.selectFrom('listings').select(['bedroom_count', 'price', 'recommended_score']).where('kind', '=', kind).where('status', '=', 'ACTIVE');
     q = areaId === null ? q.where('area_id', 'is', null) : q.where('area_id', '=', areaId);
     if (range.min !== undefined) q = q.where('price', range.minExclusive ? '>' : '>=', range.min);
     if (range.max !== undefined) q = q.where('price', '<=', range.max);
     q = q.orderBy('price');
     if (range.limit !== undefined) q = q.limit(range.limit);
-    return (await q.execute()) as { bedroom_count: number | null; price: number; recommended_score: number }[];
+    return (await q.execute()) as ActivePrice[];
   }
 
   /**
