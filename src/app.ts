@@ -19,7 +19,8 @@ import type { KeyResolver } from './access/key-resolver.js';
 import { registerAreaRoutes } from './http/routes/areas.js';
 import { registerBuildingRoutes } from './http/routes/building.js';
 import { registerCaching } from './http/plugins/caching.js';
-import { registerHealthRoutes } from './http/routes/health.js';
+import { registerHealthRoutes, type BackgroundJobs } from './http/routes/health.js';
+import type { Metrics } from './metrics/metrics.js';
 import { registerIndexRoutes } from './http/routes/index.js';
 import { registerMarketRoutes } from './http/routes/market.js';
 import { registerChangesRoutes } from './http/routes/changes.js';
@@ -64,8 +65,10 @@ export interface AppDeps {
   changeTail: ChangeTail;
   /** The upstream client, for its breaker state and queue in /v1/health. */
   upstream: Pick<UpstreamClient, 'circuitState' | 'queued' | 'blockedUntil' | 'droppedFields'>;
-  /** Crawl reports and the hydration backlog, for /v1/health. */
-  crawls: { crawlReports(): CrawlReport[]; backlog(): Promise<number>; hydrationProgress(): { hydrated: number; running: boolean } };
+  /** The background jobs' state (crawls, hydration, webhook delivery), for /v1/health. */
+  jobs: BackgroundJobs;
+  /** Where each request is counted and timed by its matched route (served on METRICS_PORT, never here). */
+  metrics?: Metrics;
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
   /** An API-only instance (`serve --api-only`): 503 UNAVAILABLE on every non-public route until the mirror holds a listing. */
@@ -295,6 +298,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('X-Request-Id', request.id);
     done();
   });
+  const metrics = deps.metrics;
+  if (metrics) {
+    // By the matched route's pattern, so that ids in paths never become label values; none matched: `unmatched`.
+    app.addHook('onResponse', (request, reply, done) => {
+      const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(reply.statusCode) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, BuildingSchema, AreaSchema, RecordedSaleSchema]) app.addSchema(schema);
 
   await app.register(swagger, {
@@ -341,7 +354,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
   // After auth and rate limits (a reused answer is counted and limited like any other).
   if (deps.config.answerCacheBytes > 0) {
-    registerAnswerCache(app, { versions: () => deps.mirror.writeVersion, ttlSeconds: deps.config.readCacheSeconds, maxBytes: deps.config.answerCacheBytes, clock: deps.clock });
+    registerAnswerCache(app, { versions: () => deps.mirror.writeVersion, ttlSeconds: deps.config.readCacheSeconds, maxBytes: deps.config.answerCacheBytes, clock: deps.clock, metrics: deps.metrics });
   }
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
@@ -350,11 +363,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerRecordedSalesRoutes(app, { cityRecords: deps.cityRecords, areaTree: () => deps.mirror.areaTree(), findListing: (id) => deps.listings.findById(id), config: deps.config, clock: deps.clock });
   registerAreaRoutes(app, { mirror: deps.mirror });
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
-  registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock });
+  registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock, metrics: deps.metrics });
   registerIndexRoutes(app, { version: SERVICE_VERSION });
   registerAgentRoutes(app);
   registerExploreRoutes(app);
-  registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, crawls: deps.crawls, nextRefreshAt: deps.nextRefreshAt });
+  registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, jobs: deps.jobs, nextRefreshAt: deps.nextRefreshAt });
   let document: unknown;
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));
   await app.ready();

@@ -37,7 +37,7 @@ export interface Config {
   /** Local upstream only: the result cap it plays (0: none). */
   localUpstreamResultCap: number;
   /** Listings hydrated per detail request, at most per refresh cycle, and how long a property lookup waits for it (seconds). */
-  hydration: { batch: number; budget: number; waitSeconds: number };
+  hydration: { batch: number; budget: number; waitSeconds: number; maxFailures: number };
   upstreamTimeoutSeconds: number;
   /** Upstream requests in flight at once. */
   upstreamConcurrency: number;
@@ -55,6 +55,10 @@ export interface Config {
   marketSeed: number;
   /** Local upstream: faults to inject, e.g. `latencyMs=200,errorRate=0.1` (see upstream/local/server.ts). */
   localUpstreamFaults: string;
+  /** Local SODA stand-in: faults to inject, in the same form. */
+  localSodaFaults: string;
+  /** The port `GET /metrics` (Prometheus) is served on, apart from the API (0: a free one); null: off. */
+  metricsPort: number | null;
   /** Folder holding the real public data (`../shared/data` beside the checkout). */
   sharedDataDir: string;
   freshness: { searchSeconds: number; propertySeconds: number; buildingSeconds: number; areasSeconds: number };
@@ -94,7 +98,8 @@ export interface Config {
    * timeout of one attempt, seconds between polls for due work, attempts in flight, and whether targets
    * on private, loopback or link-local addresses (and plain http) are allowed.
    */
-  webhooks: { schedule: number[]; timeoutSeconds: number; pollSeconds: number; concurrency: number; allowPrivateTargets: boolean };
+  /** Webhook delivery: the retry schedule and timeout (seconds), how often to look for work, attempts in flight in all and per subscription. */
+  webhooks: { schedule: number[]; timeoutSeconds: number; pollSeconds: number; concurrency: number; concurrencyPerSubscription: number; allowPrivateTargets: boolean };
   redisUrl: string | null;
   /** Prefix of every Redis key the service writes. */
   redisKeyPrefix: string;
@@ -215,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batch: int(env, 'HYDRATION_BATCH', 1, upstreamUrl === null ? 100 : 20),
       budget: int(env, 'HYDRATION_BUDGET', 1),
       waitSeconds: num(env, 'HYDRATION_WAIT_SECONDS'),
+      maxFailures: int(env, 'HYDRATION_MAX_FAILURES', 1),
     },
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS'),
     // Real-site pacing follows its public clients: one request in flight, at least a second apart (plus jitter).
@@ -227,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
     marketSeed: int(env, 'MARKET_SEED'),
     localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),
+    localSodaFaults: text(env, 'LOCAL_SODA_FAULTS'),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT') : null,
     upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 1),
     sharedDataDir: resolve(text(env, 'SHARED_DATA_DIR')),
     freshness: {
@@ -278,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutSeconds: num(env, 'WEBHOOK_TIMEOUT_SECONDS'),
       pollSeconds: num(env, 'WEBHOOK_POLL_SECONDS'),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 1),
+      concurrencyPerSubscription: int(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 1),
       allowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     },
     redisUrl: env.REDIS_URL || null,

@@ -3,7 +3,8 @@ import { buildInventory } from './dataset/build-inventory.js';
 import type { Inventory } from './upstream/local/inventory.js';
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
-import { parseFaults, startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
+import { parseFaults } from './upstream/faults.js';
+import { startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
 
 /** The local upstream as configured: the site's stand-in on loopback and its market clock (null when off). */
 export interface LocalSite {

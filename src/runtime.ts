@@ -24,7 +24,8 @@ import { WebhooksRepository } from './store/webhooks-repository.js';
 import { MarketRepository } from './store/market-repository.js';
 import { QuotaRepository } from './store/quota-repository.js';
 import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, ScopesRepository } from './store/scopes-repository.js';
-import { HYDRATION_KEY, SyncScheduler } from './sync/scheduler.js';
+import { SyncScheduler } from './sync/scheduler.js';
+import { HydrationJob } from './sync/hydration-job.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import type { MarketClock } from './upstream/local/market-clock.js';
@@ -35,6 +36,9 @@ import { OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
 import { SodaClient } from './upstream/soda-client.js';
 import { startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
+import { parseFaults } from './upstream/faults.js';
+import { Metrics } from './metrics/metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { cityDatasets } from './dataset/city-datasets.js';
 import { CityPolygons } from './dataset/city-polygons.js';
 import { CityRecords } from './read/city-records.js';
@@ -54,6 +58,8 @@ export interface Runtime {
   marketClock: MarketClock | null;
   client: UpstreamClient;
   syncer: Syncer;
+  /** The background hydration of the backlog (resumed by itself after a failure). */
+  hydration: HydrationJob;
   coordinator: RefreshCoordinator;
   scheduler: SyncScheduler;
   mirror: Mirror;
@@ -65,6 +71,9 @@ export interface Runtime {
   /** Delivers change events to webhook subscriptions (running unless `webhooks: false`). */
   dispatcher: WebhookDispatcher;
   redis: Redis | null;
+  /** The Prometheus metrics, and the server that answers them on METRICS_PORT (null when unset). */
+  metrics: Metrics;
+  metricsServer: MetricsServer | null;
   app: FastifyInstance;
   logger: Logger;
   close: () => Promise<void>;
@@ -118,6 +127,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   let upstream: LocalUpstream | null = null;
   let soda: LocalSoda | null = null;
   let redis: Redis | null = null;
+  let metricsServer: MetricsServer | null = null;
+  const metrics = new Metrics();
   try {
     let marketClock: MarketClock | null = null;
     if (!config.upstreamUrl) {
@@ -137,9 +148,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
       maxQueued: config.upstreamMaxQueued,
       logger,
+      metrics,
     });
     if (!config.openData.url) {
-      soda = await startLocalSoda(cityDatasets(config.sharedDataDir));
+      soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { faults: parseFaults(config.localSodaFaults) });
     }
     const sodaClient = new SodaClient({
       url: config.openData.url ?? soda!.url,
@@ -149,6 +161,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       breakerThreshold: config.upstreamBreakerThreshold,
       breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
       logger,
+      metrics,
     });
     const listings = new ListingsRepository(store.db);
     const areas = new AreasRepository(store.db, config.readCacheSeconds);
@@ -172,6 +185,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       resultCap: config.upstreamResultCap,
       hydrationBatch: config.hydration.batch,
       hydrationBudget: config.hydration.budget,
+      hydrationMaxFailures: config.hydration.maxFailures,
+      hydrationLanes: config.upstreamConcurrency,
+      metrics,
     });
     if ((options.initialSync ?? true) && (await listings.count()) === 0) {
       const started = Date.now();
@@ -183,7 +199,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
     const cityRecords = new CityRecordsRepository(store.db);
-    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, clock, logger, pageSize: config.openData.pageSize });
+    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, clock, logger, pageSize: config.openData.pageSize, metrics });
     const openDataScheduler = new OpenDataScheduler({ syncer: openData, scopes, coordinator, clock, logger }, config.openData.syncIntervalSeconds);
     if ((options.initialOpenDataSync ?? options.initialSync ?? true) && (await cityRecords.count('recorded_sales')) === 0) {
       coordinator.trigger(OPEN_DATA_KEY, async () => {
@@ -192,17 +208,19 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         logger.info({ ms: Date.now() - started, failed, recordedSales: await cityRecords.count('recorded_sales'), taxLots: await cityRecords.count('tax_lots') }, 'first open data sync done');
       });
     }
-    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) {
-      coordinator.trigger(HYDRATION_KEY, async () => {
-        const started = Date.now();
-        const hydrated = await syncer.hydrateBacklog(Infinity);
+    const hydration = new HydrationJob({
+      syncer,
+      coordinator,
+      clock,
+      logger,
+      afterRun: async () => {
         await syncer.recordMarkets();
         // Recorded sales are matched to buildings by address: the first hydration brings the buildings.
         if ((await cityRecords.count('recorded_sales')) > 0) await openData.positionSales();
-        logger.info({ ms: Date.now() - started, hydrated }, 'hydration of the backlog done');
-      });
-    }
-    const scheduler = new SyncScheduler({ syncer, scopes, coordinator, clock, logger }, config.syncIntervalSeconds, config.hydration.budget);
+      },
+    });
+    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) hydration.resume();
+    const scheduler = new SyncScheduler({ syncer, hydration, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
@@ -215,6 +233,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
       freshnessSeconds: config.openData.freshnessSeconds,
     });
+    const webhooks = new WebhooksRepository(store.db);
+    const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger, metrics });
     const app = await buildApp({
       config,
       mirror,
@@ -228,7 +248,22 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       changes,
       changeTail,
       upstream: client,
-      crawls: syncer,
+      jobs: {
+        crawlReports: () => syncer.crawlReports(),
+        running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
+        hydration: async () => {
+          const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
+          const { hydrated, running, failedBatches, lastError, lastErrorAt } = syncer.hydrationProgress();
+          const { lastCompletedAt, nextAttemptAt } = hydration.state();
+          return { backlog, parked, hydrated, running, failedBatches, lastError, lastErrorAt, lastCompletedAt, nextAttemptAt };
+        },
+        webhooks: async () => {
+          const queue = await webhooks.queue(clock().toISOString());
+          const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
+          return { running, inFlight, pending: queue.pending, due: queue.due, oldestDueAt: queue.oldestDueAt, deadLetters: queue.dead, lastError, lastErrorAt };
+        },
+      },
+      metrics,
       // NYC Open Data's scopes run on their own schedule.
       nextRefreshAt: (scope, lastSuccessAt) => (OPEN_DATA_SCOPES.includes(scope) ? openDataScheduler : scheduler).nextRefreshAt(lastSuccessAt),
       apiOnly: options.apiOnly,
@@ -237,9 +272,28 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     });
     if (options.scheduler ?? config.syncIntervalSeconds > 0) scheduler.start();
     if (options.scheduler ?? true) openDataScheduler.start();
-    const webhooks = new WebhooksRepository(store.db);
-    const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger });
     if (options.webhooks ?? true) dispatcher.start();
+    metrics.observe({
+      upstreams: () => [
+        { upstream: 'listings', circuit: client.circuitState(), queued: client.queued() },
+        { upstream: 'open-data', circuit: sodaClient.circuitState(), queued: 0 },
+      ],
+      hydration: async () => {
+        const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
+        const { hydrated, running } = syncer.hydrationProgress();
+        return { backlog, parked, hydrated, running };
+      },
+      webhooks: async () => {
+        const now = clock();
+        const queue = await webhooks.queue(now.toISOString());
+        return { pending: queue.pending, due: queue.due, dead: queue.dead, oldestDueAgeSeconds: queue.oldestDueAt ? Math.max(0, (now.getTime() - Date.parse(queue.oldestDueAt)) / 1000) : 0 };
+      },
+      databasePool: () => (store.pool ? { total: store.pool.totalCount, idle: store.pool.idleCount, waiting: store.pool.waitingCount } : null),
+    });
+    if (config.metricsPort !== null) {
+      metricsServer = await startMetricsServer(metrics, config.host, config.metricsPort);
+      logger.info({ url: metricsServer.url }, 'metrics served');
+    }
     let closing: Promise<void> | null = null;
     return {
       config,
@@ -252,6 +306,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       marketClock,
       client,
       syncer,
+      hydration,
       coordinator,
       scheduler,
       mirror,
@@ -262,13 +317,17 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       webhooks,
       dispatcher,
       redis,
+      metrics,
+      metricsServer,
       app,
       logger,
       // Idempotent: a second call waits for the first.
       close: () => (closing ??= (async () => {
         scheduler.stop();
+        hydration.stop();
         openDataScheduler.stop();
         await dispatcher.stop();
+        await metricsServer?.close();
         changeTail.close();
         await app.close();
         await quotas.close();
@@ -280,6 +339,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       })()),
     };
   } catch (error) {
+    await metricsServer?.close();
     redis?.disconnect();
     await upstream?.close();
     await soda?.close();

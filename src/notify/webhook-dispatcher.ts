@@ -9,6 +9,7 @@ import type { ChangeTail } from './change-tail.js';
 import { sign } from './webhook-signature.js';
 import { guardedLookup, isPublicAddress } from './webhook-targets.js';
 import { isIP } from 'node:net';
+import type { Metrics } from '../metrics/metrics.js';
 
 /** Events read from the log at once for one subscription. */
 const FAN_OUT_BATCH = 500;
@@ -24,7 +25,24 @@ export interface WebhookDispatcherDeps {
   config: Config;
   clock: () => Date;
   logger: Logger;
+  /** Where attempts are counted by outcome, and their delay after falling due measured. */
+  metrics?: Metrics;
 }
+
+/** The dispatcher's own state, for /v1/health. */
+export interface DispatcherState {
+  running: boolean;
+  /** Attempts in flight on this instance now. */
+  inFlight: number;
+  /** Attempts this instance made since it started. */
+  attempted: number;
+  /** The last failed pass (not a failed attempt, which is the receiver's): its cause and when (UTC). */
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+
+/** A claimed delivery, as an attempt needs it. */
+type Claimed = { id: number; subscription_id: string; message_id: string; payload: string; attempts: number; url: string; secret: string; next_attempt_at: string };
 
 /** A stored filter (a query string checked when the subscription was added) -> its parameters. */
 export function filterParams(filter: string): ChangeFilterParams {
@@ -42,14 +60,20 @@ export function filterParams(filter: string): ChangeFilterParams {
  * crash between an answer and its record means one more attempt after the lease runs out.
  *
  * Each pass (on every new event, else every `pollSeconds`) first turns new events into deliveries,
- * once per subscription and event whatever the number of instances, then claims due deliveries
- * under a lease and attempts them, `concurrency` at a time.
+ * once per subscription and event whatever the number of instances, then keeps `concurrency` attempts in
+ * flight until nothing is due: deliveries are claimed in order of due time (so a retry that fell due is not
+ * starved by newer deliveries), at most `concurrencyPerSubscription` of one subscription at once (a slow or
+ * failing receiver holds back only its own), each under a lease that is renewed while its attempt runs (so a
+ * long sync holding the database cannot make it run out and another instance send it again).
  */
 export class WebhookDispatcher {
   private readonly agent: Agent;
   private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
   private readonly skipped = new Set<string>();
+  /** Attempts in flight: delivery id -> subscription id. */
+  private readonly inFlight = new Map<number, string>();
+  private lastError: { message: string; at: string } | null = null;
   /** Attempts this instance made since it started. */
   attempted = 0;
 
@@ -74,19 +98,79 @@ export class WebhookDispatcher {
     await this.agent.close();
   }
 
-  /** One pass: new events become deliveries, then due deliveries are attempted. Returns the attempts made. */
+  /** The dispatcher's state, for /v1/health. */
+  state(): DispatcherState {
+    return {
+      running: this.loop !== null && !this.stopped.signal.aborted,
+      inFlight: this.inFlight.size,
+      attempted: this.attempted,
+      lastError: this.lastError?.message ?? null,
+      lastErrorAt: this.lastError?.at ?? null,
+    };
+  }
+
+  /** A lease's length: an attempt's timeout and a margin for recording it. */
+  private leaseMs(): number {
+    return (this.deps.config.webhooks.timeoutSeconds + 30) * 1000;
+  }
+
+  /**
+   * One pass: new events become deliveries, then due deliveries are attempted, `concurrency` at a time, until
+   * none is due. Returns the attempts made.
+   */
   async pass(): Promise<number> {
     await this.fanOut();
+    const { concurrency, concurrencyPerSubscription } = this.deps.config.webhooks;
+    const running = new Set<Promise<void>>();
+    const renew = setInterval(() => void this.renewLeases().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'webhook leases not renewed')), this.leaseMs() / 3);
+    renew.unref();
     let attempted = 0;
-    for (;;) {
-      const now = this.deps.clock();
-      const lease = new Date(now.getTime() + (this.deps.config.webhooks.timeoutSeconds + 30) * 1000);
-      const claimed = await this.deps.webhooks.claim(now.toISOString(), lease.toISOString(), this.deps.config.webhooks.concurrency);
-      if (!claimed.length || this.stopped.signal.aborted) return attempted;
-      await Promise.all(claimed.map((d) => this.attempt(d)));
-      attempted += claimed.length;
-      this.attempted += claimed.length;
+    try {
+      while (!this.stopped.signal.aborted) {
+        const free = concurrency - running.size;
+        let claimed: Claimed[] = [];
+        if (free > 0) {
+          const now = this.deps.clock();
+          const bySubscription = new Map<string, number>();
+          for (const s of this.inFlight.values()) bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
+          const full = [...bySubscription].filter(([, n]) => n >= concurrencyPerSubscription).map(([s]) => s);
+          claimed = await this.deps.webhooks.claim(now.toISOString(), new Date(now.getTime() + this.leaseMs()).toISOString(), free, { perSubscription: concurrencyPerSubscription, except: full });
+          // A subscription with attempts in flight may get more than its room: those go back at once, unattempted.
+          const kept: Claimed[] = [];
+          const over: Claimed[] = [];
+          for (const d of claimed) {
+            const n = bySubscription.get(d.subscription_id) ?? 0;
+            if (n >= concurrencyPerSubscription) over.push(d);
+            else (bySubscription.set(d.subscription_id, n + 1), kept.push(d));
+          }
+          if (over.length) await this.deps.webhooks.release(over.map((d) => d.id));
+          for (const d of kept) {
+            this.inFlight.set(d.id, d.subscription_id);
+            const attempt: Promise<void> = this.attempt(d).finally(() => {
+              this.inFlight.delete(d.id);
+              running.delete(attempt);
+            });
+            running.add(attempt);
+          }
+          attempted += kept.length;
+          this.attempted += kept.length;
+          claimed = kept;
+        }
+        if (!running.size) break;
+        // A slot is free and more may be due: claim again at once; else wait for an attempt to end.
+        if (!claimed.length || running.size >= concurrency) await Promise.race(running);
+      }
+    } finally {
+      await Promise.all(running);
+      clearInterval(renew);
     }
+    return attempted;
+  }
+
+  /** Extends the leases of the attempts in flight. */
+  private async renewLeases(): Promise<void> {
+    if (!this.inFlight.size) return;
+    await this.deps.webhooks.renewLeases([...this.inFlight.keys()], new Date(this.deps.clock().getTime() + this.leaseMs()).toISOString());
   }
 
   private async run(): Promise<void> {
@@ -97,7 +181,8 @@ export class WebhookDispatcher {
         head = await this.deps.changes.latestId();
         await this.pass();
       } catch (error) {
-        this.deps.logger.warn({ err: (error as Error).message }, 'webhook pass failed; trying again');
+        this.lastError = { message: (error as Error).message, at: this.deps.clock().toISOString() };
+        this.deps.logger.warn({ job: 'webhooks', err: (error as Error).message }, 'webhook pass failed; trying again');
       }
       await this.deps.tail.wait(head, pollSeconds, this.stopped.signal);
     }
@@ -142,9 +227,10 @@ export class WebhookDispatcher {
     }
   }
 
-  private async attempt(d: { id: number; subscription_id: string; message_id: string; payload: string; attempts: number; url: string; secret: string }): Promise<void> {
+  private async attempt(d: Claimed): Promise<void> {
     const { schedule, timeoutSeconds } = this.deps.config.webhooks;
     const started = this.deps.clock();
+    this.deps.metrics?.webhookLateness.observe({ kind: d.attempts > 1 ? 'retry' : 'first' }, Math.max(0, started.getTime() - Date.parse(d.next_attempt_at)) / 1000);
     const timestamp = Math.floor(started.getTime() / 1000);
     let statusCode: number | null = null;
     let error: string | null = null;
@@ -182,6 +268,7 @@ export class WebhookDispatcher {
     else if (d.attempts < schedule.length) outcome = { status: 'pending', nextAttemptAt: new Date(this.deps.clock().getTime() + schedule[d.attempts] * 1000).toISOString() };
     else outcome = { status: 'dead' };
     await this.deps.webhooks.finish({ delivery_id: d.id, attempt: d.attempts, attempted_at: started.toISOString(), status_code: statusCode, error, ms }, outcome);
+    this.deps.metrics?.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status });
     const facts = { delivery: d.id, subscription: d.subscription_id, webhookId: d.message_id, attempt: d.attempts, statusCode, ms };
     if (outcome.status === 'delivered') this.deps.logger.debug(facts, 'webhook delivered');
     else if (outcome.status === 'pending') this.deps.logger.info({ ...facts, error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; will retry');

@@ -40,7 +40,7 @@ export interface Refresher {
   refreshListing(id: string, kind?: ListingKind, priority?: 'interactive' | 'background'): Promise<boolean>;
   refreshBuilding(idOrSlug: string, priority?: 'interactive' | 'background'): Promise<Building | null>;
   /** Hydrates these listings through the detail queries. */
-  hydrate(kind: ListingKind, ids: string[], priority?: 'interactive' | 'background'): Promise<void>;
+  hydrate(kind: ListingKind, ids: string[], priority?: 'interactive' | 'background'): Promise<unknown>;
   /** False while the upstream refuses calls (circuit breaker open): no refresh is started then. */
   canRefresh(): boolean;
 }

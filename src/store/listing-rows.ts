@@ -87,5 +87,7 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string):
     detail_fetched_at: null,
     delisted_at: null,
     needs_detail: 1,
+    detail_failures: 0,
+    detail_error: null,
   };
 }

@@ -17,13 +17,14 @@ const BATCH = 100;
 /** Columns hydration writes. */
 const DETAIL_UPDATES = [
   'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'monthly_maintenance', 'monthly_taxes',
-  'monthly_charges', 'details', 'detail_fetched_at', 'needs_detail',
+  'monthly_charges', 'details', 'detail_fetched_at', 'needs_detail', 'detail_failures', 'detail_error',
 ] as const satisfies readonly (keyof ListingRow)[];
 
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
 const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
   'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'sale_type',
   'monthly_taxes', 'monthly_maintenance', 'monthly_common_charges', 'monthly_charges', 'details', 'detail_fetched_at',
+  'detail_failures', 'detail_error',
 ]);
 
 /**
@@ -182,6 +183,8 @@ export async function writeDetails(trx: Transaction<Database>, items: { id: stri
         details: JSON.stringify({ ...(JSON.parse(row.details) as Record<string, unknown>), photos: facts.photos, floorPlanKey: facts.floorPlanKey }),
         detail_fetched_at: at,
         needs_detail: 0,
+        detail_failures: 0,
+        detail_error: null,
       };
     });
     await trx

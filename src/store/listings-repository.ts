@@ -145,6 +145,51 @@ export class ListingsRepository {
     return Number(row.n);
   }
 
+  /**
+   * Counts one failed detail request against each of these listings still waiting for hydration, keeps
+   * `error` as its cause, and parks those that reach `maxFailures` (`needs_detail` 2: out of the backlog
+   * until a crawl sees them change). Returns the ids parked now.
+   */
+  async recordDetailFailures(ids: string[], error: string, maxFailures: number): Promise<string[]> {
+    if (!ids.length) return [];
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('listings')
+        .set((eb) => ({ detail_failures: eb('detail_failures', '+', 1), detail_error: error.slice(0, 500) }))
+        .where('id', 'in', ids)
+        .where('needs_detail', '=', 1)
+        .execute();
+      const parked = await trx
+        .updateTable('listings')
+        .set({ needs_detail: 2 })
+        .where('id', 'in', ids)
+        .where('needs_detail', '=', 1)
+        .where('detail_failures', '>=', maxFailures)
+        .returning('id')
+        .execute();
+      return parked.map((r) => r.id);
+    });
+  }
+
+  /** How many active listings are parked (their details failed `HYDRATION_MAX_FAILURES` times). */
+  async parkedCount(): Promise<number> {
+    const row = await this.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('needs_detail', '=', sql.lit(2)).where('status', '=', sql.lit('ACTIVE')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The parked active listings, at most `limit`, with their failures and last error (for the operator). */
+  async parked(limit = 100): Promise<{ id: string; kind: string; detailFailures: number; detailError: string | null }[]> {
+    const rows = await this.db
+      .selectFrom('listings')
+      .select(['id', 'kind', 'detail_failures', 'detail_error'])
+      .where('needs_detail', '=', sql.lit(2))
+      .where('status', '=', sql.lit('ACTIVE'))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, kind: r.kind, detailFailures: Number(r.detail_failures), detailError: r.detail_error }));
+  }
+
   /** Every listing ever seen in a building (any status): for inventories. */
   async unitsOfBuilding(buildingId: string): Promise<{ kind: ListingKind; status: string; bedroomCount: number | null; price: number }[]> {
     const rows = await this.db.selectFrom('listings').select(['kind', 'status', 'bedroom_count', 'price']).where('building_id', '=', buildingId).execute();

@@ -71,8 +71,14 @@ export interface ListingsTable {
   last_seen_at: string;
   detail_fetched_at: string | null;
   delisted_at: string | null;
-  /** 1 while the listing waits for hydration through the detail queries (new, or its price or status changed). */
+  /**
+   * 1 while the listing waits for hydration through the detail queries (new, or its price or status changed);
+   * 2 when parked after `HYDRATION_MAX_FAILURES` failed detail requests; 0 when hydrated.
+   */
   needs_detail: number;
+  /** Failed detail requests since the listing was last hydrated, and the last one's cause. */
+  detail_failures: Generated<number>;
+  detail_error: Generated<string | null>;
   /** 1 for a listing `nyc-listings seed` derived for benchmarks; never swept by a sync. */
   synthetic: Generated<number>;
 }

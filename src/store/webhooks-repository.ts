@@ -96,22 +96,46 @@ export class WebhooksRepository {
   /**
    * Claims up to `limit` pending deliveries due by `now` whose lease (if any) has run out: each gets a
    * lease until `leaseUntil` and its attempt count goes up by one. Returns them with the subscription's
-   * url and secret. On PostgreSQL rows another instance is claiming are skipped, not waited for.
+   * url and secret. Deliveries are taken in order of due time (a retry due before a new delivery goes first),
+   * at most `perSubscription` of one subscription, none of `except` (subscriptions at their limit of attempts
+   * in flight). On PostgreSQL rows another instance is claiming are skipped, not waited for.
    */
-  async claim(now: string, leaseUntil: string, limit: number): Promise<(WebhookDeliveryRow & { url: string; secret: string })[]> {
-    const due = this.db
+  async claim(
+    now: string,
+    leaseUntil: string,
+    limit: number,
+    options: { perSubscription?: number; except?: readonly string[] } = {},
+  ): Promise<(WebhookDeliveryRow & { url: string; secret: string })[]> {
+    let ranked = this.db
       .selectFrom('webhook_deliveries')
-      .select('id')
+      .select(['id', 'next_attempt_at', sql<number>`row_number() over (partition by subscription_id order by next_attempt_at, id)`.as('rank')])
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
-      .orderBy('next_attempt_at')
-      .orderBy('id')
+      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]));
+    if (options.except?.length) ranked = ranked.where('subscription_id', 'not in', [...options.except]);
+    const due = this.db
+      .selectFrom(ranked.as('r'))
+      .select('r.id')
+      .where('r.rank', '<=', options.perSubscription ?? limit)
+      .orderBy('r.next_attempt_at')
+      .orderBy('r.id')
       .limit(limit);
+    // A window cannot be locked: PostgreSQL locks the rows it chose, skipping those another instance holds, and
+    // checks the lease again on each row it locks (one another instance claimed meanwhile has a lease now).
+    const lockable = this.postgres
+      ? this.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('id', 'in', due)
+          .where('status', '=', 'pending')
+          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
+          .forUpdate()
+          .skipLocked()
+      : due;
     const claimed = await this.db
       .updateTable('webhook_deliveries')
       .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', this.postgres ? due.forUpdate().skipLocked() : due)
+      .where('id', 'in', lockable)
       .returningAll()
       .execute();
     if (!claimed.length) return [];
@@ -119,6 +143,41 @@ export class WebhooksRepository {
       (await this.db.selectFrom('webhook_subscriptions').select(['id', 'url', 'secret']).where('id', 'in', [...new Set(claimed.map((d) => d.subscription_id))]).execute()).map((s) => [s.id, s]),
     );
     return claimed.map((d) => ({ ...d, id: Number(d.id), event_id: Number(d.event_id), url: subscriptions.get(d.subscription_id)!.url, secret: subscriptions.get(d.subscription_id)!.secret }));
+  }
+
+  /** Gives claimed deliveries back unattempted: their lease ends and their attempt count goes back down. */
+  async release(ids: readonly number[]): Promise<void> {
+    if (!ids.length) return;
+    await this.db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ leased_until: null, attempts: eb('attempts', '-', 1) }))
+      .where('id', 'in', [...ids])
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  /** Extends the lease of these deliveries, still pending, to `leaseUntil` (attempts that are still running). */
+  async renewLeases(ids: readonly number[], leaseUntil: string): Promise<void> {
+    if (!ids.length) return;
+    await this.db.updateTable('webhook_deliveries').set({ leased_until: leaseUntil }).where('id', 'in', [...ids]).where('status', '=', 'pending').execute();
+  }
+
+  /**
+   * The delivery queue at `now`: pending deliveries, those due now, the oldest due one's due time (UTC, or
+   * null), and dead letters. Read through the due index (status, next attempt).
+   */
+  async queue(now: string): Promise<{ pending: number; due: number; oldestDueAt: string | null; dead: number }> {
+    const [pending, dead] = await Promise.all(
+      (['pending', 'dead'] as const).map((status) =>
+        this.db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest'), eb.fn.sum<number>(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due')])
+          .where('status', '=', status)
+          .executeTakeFirstOrThrow(),
+      ),
+    );
+    const oldest = pending.oldest as string | null;
+    return { pending: Number(pending.n), due: Number(pending.due ?? 0), oldestDueAt: oldest !== null && oldest <= now ? oldest : null, dead: Number(dead.n) };
   }
 
   /** Records an attempt and where the delivery stands after it (the lease ends). */

@@ -6,6 +6,7 @@ import type { CityRecordsRepository } from '../store/city-records-repository.js'
 import { RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
 import { DATASETS, type SodaClient } from '../upstream/soda-client.js';
 import { SalePositioner } from './sale-positioner.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 
 export interface OpenDataSyncerDeps {
@@ -18,6 +19,8 @@ export interface OpenDataSyncerDeps {
   logger: Logger;
   /** Rows a SODA request (`$limit`). */
   pageSize: number;
+  /** Where each dataset's sync is timed by outcome. */
+  metrics?: Metrics;
 }
 
 /**
@@ -101,8 +104,10 @@ export class OpenDataSyncer {
       );
       await this.deps.scopes.recordSuccess(scope, this.deps.clock().toISOString(), await this.deps.records.count(table));
       this.deps.logger.info({ scope, read, ms: Date.now() - started }, 'open data synced');
+      this.deps.metrics?.syncDuration.observe({ scope, outcome: 'success' }, (Date.now() - started) / 1000);
       return true;
     } catch (error) {
+      this.deps.metrics?.syncDuration.observe({ scope, outcome: 'failure' }, (Date.now() - started) / 1000);
       await this.deps.scopes.recordFailure(scope, this.deps.clock().toISOString(), (error as Error).message);
       this.deps.logger.warn({ scope, err: (error as Error).message }, 'open data sync failed: stored rows kept');
       return false;

@@ -3,21 +3,18 @@ import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
 import { IntervalScheduler } from './interval-scheduler.js';
 import { LISTING_SCOPES, type Syncer } from './syncer.js';
-
-/** Coordinator key of background hydration (one at a time, like a scope's refresh). */
-export const HYDRATION_KEY = 'hydration';
+import type { HydrationJob } from './hydration-job.js';
 
 /**
  * Refreshes every listing scope every `intervalSeconds` (measured from its last success), through the
  * refresh coordinator so a scheduled crawl and a request-triggered one never run together, and
- * hydrates up to `hydrationBudget` listings of the backlog each time. Checks once
- * a minute at most. `intervalSeconds = 0` never starts it.
+ * resumes the background hydration whenever a backlog waits (unless it is waiting out a backoff). Checks
+ * once a minute at most. `intervalSeconds = 0` never starts it.
  */
 export class SyncScheduler extends IntervalScheduler {
   constructor(
-    private readonly deps: { syncer: Syncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
+    private readonly deps: { syncer: Syncer; hydration: HydrationJob; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
     intervalSeconds: number,
-    private readonly hydrationBudget = 2000,
   ) {
     super(intervalSeconds, 60, deps.clock, deps.logger, 'scheduler');
   }
@@ -33,8 +30,6 @@ export class SyncScheduler extends IntervalScheduler {
       if (last && now - Date.parse(last) < this.intervalSeconds * 1000) continue;
       this.deps.coordinator.trigger(key, () => this.deps.syncer.syncScope(kind, boroughId));
     }
-    if ((await this.deps.syncer.backlog()) > 0) {
-      this.deps.coordinator.trigger(HYDRATION_KEY, () => this.deps.syncer.hydrateBacklog(this.hydrationBudget));
-    }
+    if ((await this.deps.syncer.backlog()) > 0) this.deps.hydration.resume();
   }
 }

@@ -18,6 +18,10 @@ import { AREAS_SCOPE, scopeFailing, scopeKey, type CrawlReport, type ScopesRepos
 import type { UpstreamPriority } from '../upstream/client.js';
 import { mapAreas, mapBuildingDetail, mapDetail, mapSearchNode } from '../upstream/mappers.js';
 import type { UpstreamBuildingDetail } from '../upstream/types.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
+import type { Metrics } from '../metrics/metrics.js';
+import PQueue from 'p-queue';
 
 /** A crawl that would take more than this share of a scope off the market is not trusted to sweep. */
 const MAX_SWEEP_SHARE = 0.5;
@@ -33,9 +37,38 @@ export interface SyncerDeps extends ScopeCrawlerDeps {
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
   stations: readonly Station[];
-  /** Listings hydrated per detail request (aliased fields), and at most per refresh cycle. */
+  /** Listings hydrated per detail request (aliased fields), and at most right after a scope's refresh. */
   hydrationBatch: number;
   hydrationBudget: number;
+  /** Failed detail requests after which a listing is parked. */
+  hydrationMaxFailures: number;
+  /** Detail batches in flight at once in a hydration run (the upstream client's concurrency; default 1). */
+  hydrationLanes?: number;
+  /**
+   * How a failed detail batch is waited out and asked again, on top of the client's own retries: attempts
+   * (the first included) and the first and longest waits, milliseconds (jittered exponential backoff). A
+   * default of 5 attempts from 1 s to 30 s outlasts the upstream breaker's half-open wait.
+   */
+  hydrationRetry?: { attempts: number; initialDelayMs: number; maxDelayMs: number };
+  /** Where each scope's sync is timed by outcome, and failed detail batches counted. */
+  metrics?: Metrics;
+}
+
+/** An upstream failure that says nothing about the listings asked for: the whole run waits, none is counted. */
+const stopsTheRun = (error: unknown) => !(error instanceof UpstreamError) || error.failure === 'circuit-open' || error.failure === 'blocked' || error.failure === 'busy';
+
+/** Hydration's state in this process, for /v1/health and the metrics. */
+export interface HydrationProgress {
+  /** Listings hydrated since the process started. */
+  hydrated: number;
+  /** Whether a hydration of the backlog runs now. */
+  running: boolean;
+  /** The last failed detail batch (after its retries) or given-up run: its cause and when (UTC). */
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Detail batches that failed after their retries, and listings parked, since the process started. */
+  failedBatches: number;
+  parkedNow: number;
 }
 
 /** A building as the mirror stores it, with the fields that differ from the stored copy. */
@@ -65,11 +98,25 @@ export class Syncer {
   /** Listings hydrated by this process, and how many hydrations of the backlog are under way. */
   private hydratedCount = 0;
   private backlogRuns = 0;
+  private failedBatches = 0;
+  private parkedNow = 0;
+  private lastHydrationError: { message: string; at: string } | null = null;
+  private readonly batchRetry: RetryPolicy;
+  /**
+   * Hydration's writes, one at a time: lanes fetch in parallel, but two batches upserting the same buildings in
+   * different orders deadlocked on PostgreSQL.
+   */
+  private readonly hydrationWrites = new PQueue({ concurrency: 1 });
 
   private readonly crawler: ScopeCrawler;
 
   constructor(private readonly deps: SyncerDeps) {
     this.crawler = new ScopeCrawler(deps);
+    const { attempts, initialDelayMs, maxDelayMs } = deps.hydrationRetry ?? { attempts: 5, initialDelayMs: 1000, maxDelayMs: 30_000 };
+    this.batchRetry = retry(
+      handleWhen((e) => e instanceof UpstreamError && (e.transient || e.failure === 'circuit-open' || e.failure === 'busy')),
+      { maxAttempts: attempts - 1, backoff: new ExponentialBackoff({ initialDelay: initialDelayMs, maxDelay: maxDelayMs }) },
+    );
   }
 
   private now(): string {
@@ -97,13 +144,16 @@ export class Syncer {
   /** Replaces the stored area list with the upstream's; returns the tree it made. */
   async syncAreas(): Promise<AreaTree> {
     const at = this.now();
+    const t0 = performance.now();
     try {
       const areas = mapAreas(await this.deps.client.areas());
       if (areas.length === 0) throw new Error('upstream returned no NYC areas');
       await this.deps.areas.replaceAll(areas);
       await this.deps.scopes.recordSuccess(AREAS_SCOPE, at, areas.length);
+      this.deps.metrics?.syncDuration.observe({ scope: AREAS_SCOPE, outcome: 'success' }, (performance.now() - t0) / 1000);
       return new AreaTree(areas);
     } catch (error) {
+      this.deps.metrics?.syncDuration.observe({ scope: AREAS_SCOPE, outcome: 'failure' }, (performance.now() - t0) / 1000);
       await this.deps.scopes.recordFailure(AREAS_SCOPE, at, (error as Error).message);
       throw error;
     }
@@ -124,6 +174,7 @@ export class Syncer {
   async syncScope(kind: ListingKind, boroughId: number, options: { hydrate?: boolean } = {}): Promise<ApplyResult> {
     const scope = scopeKey(kind, boroughId);
     const started = this.now();
+    const t0 = performance.now();
     await this.deps.scopes.recordAttempt(scope, started);
     try {
       const tree = await this.areaTree();
@@ -138,6 +189,7 @@ export class Syncer {
       this.reports.set(scope, { scope, parts, splits, complete, at });
       await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
       this.deps.logger.info({ scope, listings: records.size, ...result }, 'scope synced');
+      this.deps.metrics?.syncDuration.observe({ scope, outcome: 'success' }, (performance.now() - t0) / 1000);
       // The day's figures are taken once the new listings' dates are in (hydration), so their days on
       // market count; a failed hydration still leaves the figures of what was crawled.
       try {
@@ -147,6 +199,7 @@ export class Syncer {
       }
       return result;
     } catch (error) {
+      this.deps.metrics?.syncDuration.observe({ scope, outcome: 'failure' }, (performance.now() - t0) / 1000);
       const message = (error as Error).message;
       const before = await this.deps.scopes.get(scope);
       await this.deps.scopes.recordFailure(scope, this.now(), message);
@@ -215,33 +268,88 @@ export class Syncer {
   /**
    * Hydrates up to `budget` listings waiting for it (of one kind when given), oldest first, through
    * the detail queries, `hydrationBatch` listings a request; buildings not yet stored come with them.
-   * Returns how many were hydrated.
-   * @throws UpstreamError when a request fails (what was hydrated before stays).
+   * A batch that fails is waited out and asked again (`hydrationRetry`); when it still fails, or the site
+   * has no detail for a listing, the failure is counted against its listings (parked at
+   * `hydrationMaxFailures`) and the run goes on with the rest. Returns how many were hydrated.
+   * @throws UpstreamError when the upstream refuses every call (circuit open, bot block) after the waits,
+   * or Error when the store fails: what was hydrated before stays.
    */
   async hydrateBacklog(budget: number, kind?: ListingKind, priority: UpstreamPriority = 'background', progress?: SyncProgress): Promise<number> {
     this.backlogRuns++;
     try {
       return await this.hydrateBacklogRun(budget, kind, priority, progress);
+    } catch (error) {
+      this.lastHydrationError = { message: (error as Error).message, at: this.now() };
+      throw error;
     } finally {
       this.backlogRuns--;
     }
   }
 
   private async hydrateBacklogRun(budget: number, kind: ListingKind | undefined, priority: UpstreamPriority, progress: SyncProgress | undefined): Promise<number> {
-    let done = 0;
+    const { hydrationBatch: batch } = this.deps;
+    const lanes = Math.max(1, this.deps.hydrationLanes ?? 1);
     const total = progress ? Math.min(budget, await this.backlog()) : 0;
-    while (done < budget) {
-      progress?.('details', Math.min(done, total), total);
-      const batch = await this.deps.listings.backlog(Math.min(this.deps.hydrationBatch, budget - done), kind);
-      if (!batch.length) break;
-      for (const k of LISTING_KINDS) {
-        const ids = batch.filter((b) => b.kind === k).map((b) => b.id);
-        if (ids.length) await this.hydrate(k, ids, priority);
+    const inFlight = new Set<string>();
+    let [taken, hydrated] = [0, 0];
+    let stop: unknown = null;
+    // Each lane takes the oldest listings no other lane holds, one kind a request, until the budget is spent
+    // or nothing is left: a stalled request holds back its own lane only.
+    const lane = async () => {
+      while (taken < budget && stop === null) {
+        progress?.('details', Math.min(taken, total), total);
+        const waiting = (await this.deps.listings.backlog(batch * (lanes + 1), kind)).filter((b) => !inFlight.has(b.id));
+        if (!waiting.length || stop !== null) return;
+        const k = waiting[0].kind;
+        const ids = waiting.filter((b) => b.kind === k).slice(0, Math.min(batch, budget - taken)).map((b) => b.id);
+        taken += ids.length;
+        for (const id of ids) inFlight.add(id);
+        try {
+          // Awaited first: `hydrated += await ...` would read the sum before the wait and lose the other lanes' batches.
+          const done = await this.hydrateCounted(k, ids, priority);
+          hydrated += done;
+        } catch (error) {
+          stop ??= error;
+        } finally {
+          for (const id of ids) inFlight.delete(id);
+        }
       }
-      done += batch.length;
-    }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+    if (stop !== null) throw stop;
     progress?.('details', total, total);
-    return done;
+    return hydrated;
+  }
+
+  /**
+   * Hydrates one batch, waited out and asked again on a transient failure; a failure that persists, or a
+   * listing the site has no detail for, is counted against its listings. Returns how many were hydrated.
+   * @throws what {@link stopsTheRun}: the upstream refusing every call, or the store failing.
+   */
+  private async hydrateCounted(kind: ListingKind, ids: string[], priority: UpstreamPriority): Promise<number> {
+    let missing: string[];
+    try {
+      missing = await this.batchRetry.execute(() => this.hydrate(kind, ids, priority));
+    } catch (error) {
+      if (stopsTheRun(error)) throw error;
+      this.failedBatches++;
+      this.deps.metrics?.hydrationFailures.inc();
+      await this.countFailures(kind, ids, (error as Error).message);
+      return 0;
+    }
+    // A listing the site has no detail for is gone or going: the next crawl settles it; counted meanwhile.
+    if (missing.length) await this.countFailures(kind, missing, 'the upstream has no detail for this listing');
+    return ids.length - missing.length;
+  }
+
+  /** Counts a failed detail request against `ids`, parks those at the limit, and says so. */
+  private async countFailures(kind: ListingKind, ids: string[], error: string): Promise<void> {
+    this.lastHydrationError = { message: error, at: this.now() };
+    const parked = await this.deps.listings.recordDetailFailures(ids, error, this.deps.hydrationMaxFailures);
+    this.parkedNow += parked.length;
+    const facts = { job: 'hydration', kind, listings: ids.length, parked: parked.length, err: error };
+    if (parked.length) this.deps.logger.warn({ ...facts, parkedIds: parked.slice(0, 20) }, 'listing details failed repeatedly: parked, the rest of the backlog goes on');
+    else this.deps.logger.info(facts, 'a detail batch failed after its retries: counted, to be asked again');
   }
 
   /** How many active listings wait for hydration. */
@@ -249,16 +357,29 @@ export class Syncer {
     return this.deps.listings.backlogCount();
   }
 
-  /** Hydration's progress in this process, for /v1/health: listings hydrated since start, and whether a hydration of the backlog runs now. */
-  hydrationProgress(): { hydrated: number; running: boolean } {
-    return { hydrated: this.hydratedCount, running: this.backlogRuns > 0 };
+  /** How many active listings are parked (their details failed `hydrationMaxFailures` times). */
+  parked(): Promise<number> {
+    return this.deps.listings.parkedCount();
+  }
+
+  /** Hydration's state in this process, for /v1/health and the metrics. */
+  hydrationProgress(): HydrationProgress {
+    return {
+      hydrated: this.hydratedCount,
+      running: this.backlogRuns > 0,
+      lastError: this.lastHydrationError?.message ?? null,
+      lastErrorAt: this.lastHydrationError?.at ?? null,
+      failedBatches: this.failedBatches,
+      parkedNow: this.parkedNow,
+    };
   }
 
   /**
    * Fetches the details of these listings (one aliased request), and the buildings among them not yet
    * stored (one more), and stores both. A listing the site no longer has is left for the next crawl.
+   * Returns the ids the site had no detail for.
    */
-  async hydrate(kind: ListingKind, ids: string[], priority: UpstreamPriority = 'background'): Promise<void> {
+  async hydrate(kind: ListingKind, ids: string[], priority: UpstreamPriority = 'background'): Promise<string[]> {
     const details = await this.deps.client.listingDetails(kind, ids, priority);
     const byBuilding = new Map<string, string>();
     for (const [id, detail] of details) {
@@ -284,7 +405,7 @@ export class Syncer {
         buildings.set(buildingId, mapped.building);
       }
       // One transaction for the batch's buildings: a commit each cost more than the writes themselves.
-      await this.deps.buildings.put(fetched, this.now());
+      await this.hydrationWrites.add(() => this.deps.buildings.put(fetched, this.now()));
     }
     const items: { id: string; facts: HydratedFacts }[] = [];
     for (const [id, detail] of details) {
@@ -292,8 +413,9 @@ export class Syncer {
       const building = detail.buildingId === null || detail.buildingId === undefined ? undefined : buildings.get(String(detail.buildingId));
       items.push({ id, facts: mapDetail(detail, building) });
     }
-    await this.deps.listings.applyDetails(items, this.now());
+    await this.hydrationWrites.add(() => this.deps.listings.applyDetails(items, this.now()));
     this.hydratedCount += items.length;
+    return [...details].filter(([, detail]) => !detail).map(([id]) => id);
   }
 
   /**

@@ -14,7 +14,8 @@ import {
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { UpstreamError } from './errors.js';
+import { countedRequest, UpstreamError } from './errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { SITE_HEADERS } from './site-headers.js';
 import { areasQuery, buildingsQuery, detailsQuery, EnumToken, searchQuery } from './queries.js';
 import type { SiteArea, UpstreamBuildingDetail, UpstreamListingDetail, UpstreamSearchAnswer, UpstreamSearchInput } from './types.js';
@@ -67,6 +68,8 @@ export interface GraphqlClientOptions {
   headers?: Record<string, string>;
   /** Where breaker state changes are logged (once per change). */
   logger?: Logger;
+  /** Where each request is counted by outcome. */
+  metrics?: Metrics;
 }
 
 /**
@@ -171,7 +174,7 @@ export class GraphqlUpstreamClient implements UpstreamClient {
         if (priority === 'interactive' && this.queue.size >= maxQueued) {
           throw new UpstreamError('busy', `${this.queue.size} upstream calls are already waiting`);
         }
-        return this.queue.add(() => this.once<T>(query), { priority: priority === 'interactive' ? 1 : 0 }) as Promise<T>;
+        return this.queue.add(() => countedRequest(this.options.metrics, 'listings', () => this.once<T>(query)), { priority: priority === 'interactive' ? 1 : 0 }) as Promise<T>;
       });
     } catch (error) {
       if (error instanceof UpstreamError && error.failure === 'blocked' && this.blockedUntilMs <= Date.now()) {

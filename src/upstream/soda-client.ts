@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { SodaRow } from '../domain/city-records.js';
 import type { CircuitState } from './client.js';
-import { UpstreamError } from './errors.js';
+import { countedRequest, UpstreamError } from './errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 /** Dataset ids of NYC Open Data the service reads (docs/open-data.md); the local stand-in serves the same ids. */
 export const DATASETS = { recordedSales: 'usep-8jbt', taxLots: '64uk-42ks' } as const;
@@ -29,6 +30,8 @@ export interface SodaClientOptions {
   breakerThreshold?: number;
   breakerHalfOpenSeconds?: number;
   logger?: Logger;
+  /** Where each request is counted by outcome. */
+  metrics?: Metrics;
 }
 
 /** A SoQL query of the resource endpoint; `$limit` and `$offset` are the client's. */
@@ -85,7 +88,7 @@ export class SodaClient {
     params.set('$limit', String(limit));
     params.set('$offset', String(offset));
     try {
-      return await this.policy.execute(() => this.once(`${this.options.url}/resource/${dataset}.json?${params}`));
+      return await this.policy.execute(() => countedRequest(this.options.metrics, 'open-data', () => this.once(`${this.options.url}/resource/${dataset}.json?${params}`)));
     } catch (error) {
       if (error instanceof BrokenCircuitError) throw new UpstreamError('circuit-open', 'open data circuit breaker is open');
       throw error;

@@ -46,9 +46,9 @@ export default async function setup(): Promise<void> {
 async function syncTemplate(file: string, inventory: Inventory, openData: boolean): Promise<void> {
   const config = loadConfig({ DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off' });
   // A template must hold every listing's details: a test runtime over one with a backlog would hydrate the
-  // rest while its tests compare rows. A failed detail request ends a background hydration early (the build
-  // runs beside this sync), so a template left with a backlog is synced again from nothing, and a third
-  // failure fails the run. The backlog is counted in the file after its log is copied back: the CI failures of
+  // rest while its tests compare rows. A hydration run that gives up (the upstream refusing every call, the
+  // build running beside this sync) waits its backoff before trying again, so a template left with a backlog
+  // is synced again from nothing, and a third such run fails the run. The backlog is counted in the file after its log is copied back: the CI failures of
   // 3f6e811 and 1b5f6e9 most likely came from copies of the main file alone (backlogAfterCheckpoint).
   for (let attempt = 1; ; attempt++) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { addSubscription } from '../../src/notify/webhook-admin.js';
-import { feedSince } from '../helpers/http.js';
+import { feedSince, get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { useRuntimesPerTest, type TestRuntime } from '../helpers/runtime.js';
@@ -85,6 +87,78 @@ describe('webhooks', () => {
       await down.close();
     }
   }, 120_000);
+
+  it('a slow receiver holds back only its own subscription, at most its share of attempts in flight', async () => {
+    const rt = await runtime({ ...FAST, WEBHOOK_CONCURRENCY: '8', WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '2' }, { manualMarketClock: true });
+    const key = await rt.key('business');
+    const id = await keyId(rt);
+    // A receiver that holds every request until released.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held: string[] = [];
+    const slow = createServer((req, res) => {
+      held.push(String(req.headers['webhook-id']));
+      req.resume();
+      void released.then(() => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const fast = await startReceiver(() => 204);
+    try {
+      const deps = { webhooks: rt.webhooks, keys: rt.keys, changes: rt.changes, config: rt.config, clock: () => new Date() };
+      const start = await rt.changes.latestId();
+      const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`;
+      const stuck = await addSubscription(deps, { keyId: id, url: slowUrl, events: ['listing.price_changed'], filter: 'kind=rental' });
+      const quick = await addSubscription(deps, { keyId: id, url: `${fast.url}/hooks`, events: ['listing.price_changed'], filter: 'kind=rental' });
+      rt.marketClock!.advance(DAY);
+      await rt.syncer.syncScope('rental', 300);
+      const want = await feedSince(rt.app, key, start, '&types=listing.price_changed&kind=rental');
+      expect(want.length).toBeGreaterThan(5);
+      const delivered = async (subscription: string) =>
+        (await rt.webhooks.deliveries({ subscriptionId: subscription, status: 'delivered', limit: 10_000 })).length;
+      await waitFor(async () => (await delivered(quick.subscription.id)) === want.length, 'every event delivered to the fast receiver');
+      // Meanwhile the slow receiver holds two attempts, its share, and nothing of it was delivered.
+      expect(held.length).toBe(2);
+      expect(await delivered(stuck.subscription.id)).toBe(0);
+      expect(rt.dispatcher.state().inFlight).toBe(2);
+      const health = (await get(rt.app, '/v1/health')).body.webhooks;
+      expect(health).toMatchObject({ running: true, inFlight: 2, pending: want.length, deadLetters: 0, lastError: null });
+      release();
+      await waitFor(async () => (await delivered(stuck.subscription.id)) === want.length, 'every event delivered to the slow receiver once released');
+      expect(new Set(held).size).toBe(want.length);
+    } finally {
+      release();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+      await fast.close();
+    }
+  });
+
+  it('claims a retry that fell due before newer deliveries, each subscription at most its share', async () => {
+    // The dispatcher off: the test claims and records attempts itself, as the dispatcher does.
+    const rt = await runtime(FAST, { manualMarketClock: true, webhooks: false });
+    await rt.key('business');
+    const deps = { webhooks: rt.webhooks, keys: rt.keys, changes: rt.changes, config: rt.config, clock: () => new Date() };
+    const a = await addSubscription(deps, { keyId: await keyId(rt), url: 'http://127.0.0.1:9/a', events: ['listing.price_changed'], filter: '' });
+    const b = await addSubscription(deps, { keyId: await keyId(rt), url: 'http://127.0.0.1:9/b', events: ['listing.price_changed'], filter: '' });
+    const t = (seconds: number) => new Date(Date.UTC(2030, 0, 1) + seconds * 1000).toISOString();
+    const item = (eventId: number, subscription: string) => ({ eventId, messageId: `msg_${eventId}_${subscription}`, payload: '{}' });
+    await rt.webhooks.enqueue(a.subscription.id, [item(1, 'a')], 1, t(0));
+    const [first] = await rt.webhooks.claim(t(0), t(60), 10);
+    expect(first.event_id).toBe(1);
+    // It fails: due again at t + 5 s. Newer deliveries fall due at t + 6 s.
+    await rt.webhooks.finish({ delivery_id: first.id, attempt: 1, attempted_at: t(0), status_code: 503, error: 'answered 503', ms: 1 }, { status: 'pending', nextAttemptAt: t(5) });
+    await rt.webhooks.enqueue(a.subscription.id, [2, 3, 4, 5].map((e) => item(e, 'a')), 5, t(6));
+    await rt.webhooks.enqueue(b.subscription.id, [2, 3].map((e) => item(e, 'b')), 3, t(6));
+    const claimed = await rt.webhooks.claim(t(10), t(70), 10, { perSubscription: 2 });
+    expect(claimed.map((d) => [d.subscription_id === a.subscription.id ? 'a' : 'b', d.event_id])).toEqual([['a', 1], ['a', 2], ['b', 2], ['b', 3]]);
+    expect(claimed[0].attempts).toBe(2);
+    // A subscription left out claims nothing of its own; a lease that runs is renewed, one given back is free again.
+    expect(await rt.webhooks.claim(t(10), t(70), 10, { except: [a.subscription.id] })).toEqual([]);
+    await rt.webhooks.renewLeases([claimed[0].id], t(500));
+    await rt.webhooks.release([claimed[1].id]);
+    const later = await rt.webhooks.claim(t(100), t(160), 10, { perSubscription: 10 });
+    expect(later.map((d) => d.event_id).sort()).toEqual([2, 2, 3, 3, 4, 5]);
+    expect(later.find((d) => d.id === claimed[1].id)!.attempts).toBe(1);
+  });
 
   it('delivers nothing to a private target unless allowed, and nothing for a key below the plan', async () => {
     const rt = await runtime({ ...FAST, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, { manualMarketClock: true });

@@ -175,7 +175,7 @@ describe('hydration', () => {
     expect(await total('amenities=DOORMAN')).toBe(0);
     expect(await total('minDaysOnMarket=0')).toBe(0);
     const health = (await get(rt.app, '/v1/health')).body;
-    expect(health.hydration).toEqual({ backlog: rows.length + sales, hydrated: 0, running: false });
+    expect(health.hydration).toMatchObject({ backlog: rows.length + sales, parked: 0, hydrated: 0, running: false, failedBatches: 0, lastError: null });
     // A lookup hydrates its listing while the caller waits.
     const one = await get(rt.app, '/v1/property/2011', key);
     expect(one.body.data.listedAt).not.toBeNull();
@@ -191,7 +191,7 @@ describe('hydration', () => {
     const hydrated = await running;
     console.log(`hydration: ${hydrated} rentals in ${Date.now() - started} ms`);
     expect(hydrated).toBe(rows.length - 1); // 2011 was hydrated by the lookup
-    expect((await get(rt.app, '/v1/health')).body.hydration).toEqual({ backlog: sales, hydrated: rows.length, running: false });
+    expect((await get(rt.app, '/v1/health')).body.hydration).toMatchObject({ backlog: sales, parked: 0, hydrated: rows.length, running: false, failedBatches: 0 });
     expect(await total('amenities=DOORMAN')).toBe(rows.filter((r) => r.has_doorman === '1').length);
     expect(await total('amenities=DOORMAN,GYM')).toBe(rows.filter((r) => r.has_doorman === '1' && r.has_gym === '1').length);
     expect(await total('minDaysOnMarket=0')).toBe(rows.length);

@@ -5142,7 +5142,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open or a scope's latest sync failed (answers may be stale). `unavailable` (HTTP 503): the mirror holds no listing to serve.
+                         * @description `ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open, a scope's latest sync failed, or the background hydration gave up and waits to try again (answers may be stale or lack details). `unavailable` (HTTP 503): the mirror holds no listing to serve.
                          * @enum {unknown}
                          */
                         status: "ok" | "degraded" | "unavailable";
@@ -5162,10 +5162,40 @@ export interface operations {
                         hydration: {
                             /** @description Active listings whose details (amenities, listing date, building...) are not fetched yet. */
                             backlog: number;
+                            /** @description Active listings whose details failed HYDRATION_MAX_FAILURES times: left out of the backlog until a crawl sees them change. */
+                            parked: number;
                             /** @description Listings whose details this instance fetched since it started. */
                             hydrated: number;
                             /** @description Whether this instance is hydrating the backlog now (after a first sync: every listing, in the background). */
                             running: boolean;
+                            /** @description Detail requests that failed after their retries on this instance since it started (each counted against its listings). */
+                            failedBatches: number;
+                            /** @description The last failed detail request or given-up run: its cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                            /** @description When the last background run that emptied the backlog ended (UTC). */
+                            lastCompletedAt: string | null;
+                            /** @description When a background run that gave up is tried again (UTC); null while none waits. */
+                            nextAttemptAt: string | null;
+                        };
+                        webhooks: {
+                            /** @description Whether this instance delivers webhooks (the worker does; API-only instances do not). */
+                            running: boolean;
+                            /** @description Attempts under way on this instance. */
+                            inFlight: number;
+                            /** @description Deliveries not yet delivered nor given up, due now or later (every instance). */
+                            pending: number;
+                            /** @description Deliveries due now. */
+                            due: number;
+                            /** @description When the oldest due delivery fell due (UTC); null when none is due. */
+                            oldestDueAt: string | null;
+                            /** @description Deliveries given up after their last attempt. */
+                            deadLetters: number;
+                            /** @description The last failed delivery pass (the dispatcher's, not a receiver's failure): its cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
                         };
                         scopes: {
                             scope: string;
@@ -5182,6 +5212,8 @@ export interface operations {
                             /** @description Whether every part of the last crawl fitted under the cap (only then are vanished listings taken off the market). */
                             complete: boolean | null;
                             listingCount: number | null;
+                            /** @description Whether a sync of this scope runs on this instance now. */
+                            running: boolean;
                             nextRefreshAt: string | null;
                         }[];
                     };
@@ -5232,7 +5264,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /**
-                         * @description `ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open or a scope's latest sync failed (answers may be stale). `unavailable` (HTTP 503): the mirror holds no listing to serve.
+                         * @description `ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open, a scope's latest sync failed, or the background hydration gave up and waits to try again (answers may be stale or lack details). `unavailable` (HTTP 503): the mirror holds no listing to serve.
                          * @enum {unknown}
                          */
                         status: "ok" | "degraded" | "unavailable";
@@ -5252,10 +5284,40 @@ export interface operations {
                         hydration: {
                             /** @description Active listings whose details (amenities, listing date, building...) are not fetched yet. */
                             backlog: number;
+                            /** @description Active listings whose details failed HYDRATION_MAX_FAILURES times: left out of the backlog until a crawl sees them change. */
+                            parked: number;
                             /** @description Listings whose details this instance fetched since it started. */
                             hydrated: number;
                             /** @description Whether this instance is hydrating the backlog now (after a first sync: every listing, in the background). */
                             running: boolean;
+                            /** @description Detail requests that failed after their retries on this instance since it started (each counted against its listings). */
+                            failedBatches: number;
+                            /** @description The last failed detail request or given-up run: its cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                            /** @description When the last background run that emptied the backlog ended (UTC). */
+                            lastCompletedAt: string | null;
+                            /** @description When a background run that gave up is tried again (UTC); null while none waits. */
+                            nextAttemptAt: string | null;
+                        };
+                        webhooks: {
+                            /** @description Whether this instance delivers webhooks (the worker does; API-only instances do not). */
+                            running: boolean;
+                            /** @description Attempts under way on this instance. */
+                            inFlight: number;
+                            /** @description Deliveries not yet delivered nor given up, due now or later (every instance). */
+                            pending: number;
+                            /** @description Deliveries due now. */
+                            due: number;
+                            /** @description When the oldest due delivery fell due (UTC); null when none is due. */
+                            oldestDueAt: string | null;
+                            /** @description Deliveries given up after their last attempt. */
+                            deadLetters: number;
+                            /** @description The last failed delivery pass (the dispatcher's, not a receiver's failure): its cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
                         };
                         scopes: {
                             scope: string;
@@ -5272,6 +5334,8 @@ export interface operations {
                             /** @description Whether every part of the last crawl fitted under the cap (only then are vanished listings taken off the market). */
                             complete: boolean | null;
                             listingCount: number | null;
+                            /** @description Whether a sync of this scope runs on this instance now. */
+                            running: boolean;
                             nextRefreshAt: string | null;
                         }[];
                     };

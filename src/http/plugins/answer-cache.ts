@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
+import type { Metrics } from '../../metrics/metrics.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,6 +45,8 @@ export interface AnswerCacheOptions {
   /** The most bytes of serialized answers held (each counted with about a kilobyte for its key and meta). */
   maxBytes: number;
   clock: () => Date;
+  /** Where each look-up is counted: a hit (answered from the cache) or a miss (computed). */
+  metrics?: Metrics;
 }
 
 /**
@@ -93,18 +96,21 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
     const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
+    const count = (outcome: 'hit' | 'miss') => options.metrics?.answerCache.inc({ outcome });
     // Answered here, so `done` is not called.
-    if (answerFromCache(key, reply)) return;
+    if (answerFromCache(key, reply)) return void count('hit');
     const inFlight = computing.get(key);
     if (inFlight) {
       // Kept once computed: answered from the cache. Otherwise (not cacheable, an error, the client gone) computed here.
       void inFlight.done.then(() => {
-        if (answerFromCache(key, reply)) return;
+        if (answerFromCache(key, reply)) return void count('hit');
+        count('miss');
         keys.set(request, key);
         done();
       });
       return;
     }
+    count('miss');
     if (askedOnce.has(key)) {
       keys.set(request, key);
       let resolve!: () => void;

@@ -1,3 +1,4 @@
+import type { Metrics } from '../../metrics/metrics.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -40,6 +41,8 @@ export interface ChangesRouteDeps {
   mirror: Mirror;
   config: Config;
   clock: () => Date;
+  /** Where open change streams are counted. */
+  metrics?: Metrics;
 }
 
 /**
@@ -169,6 +172,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
       openBySubject.set(subject, held + 1);
       const stream = new EventStreamWriter(reply, 3);
       open.add(stream);
+      deps.metrics?.changeStreams.inc();
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
       try {
@@ -189,6 +193,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
       } finally {
         stream.end();
         open.delete(stream);
+        deps.metrics?.changeStreams.dec();
         const left = (openBySubject.get(subject) ?? 1) - 1;
         if (left) openBySubject.set(subject, left);
         else openBySubject.delete(subject);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { SodaRow } from '../../domain/city-records.js';
 import { parseSoql, runSoql, SoqlError } from './soql.js';
+import { holdable, NO_FAULTS, rollFault, type Faults } from '../faults.js';
 
 /** The local stand-in for NYC Open Data's SODA API, on loopback. */
 export interface LocalSoda {
@@ -14,6 +15,11 @@ export interface LocalSoda {
   rows: (dataset: string) => Promise<SodaRow[]>;
   /** Answers every request with this status (and SODA's error body) until set back to null (tests). */
   failWith: (status: number | null) => void;
+  /**
+   * Faults injected into a share of requests (`LOCAL_SODA_FAULTS`; tests change them live). SODA's forms: `block`
+   * is a 429 (throttled), `error` a 503, `graphqlError` a 500 with SODA's error body; `on` is not used here.
+   */
+  faults: Faults;
   /** The path and query of every request answered, in order. */
   requests: string[];
   close: () => Promise<void>;
@@ -25,7 +31,12 @@ export interface LocalSoda {
  * unknown dataset, 400 with `{message}` for a query it does not answer. An `X-App-Token` is accepted and
  * not checked. `loaders` read each dataset's rows when it is first asked for (the files take seconds).
  */
-export async function startLocalSoda(loaders: Record<string, () => Promise<SodaRow[]>>, options: { host?: string; port?: number } = {}): Promise<LocalSoda> {
+export async function startLocalSoda(
+  loaders: Record<string, () => Promise<SodaRow[]>>,
+  options: { host?: string; port?: number; faults?: Partial<Faults> } = {},
+): Promise<LocalSoda> {
+  const faults: Faults = { ...NO_FAULTS, ...options.faults };
+  const held = new Set<() => void>();
   const loaded = new Map<string, Promise<SodaRow[]>>();
   const rows = (dataset: string) => {
     let p = loaded.get(dataset);
@@ -42,6 +53,17 @@ export async function startLocalSoda(loaders: Record<string, () => Promise<SodaR
     const url = new URL(req.url ?? '/', 'http://localhost');
     requests.push(`${url.pathname}${url.search}`);
     if (failing !== null) return send(res, failing, { message: 'Service unavailable', error: true });
+    const fault = rollFault(faults);
+    if (fault === 'hang') return holdable(2 ** 31 - 1, held);
+    if (fault === 'block') return send(res, 429, { message: 'Too many requests', error: true });
+    if (fault === 'error') return send(res, 503, { message: 'Service unavailable', error: true });
+    if (fault === 'graphqlError') return send(res, 500, { message: 'Internal error', error: true });
+    if (fault === 'malformed') {
+      res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' });
+      return res.end('[{"borough": "1", "neigh');
+    }
+    if (fault === 'reset') return req.socket.destroy();
+    if (fault === 'stall') await holdable(faults.stallMs, held);
     const m = /^\/resource\/([a-z0-9]{4}-[a-z0-9]{4})\.json$/.exec(url.pathname);
     if (req.method !== 'GET' || !m || !loaders[m[1]]) return send(res, 404, { message: 'Not found', error: true });
     const all = await rows(m[1]);
@@ -69,7 +91,13 @@ export async function startLocalSoda(loaders: Record<string, () => Promise<SodaR
     url: `http://127.0.0.1:${port}`,
     rows,
     failWith: (status) => { failing = status; },
+    faults,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const release of held) release();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -16,38 +16,15 @@ import {
 import type { LocalMarket } from './market.js';
 import { rootResolvers, SITE_BEHAVIOUR, type Behaviour } from './resolvers.js';
 import { sdlWithout } from './schema.graphql.js';
+import { holdable, NO_FAULTS, parseFaults, rollFault, type Faults, type FaultTarget } from '../faults.js';
 
-/**
- * Faults the local upstream can inject, for tests and benchmarks: added latency (milliseconds), the
- * share (0-1) of requests answered with a 503, a 403 bot block, a malformed body, or never answered,
- * and a request count after which every request fails.
- */
-export interface Faults {
-  latencyMs: number;
-  errorRate: number;
-  blockRate: number;
-  malformedRate: number;
-  hangRate: number;
-  /** When above 0: every GraphQL request after this many answers 503 (an upstream dying mid-crawl). */
-  failAfter: number;
-}
 
-export const NO_FAULTS: Faults = { latencyMs: 0, errorRate: 0, blockRate: 0, malformedRate: 0, hangRate: 0, failAfter: 0 };
-
-/**
- * Parses fault settings such as `latencyMs=200,errorRate=0.1` (the `LOCAL_UPSTREAM_FAULTS` variable).
- * @throws Error on an unknown name or a value that is not a non-negative number (rates at most 1).
- */
-export function parseFaults(text: string): Partial<Faults> {
-  const out: Partial<Faults> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const [name, raw] = part.split('=');
-    const value = Number(raw);
-    if (!(name in NO_FAULTS)) throw new Error(`unknown fault "${name}" (known: ${Object.keys(NO_FAULTS).join(', ')})`);
-    if (!Number.isFinite(value) || value < 0 || (name.endsWith('Rate') && value > 1)) throw new Error(`bad value for fault ${name}: "${raw}"`);
-    out[name as keyof Faults] = value;
-  }
-  return out;
+/** Which fault target a query text is: the detail batches' root fields, the searches', or neither. */
+function targetOf(query: unknown): FaultTarget {
+  if (typeof query !== 'string') return 'all';
+  if (/\b(?:sale|rental)ByListingId\b|\bbuildingBy(?:Sale|Rental)ListingId\b/.test(query)) return 'details';
+  if (/\bsearch(?:Sales|Rentals)\b/.test(query)) return 'search';
+  return 'all';
 }
 
 /** A running local upstream: its GraphQL URL, admin URL, market, fault settings and request count. */
@@ -175,14 +152,24 @@ export async function startLocalUpstream(
     while (gate) await gate;
     if (faults.latencyMs > 0) await new Promise((r) => setTimeout(r, faults.latencyMs));
     if (faults.failAfter > 0 && requests > faults.failAfter) return reply.code(503).send({ message: 'unavailable' });
-    const roll = Math.random();
-    if (roll < faults.hangRate) {
-      await new Promise<void>((resolve) => hanging.add(resolve));
-      return reply.code(504).send();
+    const target = targetOf((request.body as { query?: unknown } | undefined)?.query);
+    if (faults.on === 'all' || faults.on === target) {
+      const fault = rollFault(faults);
+      if (fault === 'hang') {
+        await new Promise<void>((resolve) => hanging.add(resolve));
+        return reply.code(504).send();
+      }
+      if (fault === 'block') return reply.code(403).send(PERIMETERX_BLOCK);
+      if (fault === 'error') return reply.code(503).send({ message: 'unavailable' });
+      if (fault === 'malformed') return reply.type('application/json').send('{"data": {"search');
+      if (fault === 'graphqlError') return reply.send({ errors: [graphqlError('Internal server error', 'INTERNAL_SERVER_ERROR')], data: null });
+      if (fault === 'reset') {
+        reply.hijack();
+        request.raw.socket.destroy();
+        return;
+      }
+      if (fault === 'stall') await holdable(faults.stallMs, hanging);
     }
-    if (roll < faults.hangRate + faults.blockRate) return reply.code(403).send(PERIMETERX_BLOCK);
-    if (roll < faults.hangRate + faults.blockRate + faults.errorRate) return reply.code(503).send({ message: 'unavailable' });
-    if (roll < faults.hangRate + faults.blockRate + faults.errorRate + faults.malformedRate) return reply.type('application/json').send('{"data": {"search');
     options.beforeRequest?.();
     const body = request.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
     if (!body || typeof body.query !== 'string') return reply.code(400).send({ errors: [{ message: 'query must be a string' }] });

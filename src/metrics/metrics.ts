@@ -1,0 +1,158 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What a gauge reads when it is scraped: a value, or one per label set. */
+type Reading = number | { labels: Record<string, string>; value: number }[];
+
+/** The service's state read at each scrape, from the parts that hold it; each may be missing (a role without it). */
+export interface MetricSources {
+  /** Each upstream's circuit (`closed`, `half-open`, `open`) and calls waiting their turn. */
+  upstreams?: () => { upstream: string; circuit: 'closed' | 'half-open' | 'open'; queued: number }[];
+  /** Hydration: listings waiting, parked, whether a run is under way, listings hydrated since start. */
+  hydration?: () => Promise<{ backlog: number; parked: number; running: boolean; hydrated: number }>;
+  /** The webhook queue: pending deliveries, those due now, the oldest due one's age (seconds), dead letters. */
+  webhooks?: () => Promise<{ pending: number; due: number; oldestDueAgeSeconds: number; dead: number }>;
+  /** The database pool: connections open, idle, and requests waiting for one (PostgreSQL only). */
+  databasePool?: () => { total: number; idle: number; waiting: number } | null;
+}
+
+type UpstreamReading = ReturnType<NonNullable<MetricSources['upstreams']>>[number];
+
+/** The sources' readings at one scrape. */
+interface Snapshot {
+  upstreams?: UpstreamReading[];
+  hydration?: Awaited<ReturnType<NonNullable<MetricSources['hydration']>>>;
+  webhooks?: Awaited<ReturnType<NonNullable<MetricSources['webhooks']>>>;
+  databasePool?: { total: number; idle: number; waiting: number };
+}
+
+/** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
+export const CIRCUIT_STATE_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
+
+/**
+ * The service's Prometheus metrics (prom-client), in a registry of their own (one a runtime: tests run several
+ * in one process). Events are counted as they happen through the counters and histograms below; the state of
+ * queues, backlogs and circuits is read from {@link MetricSources} at each scrape. Names follow Prometheus'
+ * conventions: seconds and bytes, `_total` for counters, `nyc_listings_` before the service's own. The list,
+ * with what each means, is in docs/operations.md.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** HTTP requests by the matched route's pattern (never the URL's text), method and status. */
+  readonly httpRequests = new Counter({
+    name: 'nyc_listings_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'nyc_listings_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  /** Answer cache look-ups: `hit` (answered from it), `miss` (computed). */
+  readonly answerCache = new Counter({
+    name: 'nyc_listings_answer_cache_requests_total',
+    help: 'Answer cache look-ups, by outcome (hit, miss)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  /** Upstream requests by upstream (`listings`, `open-data`) and outcome (`ok` or the failure's kind). */
+  readonly upstreamRequests = new Counter({
+    name: 'nyc_listings_upstream_requests_total',
+    help: 'Requests sent to an upstream, by upstream and outcome (ok, or the failure: timeout, http, network, graphql, malformed, blocked)',
+    labelNames: ['upstream', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  /** A sync of one scope (listing kind x borough, areas, an open data set), by outcome (`success`, `failure`). */
+  readonly syncDuration = new Histogram({
+    name: 'nyc_listings_sync_duration_seconds',
+    help: 'Time a sync of one scope took, by scope and outcome (success, failure)',
+    labelNames: ['scope', 'outcome'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers: [this.registry],
+  });
+  /** Detail batches that failed after their retries, and listings parked. */
+  readonly hydrationFailures = new Counter({
+    name: 'nyc_listings_hydration_failed_batches_total',
+    help: 'Detail batches that failed after their retries (their listings counted a failure each)',
+    registers: [this.registry],
+  });
+  /** Webhook attempts by outcome: `delivered`, `retry` (failed, tried again later), `dead` (failed, its last). */
+  readonly webhookAttempts = new Counter({
+    name: 'nyc_listings_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (delivered, retry, dead)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  /** How late a webhook attempt started after its delivery was due (seconds), by attempt kind (`first`, `retry`). */
+  readonly webhookLateness = new Histogram({
+    name: 'nyc_listings_webhook_attempt_delay_seconds',
+    help: 'Seconds between a delivery falling due and its attempt starting, by kind (first, retry)',
+    labelNames: ['kind'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  /** Open change streams (Server-Sent Events) on this instance: the route counts them in and out. */
+  readonly changeStreams = new Gauge({
+    name: 'nyc_listings_change_stream_clients',
+    help: 'Open change streams (Server-Sent Events) on this instance',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    // Process metrics, the event loop's lag among them (nodejs_eventloop_lag_seconds).
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** What the sources said at the scrape under way (each read once a scrape, however many gauges show it). */
+  private snapshot: Snapshot = {};
+  private sources: MetricSources = {};
+
+  /**
+   * Registers the gauges read from `sources` at each scrape. Call once.
+   */
+  observe(sources: MetricSources): void {
+    this.sources = sources;
+    const snap = () => this.snapshot;
+    const gauge = (name: string, help: string, read: (s: Snapshot) => Reading | undefined, labelNames: string[] = []) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          const value = read(snap());
+          this.reset();
+          if (value === undefined) return;
+          if (typeof value === 'number') this.set(value);
+          else for (const { labels, value: v } of value) this.set(labels, v);
+        },
+      });
+    const byUpstream = (s: Snapshot, pick: (u: UpstreamReading) => number) => s.upstreams?.map((u) => ({ labels: { upstream: u.upstream }, value: pick(u) }));
+    gauge('nyc_listings_upstream_circuit_state', 'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open', (s) => byUpstream(s, (u) => CIRCUIT_STATE_VALUE[u.circuit]), ['upstream']);
+    gauge('nyc_listings_upstream_queued_requests', 'Upstream calls waiting their turn', (s) => byUpstream(s, (u) => u.queued), ['upstream']);
+    gauge('nyc_listings_hydration_backlog', 'Active listings waiting for their details', (s) => s.hydration?.backlog);
+    gauge('nyc_listings_hydration_parked', 'Active listings parked after repeated detail failures', (s) => s.hydration?.parked);
+    gauge('nyc_listings_hydration_running', '1 while a hydration of the backlog runs on this instance', (s) => (s.hydration ? Number(s.hydration.running) : undefined));
+    gauge('nyc_listings_hydrated_listings', 'Listings hydrated by this instance since it started', (s) => s.hydration?.hydrated);
+    gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
+    gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
+    gauge('nyc_listings_webhook_oldest_due_age_seconds', 'Seconds since the oldest due webhook delivery fell due (0 when none is due)', (s) => s.webhooks?.oldestDueAgeSeconds);
+    gauge('nyc_listings_webhook_dead_letters', 'Webhook deliveries given up after their last attempt', (s) => s.webhooks?.dead);
+    gauge('nyc_listings_db_pool_connections', 'PostgreSQL pool connections, by state (total, idle, waiting requests)', (s) =>
+      s.databasePool ? Object.entries(s.databasePool).map(([state, value]) => ({ labels: { state }, value })) : undefined,
+    ['state']);
+  }
+
+  /** The text a scrape answers (Prometheus' exposition format), and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    const src = this.sources;
+    const [hydration, webhooks] = await Promise.all([src.hydration?.(), src.webhooks?.()]);
+    this.snapshot = { upstreams: src.upstreams?.(), hydration, webhooks, databasePool: src.databasePool?.() ?? undefined };
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
