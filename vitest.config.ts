@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Several processes behind HAProxy, under load: its own run (vitest.cluster.config.ts, npm run test:cluster).
-    exclude: ['test/cluster/**', '**/node_modules/**'],
+    // The fault matrix of real processes too (vitest.faults.config.ts, npm run test:faults).
+    exclude: ['test/cluster/**', 'test/faults/**', '**/node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

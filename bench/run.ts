@@ -6,7 +6,8 @@
  *     can express (SQLite runs only; see bench/peer.ts).
  * Prints req/s, p50 and p99 per scenario and each req/s as a ratio of the bare server's; then the
  * service's resident memory, the sync rate (a full sync of an empty mirror from the local upstream)
- * and, with BENCH_LISTINGS, the seed rate. Writes it all and the command to bench/results/, in place of the
+ * and, with BENCH_LISTINGS, the seed rate; then webhook deliveries a second while a sync runs, and the first
+ * retries' delay (bench/webhooks.ts). Writes it all and the command to bench/results/, in place of the
  * previous run of the same database and number of listings.
  *
  * Processes: the local upstream runs alone (as the real site would be elsewhere), the service alone
@@ -20,7 +21,8 @@
  *
  * Usage: `npm run bench`. BENCH_SECONDS (5, a round), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), DATABASE_URL (a SQLite file under
  * .cache/bench by default, or postgres://...), BENCH_LISTINGS (seed the mirror to this many listings
- * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_ONLY (a regular expression
+ * first), BENCH_PEER=off (skip the peer), BENCH_SYNC=off (skip the sync rate), BENCH_WEBHOOKS=off (skip the webhook
+ * scenario, which BENCH_ONLY also runs only when it matches `webhooks`), BENCH_ONLY (a regular expression
  * of scenario names), BENCH_PROFILE (a folder: the service writes a V8 CPU profile of its run there, `--cpu-prof`),
  * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`), BENCH_SERVICE_LOG (a file
  * the service's log is written to).
@@ -30,7 +32,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import pino from 'pino';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
@@ -43,6 +44,7 @@ import { startPeer, type Peer } from './peer.js';
 import { drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches } from './mixed-workload.js';
 import { cpuMicrosOf, freePort, rssOf, spawnCommand, stop } from './processes.js';
 import { load } from './load.js';
+import { freshMirror, webhookRate } from './webhooks.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
@@ -83,27 +85,15 @@ const quiet = pino({ level: 'warn' });
  * kind from the local upstream, in listings a second. A fresh SQLite file, or a fresh PostgreSQL schema.
  */
 async function syncRate(): Promise<{ listings: number; seconds: number; perSecond: number }> {
-  let url = join(dir, 'sync-rate.db');
-  let dropSchema: (() => Promise<void>) | null = null;
-  if (postgres) {
-    const schema = `nyc_listings_bench_sync_${process.pid}`;
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    url = `${databaseUrl.split('?')[0]}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    dropSchema = async () => {
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-    };
-  } else for (const suffix of ['', '-wal', '-shm']) rmSync(url + suffix, { force: true });
-  const runtime = await startRuntime({ ...config, databaseUrl: url }, { logger: quiet, initialSync: false, scheduler: false, webhooks: false });
+  const mirror = await freshMirror(databaseUrl, dir, 'sync-rate');
+  const runtime = await startRuntime({ ...config, databaseUrl: mirror.url }, { logger: quiet, initialSync: false, scheduler: false, webhooks: false });
   const started = performance.now();
   const failed = await runtime.syncer.syncAll();
   const elapsed = (performance.now() - started) / 1000;
   if (failed.length) throw new Error(`the sync-rate sync failed: ${failed.join(', ')}`);
   const listings = await runtime.listings.count();
   await runtime.close();
-  await dropSchema?.();
+  await mirror.drop();
   return { listings, seconds: Math.round(elapsed * 10) / 10, perSecond: Math.round(listings / elapsed) };
 }
 const sync = process.env.BENCH_SYNC === 'off' ? null : await syncRate();
@@ -341,12 +331,22 @@ if (peer) {
   await peer.stop();
 }
 
+// Webhook delivery while a sync runs in the same process (issue 45), on a mirror of its own.
+const webhooks = process.env.BENCH_WEBHOOKS === 'off' || (only && !only.test('webhooks')) ? null : await webhookRate(config, dir, quiet);
+if (webhooks) {
+  console.log(
+    `webhooks: ${webhooks.events} events to two receivers; ${webhooks.deliveriesPerSecondDuringSync} deliveries/s to the fast one while a ${webhooks.syncSeconds} s sync ran ` +
+      `(${webhooks.deliveriesPerSecond}/s first to last); first retries late by p50 ${webhooks.firstRetryDelay.p50} s, p99 ${webhooks.firstRetryDelay.p99} s, ` +
+      `at most ${webhooks.firstRetryDelay.max} s; ${webhooks.duplicates} duplicates`,
+  );
+}
+
 console.table(rows);
 console.log(
   `service rss ${serviceRssMiB} MiB at the end, ${servicePeakRssMiB} MiB at most${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${rounds} rounds of ${seconds} s a scenario; ${listings} active listings on ${dialect}; ` +
     `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
 );
-const env = ['BENCH_SECONDS', 'BENCH_ROUNDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
+const env = ['BENCH_SECONDS', 'BENCH_ROUNDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_WEBHOOKS', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
 if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
 const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -358,6 +358,6 @@ const configuration = `${dialect}-${listings}${only ? '-partial' : ''}`;
 for (const earlier of readdirSync(resultsDir).filter((name) => name.endsWith(`Z-${configuration}.json`))) rmSync(join(resultsDir, earlier));
 writeFileSync(
   resolve(resultsDir, `${stamp}-${configuration}.json`),
-  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, rounds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, rows }, null, 2)}\n`,
+  `${JSON.stringify({ command, at: new Date().toISOString(), dialect, listings, connections, seconds, rounds, serviceRssMiB, servicePeakRssMiB, peerRssMiB, sync, seed, webhooks, rows }, null, 2)}\n`,
 );
 await stop(upstream.child);

@@ -111,9 +111,11 @@ be limited to some operations (by their operation ids): 403 OPERATION_NOT_ALLOWE
 INVALID_PARAMS and BAD_REQUEST 400, MISSING_API_KEY / INVALID_API_KEY / EXPIRED_API_KEY 401, PLAN_REQUIRED / ORIGIN_NOT_ALLOWED / OPERATION_NOT_ALLOWED 403, NOT_FOUND 404 (an unknown path
 points to /docs), METHOD_NOT_ALLOWED 405 (with \`Allow\`: every operation is GET or HEAD), PAYLOAD_TOO_LARGE 413, URI_TOO_LONG 414,
 RATE_LIMIT_EXCEEDED / QUOTA_EXCEEDED 429, HEADERS_TOO_LARGE 431, INTERNAL_ERROR 500, UPSTREAM_ERROR 502, UPSTREAM_BUSY 503 (too
-many lookups waiting for the upstream; \`Retry-After\`), UPSTREAM_TIMEOUT 504. Unknown query parameters are rejected. Integers are
+many lookups waiting for the upstream; \`Retry-After\`), DATABASE_UNAVAILABLE 503 (the mirror's database is restarting or
+unreachable; \`Retry-After\`), UPSTREAM_TIMEOUT 504. Unknown query parameters are rejected. Integers are
 plain decimal digits (no exponent, hex, \`Infinity\`, spaces or byte-order mark), booleans \`true\` or \`false\`, instants RFC 3339
-with \`Z\` or a \`±hh:mm\` offset (normalised to UTC); a control character in any parameter is refused.
+with \`Z\` or a \`±hh:mm\` offset (normalised to UTC), days \`YYYY-MM-DD\` and months \`YYYY-MM\` of the years 1900 to 2100; a
+control character in any parameter is refused.
 
 **Health.** GET /v1/health answers 200 \`ok\`, 200 \`degraded\` (the upstream circuit is open or a scope's latest sync failed:
 answers may be stale) or 503 \`unavailable\` (no data to serve).

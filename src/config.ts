@@ -38,6 +38,8 @@ export interface Config {
   localUpstreamResultCap: number;
   /** Listings hydrated per detail request, at most per refresh cycle, and how long a property lookup waits for it (seconds). */
   hydration: { batch: number; budget: number; waitSeconds: number; maxFailures: number };
+  /** Attempts of a background job's upstream request (a crawl's page, a hydration's batch), the first included. */
+  jobRetryAttempts: number;
   upstreamTimeoutSeconds: number;
   /** Upstream requests in flight at once. */
   upstreamConcurrency: number;
@@ -223,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFailures: int(env, 'HYDRATION_MAX_FAILURES', 1),
     },
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS'),
+    jobRetryAttempts: int(env, 'JOB_RETRY_ATTEMPTS', 1),
     // Real-site pacing follows its public clients: one request in flight, at least a second apart (plus jitter).
     upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', 1, upstreamUrl === null ? 4 : 1),
     upstreamMaxAttempts: int(env, 'UPSTREAM_MAX_ATTEMPTS', 1),

@@ -26,6 +26,7 @@ import { QuotaRepository } from './store/quota-repository.js';
 import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, ScopesRepository } from './store/scopes-repository.js';
 import { SyncScheduler } from './sync/scheduler.js';
 import { HydrationJob } from './sync/hydration-job.js';
+import { DEFAULT_JOB_RETRY } from './sync/job-retry.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
 import type { MarketClock } from './upstream/local/market-clock.js';
@@ -123,7 +124,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   }
   const clock = options.clock ?? (() => new Date());
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = await openStore(config.databaseUrl, { readThread: config.sqliteReadThread });
+  const store = await openStore(config.databaseUrl, {
+    readThread: config.sqliteReadThread,
+    onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection dropped: a new one is opened when needed'),
+  });
   let upstream: LocalUpstream | null = null;
   let soda: LocalSoda | null = null;
   let redis: Redis | null = null;
@@ -187,6 +191,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       hydrationBudget: config.hydration.budget,
       hydrationMaxFailures: config.hydration.maxFailures,
       hydrationLanes: config.upstreamConcurrency,
+      jobRetry: { ...DEFAULT_JOB_RETRY, attempts: config.jobRetryAttempts },
       metrics,
     });
     if ((options.initialSync ?? true) && (await listings.count()) === 0) {

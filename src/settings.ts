@@ -43,6 +43,7 @@ export const SETTINGS = {
   UPSTREAM_BLOCK_BACKOFF_SECONDS: { default: 1800, meaning: 'how long a 403 bot block is waited out' },
   HYDRATION_BATCH: { default: null, shownDefault: '20 against a real site, 100 locally', meaning: 'listings per detail request' },
   HYDRATION_BUDGET: { default: 2000, meaning: "listings hydrated at most right after a scope's refresh (the background hydration takes the rest of the backlog)" },
+  JOB_RETRY_ATTEMPTS: { default: 5, meaning: "attempts (the first included) of a crawl's page or a hydration's batch, waited out 1 s to 30 s apart with jitter, on top of UPSTREAM_MAX_ATTEMPTS" },
   HYDRATION_MAX_FAILURES: { default: 5, meaning: "failed detail requests after which a listing is parked (left out of the backlog until a crawl sees it change)" },
   HYDRATION_WAIT_SECONDS: { default: 3, meaning: 'how long a property lookup waits for its hydration' },
   UPSTREAM_TIMEOUT_SECONDS: { default: 15, meaning: 'per upstream request' },

@@ -21,6 +21,7 @@ export const PROBLEM_CODES = {
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,
   UNAVAILABLE: 503,
+  DATABASE_UNAVAILABLE: 503,
   UPSTREAM_BUSY: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const;
@@ -53,6 +54,7 @@ const TITLES: Record<ProblemCode, string> = {
   INTERNAL_ERROR: 'Internal error',
   UPSTREAM_ERROR: 'Upstream error',
   UNAVAILABLE: 'Service unavailable',
+  DATABASE_UNAVAILABLE: 'Database unavailable',
   UPSTREAM_BUSY: 'Upstream queue full',
   UPSTREAM_TIMEOUT: 'Upstream timeout',
 };

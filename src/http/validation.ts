@@ -46,10 +46,24 @@ export function parseInstant(text: string): Date | null {
   return utcYear >= 1000 && utcYear <= 9999 ? at : null;
 }
 
-/** Whether `text` is a real calendar day written `YYYY-MM-DD` (years 1000 to 9999). */
+/**
+ * The years a day or month parameter may name: wider than any record the mirror holds (the city's sales start in
+ * 2016, listings' dates later), narrow enough that every answer's own dates stay well formed (a month of year 0
+ * printed as `0-01` broke its schema).
+ */
+export const PARAMETER_YEARS = { min: 1900, max: 2100 } as const;
+
+/**
+ * A month parameter, `YYYY-MM`, of a year in {@link PARAMETER_YEARS}: the pattern the OpenAPI document shows is
+ * the one validation applies.
+ */
+export const MONTH_PATTERN = '^(19[0-9]{2}|20[0-9]{2}|2100)-(0[1-9]|1[0-2])$';
+
+/** Whether `text` is a real calendar day written `YYYY-MM-DD`, of a year in {@link PARAMETER_YEARS}. */
 export function isDay(text: string): boolean {
   const m = DAY.exec(text);
-  return !!m && isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]));
+  const year = Number(m?.[1]);
+  return !!m && year >= PARAMETER_YEARS.min && year <= PARAMETER_YEARS.max && isCalendarDay(year, Number(m[2]), Number(m[3]));
 }
 
 function newAjv(): Ajv {

@@ -63,15 +63,24 @@ class InCodeMigrations implements MigrationProvider {
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
  * pending migrations before returning. `readThread` (default true): a SQLite file's `readDb` runs on
- * worker threads (see {@link Store.readDb}).
+ * worker threads (see {@link Store.readDb}). `onConnectionError` hears of PostgreSQL connections the server
+ * dropped.
  * @throws Error when the database cannot be opened or a migration fails.
  */
-export async function openStore(url: string, options: { readThread?: boolean } = {}): Promise<Store> {
+export async function openStore(url: string, options: { readThread?: boolean; onConnectionError?: (error: Error) => void } = {}): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
     // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
     pg.types.setTypeParser(20, (v) => Number(v));
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    // A connection that cannot be had within 5 s fails the query (a database restarting), rather than waiting.
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+    // A connection the server drops (a restart) emits an error event: on the pool while the connection is idle, on
+    // the connection itself while it is checked out (pg-pool removes its own listener then), for instance between
+    // two statements of a transaction. Without a listener either would end the process; with one, the query under
+    // way fails (a 503 to its request) and the pool opens new connections when asked.
+    const dropped = (error: Error) => options.onConnectionError?.(error);
+    pool.on('error', dropped);
+    pool.on('connect', (client) => client.on('error', dropped));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingRepeatedStatements(pool) }) });
     // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
     // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
@@ -107,4 +116,22 @@ export async function openStore(url: string, options: { readThread?: boolean } =
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? error}`);
   }
   return store;
+}
+
+/** PostgreSQL error codes of a server that cannot serve now: shutting down, starting, or refusing connections. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+/** Node's codes of a connection refused, dropped or timed out. */
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/**
+ * Whether `error` says the database cannot be reached now (a restart, a dropped connection, no connection
+ * within the pool's timeout), as opposed to a fault of the query: the API answers these 503 with
+ * `Retry-After` (docs/decisions.md), and the request may be tried again.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: string }).code;
+  if (code && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
+  // pg's own words when a connection ends under a query, or none comes within connectionTimeoutMillis.
+  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(error.message);
 }

@@ -6,6 +6,8 @@ import { toApiAreaId, toUpstreamAreaId } from '../upstream/borough-ids.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { mapSearchNode, uniqueNodes } from '../upstream/mappers.js';
 import type { Bound, UpstreamSearchFilters } from '../upstream/types.js';
+import type { RetryPolicy } from 'cockatiel';
+import { jobRetry, type JobRetry } from './job-retry.js';
 
 /** Page size of a crawl (the site accepted 500 in a real capture). */
 const CRAWL_PAGE_SIZE = 500;
@@ -35,6 +37,8 @@ export interface ScopeCrawlerDeps {
   resultCap: number;
   clock: () => Date;
   logger: Logger;
+  /** How a failed page (or detail batch) is waited out and asked again ({@link jobRetry}; default 5 attempts, 1 s to 30 s). */
+  jobRetry?: JobRetry;
 }
 
 /**
@@ -43,11 +47,16 @@ export interface ScopeCrawlerDeps {
  * counts). Stores nothing.
  */
 export class ScopeCrawler {
-  constructor(private readonly deps: ScopeCrawlerDeps) {}
+  private readonly pageRetry: RetryPolicy;
+
+  constructor(private readonly deps: ScopeCrawlerDeps) {
+    this.pageRetry = jobRetry(deps.jobRetry);
+  }
 
   /**
-   * Crawls the scope of `kind` in borough `boroughId`.
-   * @throws UpstreamError when a page fails.
+   * Crawls the scope of `kind` in borough `boroughId`. A page that fails is waited out and asked again
+   * ({@link jobRetry}).
+   * @throws UpstreamError when a page still fails.
    */
   async crawl(kind: ListingKind, boroughId: number, tree: AreaTree): Promise<ScopeCrawl> {
     const scope = scopeKey(kind, boroughId);
@@ -71,7 +80,9 @@ export class ScopeCrawler {
   private async crawlPart(kind: ListingKind, boroughId: number, filters: UpstreamSearchFilters, tree: AreaTree, into: Map<string, ListingRecord>) {
     let total: number | null = null;
     for (let page = 1; ; page++) {
-      const answer = await this.deps.client.search(kind, { filters, page, perPage: CRAWL_PAGE_SIZE, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
+      const answer = await this.pageRetry.execute(() =>
+        this.deps.client.search(kind, { filters, page, perPage: CRAWL_PAGE_SIZE, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } }),
+      );
       if (typeof answer.totalCount === 'number') total = answer.totalCount;
       const nodes = uniqueNodes(answer.edges);
       for (const node of nodes) {
@@ -86,7 +97,7 @@ export class ScopeCrawler {
 
   /** The total of one search (its first page of one result). */
   private async countOf(kind: ListingKind, filters: UpstreamSearchFilters): Promise<number | null> {
-    const answer = await this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } });
+    const answer = await this.pageRetry.execute(() => this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } }));
     return typeof answer.totalCount === 'number' ? answer.totalCount : null;
   }
 

@@ -19,7 +19,8 @@ import type { UpstreamPriority } from '../upstream/client.js';
 import { mapAreas, mapBuildingDetail, mapDetail, mapSearchNode } from '../upstream/mappers.js';
 import type { UpstreamBuildingDetail } from '../upstream/types.js';
 import { UpstreamError } from '../upstream/errors.js';
-import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
+import type { RetryPolicy } from 'cockatiel';
+import { jobRetry } from './job-retry.js';
 import type { Metrics } from '../metrics/metrics.js';
 import PQueue from 'p-queue';
 
@@ -44,12 +45,6 @@ export interface SyncerDeps extends ScopeCrawlerDeps {
   hydrationMaxFailures: number;
   /** Detail batches in flight at once in a hydration run (the upstream client's concurrency; default 1). */
   hydrationLanes?: number;
-  /**
-   * How a failed detail batch is waited out and asked again, on top of the client's own retries: attempts
-   * (the first included) and the first and longest waits, milliseconds (jittered exponential backoff). A
-   * default of 5 attempts from 1 s to 30 s outlasts the upstream breaker's half-open wait.
-   */
-  hydrationRetry?: { attempts: number; initialDelayMs: number; maxDelayMs: number };
   /** Where each scope's sync is timed by outcome, and failed detail batches counted. */
   metrics?: Metrics;
 }
@@ -66,9 +61,8 @@ export interface HydrationProgress {
   /** The last failed detail batch (after its retries) or given-up run: its cause and when (UTC). */
   lastError: string | null;
   lastErrorAt: string | null;
-  /** Detail batches that failed after their retries, and listings parked, since the process started. */
+  /** Detail batches that failed after their retries since the process started. */
   failedBatches: number;
-  parkedNow: number;
 }
 
 /** A building as the mirror stores it, with the fields that differ from the stored copy. */
@@ -99,7 +93,6 @@ export class Syncer {
   private hydratedCount = 0;
   private backlogRuns = 0;
   private failedBatches = 0;
-  private parkedNow = 0;
   private lastHydrationError: { message: string; at: string } | null = null;
   private readonly batchRetry: RetryPolicy;
   /**
@@ -112,11 +105,7 @@ export class Syncer {
 
   constructor(private readonly deps: SyncerDeps) {
     this.crawler = new ScopeCrawler(deps);
-    const { attempts, initialDelayMs, maxDelayMs } = deps.hydrationRetry ?? { attempts: 5, initialDelayMs: 1000, maxDelayMs: 30_000 };
-    this.batchRetry = retry(
-      handleWhen((e) => e instanceof UpstreamError && (e.transient || e.failure === 'circuit-open' || e.failure === 'busy')),
-      { maxAttempts: attempts - 1, backoff: new ExponentialBackoff({ initialDelay: initialDelayMs, maxDelay: maxDelayMs }) },
-    );
+    this.batchRetry = jobRetry(deps.jobRetry);
   }
 
   private now(): string {
@@ -268,7 +257,7 @@ export class Syncer {
   /**
    * Hydrates up to `budget` listings waiting for it (of one kind when given), oldest first, through
    * the detail queries, `hydrationBatch` listings a request; buildings not yet stored come with them.
-   * A batch that fails is waited out and asked again (`hydrationRetry`); when it still fails, or the site
+   * A batch that fails is waited out and asked again ({@link jobRetry}); when it still fails, or the site
    * has no detail for a listing, the failure is counted against its listings (parked at
    * `hydrationMaxFailures`) and the run goes on with the rest. Returns how many were hydrated.
    * @throws UpstreamError when the upstream refuses every call (circuit open, bot block) after the waits,
@@ -346,7 +335,6 @@ export class Syncer {
   private async countFailures(kind: ListingKind, ids: string[], error: string): Promise<void> {
     this.lastHydrationError = { message: error, at: this.now() };
     const parked = await this.deps.listings.recordDetailFailures(ids, error, this.deps.hydrationMaxFailures);
-    this.parkedNow += parked.length;
     const facts = { job: 'hydration', kind, listings: ids.length, parked: parked.length, err: error };
     if (parked.length) this.deps.logger.warn({ ...facts, parkedIds: parked.slice(0, 20) }, 'listing details failed repeatedly: parked, the rest of the backlog goes on');
     else this.deps.logger.info(facts, 'a detail batch failed after its retries: counted, to be asked again');
@@ -370,7 +358,6 @@ export class Syncer {
       lastError: this.lastHydrationError?.message ?? null,
       lastErrorAt: this.lastHydrationError?.at ?? null,
       failedBatches: this.failedBatches,
-      parkedNow: this.parkedNow,
     };
   }
 

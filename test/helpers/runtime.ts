@@ -30,7 +30,7 @@ export interface TestRuntime extends Runtime {
  * database instead (the first sync then runs); `withoutRentHop: true` uses the inventory and template without
  * the RentHop rentals (a fifth of the listings, for tests of mechanics). The local upstream records its
  * queries. Per-minute limits are raised out of the way unless `realLimits` is set (the rate-limit tests use
- * the plans' real limits).
+ * the plans' real limits); background jobs do not retry a failed request (`JOB_RETRY_ATTEMPTS` 1) unless `env` says.
  */
 export async function startTestRuntime(
   env: Record<string, string> = {},
@@ -42,7 +42,19 @@ export async function startTestRuntime(
   const dir = mkdtempSync(join(tmpdir(), 'nyc-listings-test-'));
   const databaseUrl = env.DATABASE_URL ?? join(dir, 'mirror.db');
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(options.withoutRentHop ? TEMPLATE_WITHOUT_RENTHOP_DB : TEMPLATE_DB, databaseUrl);
-  const config = loadConfig({ SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', ...roomy, ...env, DATABASE_URL: databaseUrl });
+  // A background job's failed request is not waited out and asked again (JOB_RETRY_ATTEMPTS) unless a test asks:
+  // the tests of faults see a scope fail at once, as they did before the retry; test/sync/hydration-faults.test.ts
+  // and the fault matrix run with it.
+  const config = loadConfig({
+    SHARED_DATA_DIR: SHARED_DATA,
+    SYNC_INTERVAL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+    MARKET_CLOCK: 'off',
+    JOB_RETRY_ATTEMPTS: '1',
+    ...roomy,
+    ...env,
+    DATABASE_URL: databaseUrl,
+  });
   const inventory = options.inventory ?? loadInventory(options.withoutRentHop);
   // A fresh store syncs NYC Open Data only when a test asks (it reads the city's files for seconds).
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, initialOpenDataSync: false, ...options, inventory });

@@ -68,3 +68,39 @@ describe('bad input: 400 problem+json naming the parameter, and nothing changes'
     expect((await get(t.rt.app, '/v1/search/sales?perPage=1', t.key)).status).toBe(200);
   });
 });
+
+describe('days and months: years 1900 to 2100', () => {
+  it('every day and month parameter of the OpenAPI document refuses a year outside them, and takes the bounds', async () => {
+    const key = await t.rt.key('business');
+    const document = (await get(t.rt.app, '/v1/openapi.json')).body as {
+      paths: Record<string, { get?: { parameters?: { name: string; in: string; schema?: { format?: string; pattern?: string } }[] } }>;
+    };
+    // Found in the document, so that a parameter added later is tested too.
+    const found: { path: string; name: string; kind: 'day' | 'month' }[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const p of item.get?.parameters ?? []) {
+        if (p.in !== 'query') continue;
+        if (p.schema?.format === 'date') found.push({ path, name: p.name, kind: 'day' });
+        else if (p.schema?.pattern?.includes('0[1-9]|1[0-2]')) found.push({ path, name: p.name, kind: 'month' });
+      }
+    }
+    const names = found.map((f) => `${f.path} ${f.name}`);
+    for (const known of ['/v1/market/recorded-sales from', '/v1/market/recorded-sales to', '/v1/market/history from', '/v1/recorded-sales from', '/v1/search/rentals availableBefore']) {
+      expect(names).toContain(known);
+    }
+    const url = (path: string, query: string) => `${path.replace('{id}', '8000000')}?${path === '/v1/market/history' ? 'kind=rental&' : ''}${query}`;
+    for (const { path, name, kind } of found) {
+      const formatOf = (errors: { name: string; message: string }[] | undefined) => (errors ?? []).filter((e) => e.name === name && /must match (format|pattern)/.test(e.message));
+      for (const bad of kind === 'day' ? ['1899-12-31', '2101-01-01', '0000-01-01'] : ['1899-12', '2101-01', '0000-01']) {
+        const problem = await expectProblem(t.rt.app, url(path, `${name}=${bad}`), 400, 'INVALID_PARAMS', key);
+        expect(formatOf(problem.errors)).toHaveLength(1);
+      }
+      // The bounds themselves are well-formed days and months: the answer may refuse a range (a start after today's
+      // end), never the value's form.
+      for (const good of kind === 'day' ? ['1900-01-01', '2100-12-31'] : ['1900-01', '2100-12']) {
+        const res = await get(t.rt.app, url(path, `${name}=${good}`), key);
+        expect(formatOf(res.body.errors)).toEqual([]);
+      }
+    }
+  });
+});

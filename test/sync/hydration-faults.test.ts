@@ -13,7 +13,7 @@ const MAX_FAILURES = 3;
 
 beforeAll(async () => {
   rt = await startTestRuntime(
-    { HYDRATION_MAX_FAILURES: String(MAX_FAILURES), UPSTREAM_TIMEOUT_SECONDS: '1', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.2' },
+    { HYDRATION_MAX_FAILURES: String(MAX_FAILURES), JOB_RETRY_ATTEMPTS: '5', UPSTREAM_TIMEOUT_SECONDS: '1', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.2' },
     { fresh: true, initialSync: false, withoutRentHop: true },
   );
   await rt.syncer.syncAll({ hydrate: false });

@@ -478,7 +478,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {unknown}
              */
-            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
             /** @description INVALID_PARAMS: each bad or unknown parameter. */
             errors?: {
                 name: string;
@@ -3098,9 +3098,9 @@ export interface operations {
             query?: {
                 /** @description Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent. */
                 areas?: string;
-                /** @description First month, YYYY-MM; default 11 months before `to`. */
+                /** @description First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`. */
                 from?: string;
-                /** @description Last month, YYYY-MM; default this month (UTC). At most 240 months after `from`. */
+                /** @description Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most 240 months after `from`. */
                 to?: string;
             };
             header?: never;

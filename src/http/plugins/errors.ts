@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../../store/database.js';
 import { UpstreamError } from '../../upstream/errors.js';
 import { Problem, invalidParams, notFound, type ParamError, type ProblemCode } from '../problem.js';
 import type { RouteIndex } from '../route-index.js';
@@ -135,6 +136,10 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
       return sendProblem(request, reply, new Problem(code, detail, error.failure === 'busy' ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}));
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendProblem(request, reply, statusProblem(error.statusCode));
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error.message }, 'database unavailable: answered 503');
+      return sendProblem(request, reply, new Problem('DATABASE_UNAVAILABLE', 'The database cannot be reached now; retry shortly.', { headers: { 'Retry-After': '5' }, retryAfter: 5 }));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, new Problem('INTERNAL_ERROR', 'An unexpected error occurred.'));
   });

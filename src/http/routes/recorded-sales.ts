@@ -1,3 +1,4 @@
+import { MONTH_PATTERN } from '../validation.js';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -157,8 +158,8 @@ export function registerRecordedSalesRoutes(
         tags: ['market'],
         querystring: queryObject({
           areas: Type.String({ ...commonFilters.areas, description: 'Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.' }),
-          from: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'First month, YYYY-MM; default 11 months before `to`.' }),
-          to: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: `Last month, YYYY-MM; default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.` }),
+          from: Type.String({ pattern: MONTH_PATTERN, description: 'First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`.' }),
+          to: Type.String({ pattern: MONTH_PATTERN, description: `Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.` }),
         }),
         response: {
           200: Type.Object({ data: Type.Array(RecordedSalesMonth), meta: Type.Ref('SingleMeta') }, { description: 'The months of the range, oldest first.' }),
