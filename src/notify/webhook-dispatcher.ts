@@ -4,7 +4,7 @@ import { PLANS, type Config, type Plan } from '../config.js';
 import type { AreaTree } from '../domain/area.js';
 import { changeBody, changeFilterOf, type ChangeFilterParams } from '../domain/change.js';
 import type { ChangesRepository } from '../store/changes-repository.js';
-import type { ActiveSubscription, AttemptOutcome, WebhooksRepository } from '../store/webhooks-repository.js';
+import type { ActiveSubscription, AttemptOutcome, AttemptRecord, WebhooksRepository } from '../store/webhooks-repository.js';
 import type { ChangeTail } from './change-tail.js';
 import { sign } from './webhook-signature.js';
 import { guardedLookup, isPublicAddress } from './webhook-targets.js';
@@ -13,6 +13,8 @@ import type { Metrics } from '../metrics/metrics.js';
 
 /** Events read from the log at once for one subscription. */
 const FAN_OUT_BATCH = 500;
+/** While attempts run and nothing else was due, how often a pass looks again for new events and due retries (ms). */
+const REFILL_MS = 1000;
 /** Bytes of a receiver's answer read (and thrown away) before the connection is released. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -61,8 +63,8 @@ export function filterParams(filter: string): ChangeFilterParams {
  *
  * Each pass (on every new event, else every `pollSeconds`) first turns new events into deliveries,
  * once per subscription and event whatever the number of instances, then keeps `concurrency` attempts in
- * flight until nothing is due: deliveries are claimed in order of due time (so a retry that fell due is not
- * starved by newer deliveries), at most `concurrencyPerSubscription` of one subscription at once (a slow or
+ * flight until nothing is due: retries that fell due are claimed first, then new deliveries, each oldest due
+ * first (so a retry is not starved by the thousands of deliveries a sync enqueues at once), at most `concurrencyPerSubscription` of one subscription at once (a slow or
  * failing receiver holds back only its own), each under a lease that is renewed while its attempt runs (so a
  * long sync holding the database cannot make it run out and another instance send it again).
  */
@@ -73,6 +75,8 @@ export class WebhookDispatcher {
   private readonly skipped = new Set<string>();
   /** Attempts in flight: delivery id -> subscription id. */
   private readonly inFlight = new Map<number, string>();
+  /** Deliveries this instance holds a lease on: queued, in flight, or their outcome not yet recorded. */
+  private readonly held = new Set<number>();
   private lastError: { message: string; at: string } | null = null;
   /** Attempts this instance made since it started. */
   attempted = 0;
@@ -115,62 +119,119 @@ export class WebhookDispatcher {
   }
 
   /**
-   * One pass: new events become deliveries, then due deliveries are attempted, `concurrency` at a time, until
-   * none is due. Returns the attempts made.
+   * One pass: new events become deliveries, then due deliveries are attempted until none is due. Deliveries are
+   * claimed in batches into a local queue (up to 8 x `concurrency`, at most a quarter of them of one subscription)
+   * and their outcomes recorded in batches, one transaction each: on SQLite the sync's long write transactions
+   * hold the one writer, and a claim and a record for every attempt waited behind each of them. Attempts run
+   * `concurrency` at a time, at most `concurrencyPerSubscription` of one subscription. Returns the attempts made.
    */
   async pass(): Promise<number> {
     await this.fanOut();
     const { concurrency, concurrencyPerSubscription } = this.deps.config.webhooks;
+    const prefetch = concurrency * 8;
+    const perSubscriptionQueued = Math.max(concurrencyPerSubscription, Math.floor(prefetch / 4));
+    const queue: Claimed[] = [];
     const running = new Set<Promise<void>>();
+    const records: AttemptRecord[] = [];
+    let recording: Promise<void> | null = null;
+    let recordError: unknown = null;
+    const record = (): void => {
+      if (recording || !records.length) return;
+      const batch = records.splice(0);
+      recording = this.deps.webhooks
+        .finishMany(batch)
+        .then(
+          () => batch.forEach((r) => this.held.delete(r.attempt.delivery_id)),
+          (error: unknown) => void (recordError ??= error),
+        )
+        .finally(() => {
+          recording = null;
+          record();
+        });
+    };
+    const inFlightOf = (subscription: string) => [...this.inFlight.values()].filter((s) => s === subscription).length;
     const renew = setInterval(() => void this.renewLeases().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'webhook leases not renewed')), this.leaseMs() / 3);
     renew.unref();
     let attempted = 0;
+    let exhausted = false;
+    let lastClaim = 0;
+    let fannedOutTo = await this.deps.changes.latestId();
     try {
-      while (!this.stopped.signal.aborted) {
-        const free = concurrency - running.size;
-        let claimed: Claimed[] = [];
-        if (free > 0) {
+      while (!this.stopped.signal.aborted && recordError === null) {
+        // Nothing was due at the last claim: while attempts run (a slow receiver), look again each second for new
+        // events and retries falling due, rather than leaving them to the next pass.
+        if (exhausted && performance.now() - lastClaim >= REFILL_MS) {
+          const head = await this.deps.changes.latestId();
+          if (head > fannedOutTo) await this.fanOut();
+          fannedOutTo = head;
+          exhausted = false;
+        }
+        if (!exhausted && queue.length < prefetch / 2) {
+          lastClaim = performance.now();
           const now = this.deps.clock();
           const bySubscription = new Map<string, number>();
-          for (const s of this.inFlight.values()) bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
-          const full = [...bySubscription].filter(([, n]) => n >= concurrencyPerSubscription).map(([s]) => s);
-          claimed = await this.deps.webhooks.claim(now.toISOString(), new Date(now.getTime() + this.leaseMs()).toISOString(), free, { perSubscription: concurrencyPerSubscription, except: full });
-          // A subscription with attempts in flight may get more than its room: those go back at once, unattempted.
-          const kept: Claimed[] = [];
-          const over: Claimed[] = [];
-          for (const d of claimed) {
-            const n = bySubscription.get(d.subscription_id) ?? 0;
-            if (n >= concurrencyPerSubscription) over.push(d);
-            else (bySubscription.set(d.subscription_id, n + 1), kept.push(d));
+          for (const s of [...queue.map((d) => d.subscription_id), ...this.inFlight.values()]) bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
+          const full = [...bySubscription].filter(([, n]) => n >= perSubscriptionQueued).map(([s]) => s);
+          const claimed = await this.deps.webhooks.claim(now.toISOString(), new Date(now.getTime() + this.leaseMs()).toISOString(), prefetch - queue.length, {
+            perSubscription: perSubscriptionQueued,
+            except: full,
+          });
+          for (const d of claimed) this.held.add(d.id);
+          queue.push(...claimed);
+          // Nothing more due now: the pass ends once the queue is done (retries falling due meanwhile wait for the next).
+          exhausted = claimed.length === 0;
+        }
+        // Start what the limits allow, oldest claimed first, passing over subscriptions at their limit.
+        for (let i = 0; i < queue.length && running.size < concurrency; ) {
+          const d = queue[i];
+          if (inFlightOf(d.subscription_id) >= concurrencyPerSubscription) {
+            i++;
+            continue;
           }
-          if (over.length) await this.deps.webhooks.release(over.map((d) => d.id));
-          for (const d of kept) {
-            this.inFlight.set(d.id, d.subscription_id);
-            const attempt: Promise<void> = this.attempt(d).finally(() => {
+          queue.splice(i, 1);
+          this.inFlight.set(d.id, d.subscription_id);
+          const attempt: Promise<void> = this.attempt(d)
+            .then((r) => {
+              records.push(r);
+              record();
+            })
+            .finally(() => {
               this.inFlight.delete(d.id);
               running.delete(attempt);
             });
-            running.add(attempt);
-          }
-          attempted += kept.length;
-          this.attempted += kept.length;
-          claimed = kept;
+          running.add(attempt);
+          attempted++;
+          this.attempted++;
         }
-        if (!running.size) break;
-        // A slot is free and more may be due: claim again at once; else wait for an attempt to end.
-        if (!claimed.length || running.size >= concurrency) await Promise.race(running);
+        if (!running.size) {
+          if (exhausted || !queue.length) break;
+          continue;
+        }
+        let wake: NodeJS.Timeout | undefined;
+        await Promise.race([...running, new Promise<void>((resolve) => (wake = setTimeout(resolve, REFILL_MS)))]);
+        clearTimeout(wake);
       }
     } finally {
       await Promise.all(running);
+      while (recording || records.length) {
+        record();
+        await recording;
+      }
+      // Claimed but not attempted (stopping, or a record failed): given back at once, for this or another instance.
+      if (queue.length) {
+        await this.deps.webhooks.release(queue.map((d) => d.id));
+        for (const d of queue) this.held.delete(d.id);
+      }
       clearInterval(renew);
     }
+    if (recordError !== null) throw recordError;
     return attempted;
   }
 
-  /** Extends the leases of the attempts in flight. */
+  /** Extends the leases of the deliveries this instance holds. */
   private async renewLeases(): Promise<void> {
-    if (!this.inFlight.size) return;
-    await this.deps.webhooks.renewLeases([...this.inFlight.keys()], new Date(this.deps.clock().getTime() + this.leaseMs()).toISOString());
+    if (!this.held.size) return;
+    await this.deps.webhooks.renewLeases([...this.held], new Date(this.deps.clock().getTime() + this.leaseMs()).toISOString());
   }
 
   private async run(): Promise<void> {
@@ -227,7 +288,8 @@ export class WebhookDispatcher {
     }
   }
 
-  private async attempt(d: Claimed): Promise<void> {
+  /** Sends one attempt of `d` and says how it went (recorded by the caller, in a batch with others). */
+  private async attempt(d: Claimed): Promise<AttemptRecord> {
     const { schedule, timeoutSeconds } = this.deps.config.webhooks;
     const started = this.deps.clock();
     this.deps.metrics?.webhookLateness.observe({ kind: d.attempts > 1 ? 'retry' : 'first' }, Math.max(0, started.getTime() - Date.parse(d.next_attempt_at)) / 1000);
@@ -267,11 +329,11 @@ export class WebhookDispatcher {
     if (!error) outcome = { status: 'delivered' };
     else if (d.attempts < schedule.length) outcome = { status: 'pending', nextAttemptAt: new Date(this.deps.clock().getTime() + schedule[d.attempts] * 1000).toISOString() };
     else outcome = { status: 'dead' };
-    await this.deps.webhooks.finish({ delivery_id: d.id, attempt: d.attempts, attempted_at: started.toISOString(), status_code: statusCode, error, ms }, outcome);
     this.deps.metrics?.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status });
     const facts = { delivery: d.id, subscription: d.subscription_id, webhookId: d.message_id, attempt: d.attempts, statusCode, ms };
     if (outcome.status === 'delivered') this.deps.logger.debug(facts, 'webhook delivered');
     else if (outcome.status === 'pending') this.deps.logger.info({ ...facts, error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; will retry');
     else this.deps.logger.warn({ ...facts, error }, 'webhook delivery dead-lettered after its last attempt');
+    return { attempt: { delivery_id: d.id, attempt: d.attempts, attempted_at: started.toISOString(), status_code: statusCode, error, ms }, outcome };
   }
 }

@@ -4,10 +4,19 @@ import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookSub
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 
+/** Due deliveries of each kind (retries, new) a claim chooses among: a bound on its work, not a tuning. */
+const CLAIM_CANDIDATES = 512;
+
 /** A subscription with the plan and state of the key it belongs to. */
 export interface ActiveSubscription extends WebhookSubscriptionRow {
   plan: string;
   key_expires_at: string | null;
+}
+
+/** One attempt as recorded: the attempt's row and where its delivery stands after it. */
+export interface AttemptRecord {
+  attempt: WebhookAttemptsTable;
+  outcome: AttemptOutcome;
 }
 
 /** Where a delivery stands after an attempt: done, to be tried again at `nextAttemptAt`, or given up. */
@@ -96,9 +105,11 @@ export class WebhooksRepository {
   /**
    * Claims up to `limit` pending deliveries due by `now` whose lease (if any) has run out: each gets a
    * lease until `leaseUntil` and its attempt count goes up by one. Returns them with the subscription's
-   * url and secret. Deliveries are taken in order of due time (a retry due before a new delivery goes first),
-   * at most `perSubscription` of one subscription, none of `except` (subscriptions at their limit of attempts
-   * in flight). On PostgreSQL rows another instance is claiming are skipped, not waited for.
+   * url and secret. Retries that fell due go first, then new deliveries, each oldest due first (a sync enqueues
+   * thousands at once, all due before a retry's time: strict due order would starve the retry); at most
+   * `perSubscription` of one subscription, none of `except` (subscriptions at their limit of attempts in
+   * flight). The candidates are the oldest CLAIM_CANDIDATES of each kind, read through the due indexes of
+   * migration 027. On PostgreSQL rows another instance is claiming are skipped, not waited for.
    */
   async claim(
     now: string,
@@ -106,17 +117,26 @@ export class WebhooksRepository {
     limit: number,
     options: { perSubscription?: number; except?: readonly string[] } = {},
   ): Promise<(WebhookDeliveryRow & { url: string; secret: string })[]> {
-    let ranked = this.db
-      .selectFrom('webhook_deliveries')
-      .select(['id', 'next_attempt_at', sql<number>`row_number() over (partition by subscription_id order by next_attempt_at, id)`.as('rank')])
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]));
-    if (options.except?.length) ranked = ranked.where('subscription_id', 'not in', [...options.except]);
-    const due = this.db
+    const due = (retries: boolean) => {
+      let q = this.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'subscription_id', 'next_attempt_at', sql<number>`${sql.lit(retries ? 1 : 0)}`.as('retry')])
+        .where('status', '=', sql.lit('pending'))
+        .where('attempts', retries ? '>' : '=', sql.lit(0))
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]));
+      if (options.except?.length) q = q.where('subscription_id', 'not in', [...options.except]);
+      return q.orderBy('next_attempt_at').orderBy('id').limit(CLAIM_CANDIDATES);
+    };
+    const candidates = this.db.selectFrom(due(true).as('retries')).selectAll().unionAll(this.db.selectFrom(due(false).as('fresh')).selectAll());
+    const ranked = this.db
+      .selectFrom(candidates.as('c'))
+      .select(['c.id', 'c.retry', 'c.next_attempt_at', sql<number>`row_number() over (partition by c.subscription_id order by c.retry desc, c.next_attempt_at, c.id)`.as('rank')]);
+    const chosen = this.db
       .selectFrom(ranked.as('r'))
       .select('r.id')
       .where('r.rank', '<=', options.perSubscription ?? limit)
+      .orderBy('r.retry', 'desc')
       .orderBy('r.next_attempt_at')
       .orderBy('r.id')
       .limit(limit);
@@ -126,12 +146,12 @@ export class WebhooksRepository {
       ? this.db
           .selectFrom('webhook_deliveries')
           .select('id')
-          .where('id', 'in', due)
+          .where('id', 'in', chosen)
           .where('status', '=', 'pending')
           .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
           .forUpdate()
           .skipLocked()
-      : due;
+      : chosen;
     const claimed = await this.db
       .updateTable('webhook_deliveries')
       .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
@@ -182,20 +202,31 @@ export class WebhooksRepository {
 
   /** Records an attempt and where the delivery stands after it (the lease ends). */
   async finish(attempt: WebhookAttemptsTable, outcome: AttemptOutcome): Promise<void> {
+    await this.finishMany([{ attempt, outcome }]);
+  }
+
+  /** Records attempts and where their deliveries stand after them (their leases end), in one transaction. */
+  async finishMany(records: readonly AttemptRecord[]): Promise<void> {
+    if (!records.length) return;
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('webhook_attempts').values(attempt).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status: outcome.status,
-          leased_until: null,
-          last_status_code: attempt.status_code,
-          last_error: attempt.error,
-          next_attempt_at: outcome.status === 'pending' ? outcome.nextAttemptAt : sql<string>`next_attempt_at`,
-          finished_at: outcome.status === 'pending' ? null : attempt.attempted_at,
-        })
-        .where('id', '=', attempt.delivery_id)
-        .execute();
+      for (let i = 0; i < records.length; i += 200) {
+        const rows = records.slice(i, i + 200).map((r) => r.attempt);
+        await trx.insertInto('webhook_attempts').values(rows).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+      }
+      for (const { attempt, outcome } of records) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({
+            status: outcome.status,
+            leased_until: null,
+            last_status_code: attempt.status_code,
+            last_error: attempt.error,
+            next_attempt_at: outcome.status === 'pending' ? outcome.nextAttemptAt : sql<string>`next_attempt_at`,
+            finished_at: outcome.status === 'pending' ? null : attempt.attempted_at,
+          })
+          .where('id', '=', attempt.delivery_id)
+          .execute();
+      }
     });
   }
 

@@ -132,7 +132,7 @@ describe('webhooks', () => {
     }
   });
 
-  it('claims a retry that fell due before newer deliveries, each subscription at most its share', async () => {
+  it('claims a retry that fell due before new deliveries, each subscription at most its share', async () => {
     // The dispatcher off: the test claims and records attempts itself, as the dispatcher does.
     const rt = await runtime(FAST, { manualMarketClock: true, webhooks: false });
     await rt.key('business');
@@ -144,10 +144,11 @@ describe('webhooks', () => {
     await rt.webhooks.enqueue(a.subscription.id, [item(1, 'a')], 1, t(0));
     const [first] = await rt.webhooks.claim(t(0), t(60), 10);
     expect(first.event_id).toBe(1);
-    // It fails: due again at t + 5 s. Newer deliveries fall due at t + 6 s.
+    // It fails: due again at t + 5 s. Meanwhile a sync enqueues new deliveries, all due at t + 3 s: before the
+    // retry's time, yet the retry goes first (strict due order would put it behind every one of them).
     await rt.webhooks.finish({ delivery_id: first.id, attempt: 1, attempted_at: t(0), status_code: 503, error: 'answered 503', ms: 1 }, { status: 'pending', nextAttemptAt: t(5) });
-    await rt.webhooks.enqueue(a.subscription.id, [2, 3, 4, 5].map((e) => item(e, 'a')), 5, t(6));
-    await rt.webhooks.enqueue(b.subscription.id, [2, 3].map((e) => item(e, 'b')), 3, t(6));
+    await rt.webhooks.enqueue(a.subscription.id, [2, 3, 4, 5].map((e) => item(e, 'a')), 5, t(3));
+    await rt.webhooks.enqueue(b.subscription.id, [2, 3].map((e) => item(e, 'b')), 3, t(3));
     const claimed = await rt.webhooks.claim(t(10), t(70), 10, { perSubscription: 2 });
     expect(claimed.map((d) => [d.subscription_id === a.subscription.id ? 'a' : 'b', d.event_id])).toEqual([['a', 1], ['a', 2], ['b', 2], ['b', 3]]);
     expect(claimed[0].attempts).toBe(2);
