@@ -13,6 +13,9 @@ export const CITY_FILES = {
   pluto: 'pluto/pluto-16v2-manhattan.csv.gz',
   councilDistricts: 'council-districts/nycc-2023-lines.geojson.gz',
   hurricaneZones: 'hurricane-zones/hurricane-zones-2021.geojson.gz',
+  communityDistricts: 'community-districts/community-districts.geojson.gz',
+  policePrecincts: 'police-precincts/police-precincts.geojson.gz',
+  schoolDistricts: 'school-districts/school-districts.geojson.gz',
 } as const;
 
 /** The rolling sales columns the stand-in serves, as usep-8jbt names them; a file's header maps onto them. */

@@ -57,27 +57,42 @@ export function presentRecordedSale(r: RecordedSaleRow): RecordedSale {
 
 /**
  * The building with the city's facts filled in: its recorded sales in the sale inventory's historical figures
- * ({@link withRecordedSales}); `nycData` and, where the listing site gives none,
- * `floorCount`, from the PLUTO tax lot at its address and ZIP code; `councilDistrict` and
- * `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon. A building with
+ * ({@link withRecordedSales}); `nycData` and, where the listing site gives none, `floorCount`, `yearBuilt` and
+ * `unitCount` (residential units), from the PLUTO tax lot at its address and ZIP code, else (year built, units and
+ * building class) from its latest recorded sale that knows them; `councilDistrict`, `schoolDistrict` and
+ * `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon, and `communityDistrict` and
+ * `policePrecinct` too where no lot matches. A building with
  * neither a matching lot nor a position keeps `nycData` null. Unknown facts stay null.
  */
 export async function withCityFacts(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<Building> {
-  const [lot, salePrices] = await Promise.all([records.findLot(null, addressKey(building.address.street), building.address.zipCode), records.salePricesOfBuilding(building.id)]);
+  const [lot, salePrices, sold] = await Promise.all([
+    records.findLot(null, addressKey(building.address.street), building.address.zipCode),
+    records.salePricesOfBuilding(building.id),
+    records.saleFactsOfBuilding(building.id),
+  ]);
   const point = building.geoCenter ?? (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
   const saleInventory = withRecordedSales(building.saleInventory, salePrices);
-  if (!lot && !point) return { ...building, saleInventory };
+  // The listings site's values win, then PLUTO's lot, then the building's latest recorded sale that knows them.
+  const facts = {
+    yearBuilt: building.yearBuilt ?? lot?.year_built ?? sold.yearBuilt,
+    unitCount: building.unitCount ?? lot?.residential_units ?? sold.residentialUnits,
+  };
+  if (!lot && !point) return { ...building, ...facts, saleInventory };
   const shapes = point ? polygons() : null;
+  const buildingClass = lot?.building_class ?? sold.buildingClass;
   return {
     ...building,
+    ...facts,
     saleInventory,
     floorCount: building.floorCount ?? lot?.floor_count ?? null,
     nycData: {
-      communityDistrict: lot?.community_district ?? null,
+      // PLUTO's columns win where its lot matches the building; elsewhere the polygon holding its position.
+      communityDistrict: lot?.community_district ?? (point ? shapes!.communityDistrictAt(point) : null),
       councilDistrict: point ? shapes!.councilDistrictAt(point) : null,
-      policePrecinct: lot?.police_precinct ?? null,
-      buildingClass: lot?.building_class ?? null,
-      buildingClassDescription: buildingClassDescription(lot?.building_class),
+      policePrecinct: lot?.police_precinct ?? (point ? shapes!.policePrecinctAt(point) : null),
+      schoolDistrict: point ? shapes!.schoolDistrictAt(point) : null,
+      buildingClass,
+      buildingClassDescription: buildingClassDescription(buildingClass),
       // PLUTO carries no abatement column; DOF's abatement data is another dataset the service does not mirror.
       hasAbatements: null,
       hurricaneEvacuationZone: point ? shapes!.evacuationZoneAt(point) : null,

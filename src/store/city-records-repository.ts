@@ -111,6 +111,27 @@ export class CityRecordsRepository {
     return rows.map((r) => Number(r.sale_price));
   }
 
+  /**
+   * The facts the recorded sales matched to this building give (by address, {@link SalePositioner}): for each,
+   * the latest sale's that knows it (DOF writes year 0 and units 0 for unknown, stored as null). Null fields when
+   * no sale knows them.
+   */
+  async saleFactsOfBuilding(buildingId: string): Promise<{ yearBuilt: number | null; residentialUnits: number | null; buildingClass: string | null }> {
+    const rows = await this.db
+      .selectFrom('recorded_sales')
+      .select(['year_built', 'residential_units', 'building_class'])
+      .where('building_id', '=', buildingId)
+      .orderBy('sale_date', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    const latest = <T>(pick: (r: (typeof rows)[number]) => T | null) => rows.map(pick).find((v) => v !== null && v !== undefined) ?? null;
+    return {
+      yearBuilt: latest((r) => (r.year_built ? Number(r.year_built) : null)),
+      residentialUnits: latest((r) => (r.residential_units ? Number(r.residential_units) : null)),
+      buildingClass: latest((r) => r.building_class),
+    };
+  }
+
   /** The tax lot with this BBL, else the one at this address key and ZIP code, else undefined. */
   async findLot(bbl: string | null, key: string | null, zip: string | null): Promise<TaxLotRow | undefined> {
     if (bbl) {

@@ -3,7 +3,7 @@ import { Nullable, type WireRefs } from './common.js';
 
 /** Buildings (spec 2.6) and areas (spec 2.7) on the wire. Prices in dollars; unknown values are null. */
 
-const NInt = () => Nullable(Type.Integer());
+const NInt = (options: { description?: string } = {}) => Nullable(Type.Integer(options));
 const NStr = () => Nullable(Type.String());
 const NBool = () => Nullable(Type.Boolean());
 
@@ -63,9 +63,10 @@ export const BuildingSchema = Type.Object(
     }),
     nycData: Nullable(
       Type.Object({
-        communityDistrict: NInt(),
-        councilDistrict: NInt(),
-        policePrecinct: NInt(),
+        communityDistrict: NInt({ description: "Community district as PLUTO writes it: the borough's digit and the district (105: Manhattan 5). PLUTO's where its lot matches, else the district polygon holding the building; null in a joint-interest area (parks, airports)." }),
+        councilDistrict: NInt({ description: 'City Council district (1-51, lines of 2023) holding the building.' }),
+        policePrecinct: NInt({ description: "NYPD precinct: PLUTO's where its lot matches, else the precinct polygon holding the building." }),
+        schoolDistrict: NInt({ description: 'Extension member: the community school district (1-32) holding the building (DCP lines of 2013).' }),
         buildingClass: NStr(),
         buildingClassDescription: NStr(),
         hasAbatements: NBool(),

@@ -637,9 +637,14 @@ export interface components {
                 website: string | null;
             };
             nycData: {
+                /** @description Community district as PLUTO writes it: the borough's digit and the district (105: Manhattan 5). PLUTO's where its lot matches, else the district polygon holding the building; null in a joint-interest area (parks, airports). */
                 communityDistrict: number | null;
+                /** @description City Council district (1-51, lines of 2023) holding the building. */
                 councilDistrict: number | null;
+                /** @description NYPD precinct: PLUTO's where its lot matches, else the precinct polygon holding the building. */
                 policePrecinct: number | null;
+                /** @description Extension member: the community school district (1-32) holding the building (DCP lines of 2013). */
+                schoolDistrict: number | null;
                 buildingClass: string | null;
                 buildingClassDescription: string | null;
                 hasAbatements: boolean | null;
