@@ -43,9 +43,16 @@ async function cli(args: string[], env: Record<string, string>): Promise<string>
   return stdout.trim();
 }
 
+/**
+ * How long a request of the test waits: longer than the service's longest documented wait, a listing the mirror
+ * lacks looked up while the caller waits (UPSTREAM_TIMEOUT_SECONDS 15 x UPSTREAM_MAX_ATTEMPTS 3, as a rental and as
+ * a sale, then 504) while the upstream stalls.
+ */
+const REQUEST_TIMEOUT_MS = 150_000;
+
 /** GET on a service: status, headers and the parsed JSON body (null when not JSON). */
 async function fetchJson(url: string, key?: string): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  const answer = await request(url, { dispatcher: agent, headers: key ? { authorization: `Bearer ${key}` } : {}, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const answer = await request(url, { dispatcher: agent, headers: key ? { authorization: `Bearer ${key}` } : {}, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
   const text = await answer.body.text();
   let body: unknown = null;
   try {
