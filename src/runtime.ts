@@ -238,6 +238,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
       freshnessSeconds: config.openData.freshnessSeconds,
     });
+    /** Hydration's state, as /v1/health shows it and the metrics read it. */
+    const hydrationHealth = async () => {
+      const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
+      return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
+    };
     const webhooks = new WebhooksRepository(store.db);
     const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger, metrics });
     const app = await buildApp({
@@ -256,12 +261,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       jobs: {
         crawlReports: () => syncer.crawlReports(),
         running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
-        hydration: async () => {
-          const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
-          const { hydrated, running, failedBatches, lastError, lastErrorAt } = syncer.hydrationProgress();
-          const { lastCompletedAt, nextAttemptAt } = hydration.state();
-          return { backlog, parked, hydrated, running, failedBatches, lastError, lastErrorAt, lastCompletedAt, nextAttemptAt };
-        },
+        hydration: hydrationHealth,
         webhooks: async () => {
           const queue = await webhooks.queue(clock().toISOString());
           const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
@@ -283,11 +283,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         { upstream: 'listings', circuit: client.circuitState(), queued: client.queued() },
         { upstream: 'open-data', circuit: sodaClient.circuitState(), queued: 0 },
       ],
-      hydration: async () => {
-        const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
-        const { hydrated, running } = syncer.hydrationProgress();
-        return { backlog, parked, hydrated, running };
-      },
+      hydration: hydrationHealth,
       webhooks: async () => {
         const now = clock();
         const queue = await webhooks.queue(now.toISOString());
