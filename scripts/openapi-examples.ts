@@ -1,13 +1,15 @@
-// Captures real answers of the embedded default data set (local upstream, market clock off) as the
-// OpenAPI document's examples: `npm run openapi:examples` rewrites docs/openapi-examples.json.
-// Lists are cut to two items so the document stays small.
-import { writeFileSync } from 'node:fs';
+// Captures real answers of the embedded default data set (local upstream, market clock off, a fresh start) as the
+// OpenAPI document's examples and the README's "Real answers" block: `npm run openapi:examples` rewrites
+// docs/openapi-examples.json (lists cut to two items so the document stays small; each request's parameters become
+// the operation's parameter examples) and the README between its markers (abridged further, see `abridge`).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { issueKey } from '../src/keys/key-admin.js';
 import { startRuntime } from '../src/runtime.js';
+import { abridge, README_CALLS, README_MARKERS } from './readme-answers.js';
 
 const REQUESTS: [string, string][] = [
   ['/v1/search/sales', '/v1/search/sales?areas=108&sort=PRICE&sortDir=ASC&perPage=2'],
@@ -46,6 +48,18 @@ for (const [route, url] of REQUESTS) {
   if (route === '/v1/areas/{id}') body = { ...body, data: { ...body.data, boundary: { ...body.data.boundary, coordinates: [body.data.boundary.coordinates[0].slice(0, 4).concat([body.data.boundary.coordinates[0][0]])] } } };
   examples[route] = { summary: `GET ${url}`, value: body };
 }
+// The README's calls, abridged; an anonymous call (a search) without the key, as the README's curl makes it.
+const answers: string[] = [];
+for (const { url, anonymous, show } of README_CALLS) {
+  const res = await runtime.app.inject({ url, headers: anonymous ? {} : { authorization: `Bearer ${key}` } });
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`);
+  answers.push(`GET ${url}${anonymous ? '' : '   (with a key)'}\n${abridge(JSON.parse(res.body), show)}`);
+}
+const readmeFile = join(import.meta.dirname, '..', 'README.md');
+const readme = readFileSync(readmeFile, 'utf8');
+const [start, end] = [readme.indexOf(README_MARKERS[0]), readme.indexOf(README_MARKERS[1])];
+if (start < 0 || end < start) throw new Error(`README.md lacks the markers ${README_MARKERS.join(' ... ')}`);
+writeFileSync(readmeFile, `${readme.slice(0, start + README_MARKERS[0].length)}\n\`\`\`json\n${answers.join('\n\n')}\n\`\`\`\n${readme.slice(end)}`);
 // The stream: its first two events as they come over a real connection.
 const base = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
 const abort = new AbortController();

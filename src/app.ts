@@ -141,6 +141,7 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
     const content = document.paths[route]?.get?.responses?.['200']?.content;
     const media = content?.['application/json'] ?? content?.['text/event-stream'];
     if (media) media.examples = { realAnswer: example };
+    parameterExamples(document as unknown as OpenApi, route, (example as { summary: string }).summary.replace(/^GET /, ''));
   }
   sparseItems(document as unknown as OpenApi);
   // The lowest plan an operation serves, from the route's own `minPlan`, for clients and for the access test.
@@ -179,8 +180,27 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
   return document;
 }
 
+/**
+ * Gives each parameter of the operation at `route` the value the example request `url` (a path and query of
+ * the default data set) gives it: real ids and filters, so that a generated client's or the docs page's first
+ * call finds data. Integers and booleans as such; a parameter the request leaves out gets no example.
+ */
+function parameterExamples(document: OpenApi, route: string, url: string): void {
+  const parameters = document.paths[route]?.get?.parameters;
+  if (!parameters) return;
+  const request = new URL(url, 'http://localhost');
+  const inPath = new RegExp(`^${route.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`).exec(request.pathname)?.groups ?? {};
+  for (const parameter of parameters) {
+    const text = parameter.in === 'path' ? inPath[parameter.name] : request.searchParams.get(parameter.name);
+    if (text === undefined || text === null) continue;
+    const type = parameter.schema?.type;
+    const value = parameter.in === 'path' ? decodeURIComponent(text) : text;
+    parameter.example = type === 'integer' ? Number(value) : type === 'boolean' ? value === 'true' : value;
+  }
+}
+
 interface OpenApi {
-  paths: Record<string, { get?: { parameters?: { name: string }[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }> } }>;
+  paths: Record<string, { get?: { parameters?: { name: string; in?: string; schema?: { type?: string }; example?: unknown }[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }> } }>;
   components: { schemas: Record<string, Record<string, unknown>> };
 }
 

@@ -42,6 +42,7 @@ import { Metrics } from './metrics/metrics.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { cityDatasets } from './dataset/city-datasets.js';
 import { CityPolygons } from './dataset/city-polygons.js';
+import type { GeoPoint } from './wire/common.js';
 import { CityRecords } from './read/city-records.js';
 
 /** Everything a running service holds; `close()` releases it all. */
@@ -167,6 +168,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger,
       metrics,
     });
+    // The city's polygons, read on first use (the files take a moment): listings and recorded sales are given their
+    // districts when written, and a building's facts are looked up in them.
+    let polygons: CityPolygons | null = null;
+    const cityPolygons = () => (polygons ??= new CityPolygons(config.sharedDataDir));
+    const districtsAt = (point: GeoPoint | null) => cityPolygons().districtsAt(point);
     const listings = new ListingsRepository(store.db);
     const areas = new AreasRepository(store.db, config.readCacheSeconds);
     const buildings = new BuildingsRepository(store.db);
@@ -184,6 +190,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       changes,
       changesRetentionDays: config.changesRetentionDays,
       stations: loadStations(),
+      districtsAt,
       clock,
       logger,
       resultCap: config.upstreamResultCap,
@@ -204,7 +211,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
     const cityRecords = new CityRecordsRepository(store.db);
-    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, clock, logger, pageSize: config.openData.pageSize, metrics });
+    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, districtsAt, clock, logger, pageSize: config.openData.pageSize, metrics });
     const openDataScheduler = new OpenDataScheduler({ syncer: openData, scopes, coordinator, clock, logger }, config.openData.syncIntervalSeconds);
     if ((options.initialOpenDataSync ?? options.initialSync ?? true) && (await cityRecords.count('recorded_sales')) === 0) {
       coordinator.trigger(OPEN_DATA_KEY, async () => {
@@ -230,12 +237,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
     const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock });
-    let polygons: CityPolygons | null = null;
     const cityFacts = new CityRecords({
       records: cityRecords,
       scopeFreshness,
       openData,
-      polygons: () => (polygons ??= new CityPolygons(config.sharedDataDir)),
+      polygons: cityPolygons,
       freshnessSeconds: config.openData.freshnessSeconds,
     });
     /** Hydration's state, as /v1/health shows it and the metrics read it. */

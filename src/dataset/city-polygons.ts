@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { MultiPolygon, Polygon } from 'geojson';
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
+import type { Districts } from '../domain/city-districts.js';
 import type { GeoPoint } from '../wire/common.js';
 import { CITY_FILES } from './city-files.js';
 
@@ -71,6 +72,12 @@ export class CityPolygons {
   schoolDistrictAt(point: GeoPoint): number | null {
     const hit = this.valueAt(this.schoolDistricts, point);
     return hit === null ? null : Number(hit);
+  }
+
+  /** The districts holding `point` that listings and recorded sales are filtered by; all null without a point. */
+  districtsAt(point: GeoPoint | null): Districts {
+    if (!point) return { communityDistrict: null, policePrecinct: null, schoolDistrict: null };
+    return { communityDistrict: this.communityDistrictAt(point), policePrecinct: this.policePrecinctAt(point), schoolDistrict: this.schoolDistrictAt(point) };
   }
 
   /** The council district (1-51) holding `point`; null in none (water, piers) or without the file. */

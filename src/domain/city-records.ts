@@ -50,6 +50,10 @@ export interface RecordedSaleRow {
   /** Where the position comes from: `tax-lot` (PLUTO), `building` (a mirrored building at the same address), or null. */
   position_source: string | null;
   area_id: number | null;
+  /** The districts holding the position (domain/city-districts.ts); null in none or without a position. */
+  community_district: number | null;
+  police_precinct: number | null;
+  school_district: number | null;
   building_id: string | null;
   /** SODA's `:updated_at` of the row (UTC ISO 8601): the watermark of incremental syncs. */
   updated_at: string;
@@ -153,6 +157,9 @@ export function recordedSaleFromSoda(row: SodaRow): RecordedSaleRow | null {
     longitude: null,
     position_source: null,
     area_id: null,
+    community_district: null,
+    police_precinct: null,
+    school_district: null,
     building_id: null,
     updated_at: row[':updated_at'],
   };

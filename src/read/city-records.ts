@@ -55,16 +55,47 @@ export function presentRecordedSale(r: RecordedSaleRow): RecordedSale {
   };
 }
 
+/** Where a building's city fact came from: the listings site, PLUTO's tax lot, its latest recorded sale, or a city polygon. */
+export type FactSource = 'listings site' | 'tax lot' | 'recorded sale' | 'polygon';
+
 /**
- * The building with the city's facts filled in: its recorded sales in the sale inventory's historical figures
- * ({@link withRecordedSales}); `nycData` and, where the listing site gives none, `floorCount`, `yearBuilt` and
- * `unitCount` (residential units), from the PLUTO tax lot at its address and ZIP code, else (year built, units and
- * building class) from its latest recorded sale that knows them; `councilDistrict`, `schoolDistrict` and
- * `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon, and `communityDistrict` and
- * `policePrecinct` too where no lot matches. A building with
- * neither a matching lot nor a position keeps `nycData` null. Unknown facts stay null.
+ * The city facts {@link cityFactsOf} fills in, each with its sources in the order they are tried: the first that
+ * knows a value gives it. The listings site's values win, then PLUTO's tax lot, then the building's latest recorded
+ * sale that knows them; the districts are PLUTO's columns, else the polygon holding the building's position.
  */
-export async function withCityFacts(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<Building> {
+export const CITY_FACT_SOURCES = {
+  yearBuilt: ['listings site', 'tax lot', 'recorded sale'],
+  unitCount: ['listings site', 'tax lot', 'recorded sale'],
+  floorCount: ['listings site', 'tax lot'],
+  buildingClass: ['tax lot', 'recorded sale'],
+  communityDistrict: ['tax lot', 'polygon'],
+  councilDistrict: ['polygon'],
+  policePrecinct: ['tax lot', 'polygon'],
+  schoolDistrict: ['polygon'],
+  hurricaneEvacuationZone: ['polygon'],
+} as const satisfies Record<string, readonly FactSource[]>;
+export type CityFact = keyof typeof CITY_FACT_SOURCES;
+export type CityFactSources = Record<CityFact, FactSource | null>;
+
+/** The value of `fact` from the first of its sources ({@link CITY_FACT_SOURCES}) that knows one, and that source; null and no source when none does. */
+function firstKnown<T>(fact: CityFact, values: Partial<Record<FactSource, T | null | undefined>>): { value: T | null; source: FactSource | null } {
+  for (const source of CITY_FACT_SOURCES[fact] as readonly FactSource[]) {
+    const value = values[source];
+    if (value !== null && value !== undefined) return { value, source };
+  }
+  return { value: null, source: null };
+}
+
+/**
+ * The building with the city's facts filled in, and where each came from: its recorded sales in the sale inventory's
+ * historical figures ({@link withRecordedSales}); `nycData` and, where the listing site gives none, `floorCount`,
+ * `yearBuilt` and `unitCount` (residential units), from the PLUTO tax lot at its address and ZIP code, else (year
+ * built, units and building class) from its latest recorded sale that knows them; `councilDistrict`, `schoolDistrict`
+ * and `hurricaneEvacuationZone` from its position (or its lot's) by point in polygon, and `communityDistrict` and
+ * `policePrecinct` too where no lot matches. A building with neither a matching lot nor a position keeps `nycData`
+ * null. Unknown facts stay null.
+ */
+export async function cityFactsOf(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<{ building: Building; sources: CityFactSources }> {
   const [lot, salePrices, sold] = await Promise.all([
     records.findLot(null, addressKey(building.address.street), building.address.zipCode),
     records.salePricesOfBuilding(building.id),
@@ -72,32 +103,45 @@ export async function withCityFacts(records: CityRecordsRepository, polygons: ()
   ]);
   const point = building.geoCenter ?? (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
   const saleInventory = withRecordedSales(building.saleInventory, salePrices);
-  // The listings site's values win, then PLUTO's lot, then the building's latest recorded sale that knows them.
-  const facts = {
-    yearBuilt: building.yearBuilt ?? lot?.year_built ?? sold.yearBuilt,
-    unitCount: building.unitCount ?? lot?.residential_units ?? sold.residentialUnits,
-  };
-  if (!lot && !point) return { ...building, ...facts, saleInventory };
   const shapes = point ? polygons() : null;
-  const buildingClass = lot?.building_class ?? sold.buildingClass;
-  return {
-    ...building,
-    ...facts,
-    saleInventory,
-    floorCount: building.floorCount ?? lot?.floor_count ?? null,
-    nycData: {
-      // PLUTO's columns win where its lot matches the building; elsewhere the polygon holding its position.
-      communityDistrict: lot?.community_district ?? (point ? shapes!.communityDistrictAt(point) : null),
-      councilDistrict: point ? shapes!.councilDistrictAt(point) : null,
-      policePrecinct: lot?.police_precinct ?? (point ? shapes!.policePrecinctAt(point) : null),
-      schoolDistrict: point ? shapes!.schoolDistrictAt(point) : null,
-      buildingClass,
-      buildingClassDescription: buildingClassDescription(buildingClass),
-      // PLUTO carries no abatement column; DOF's abatement data is another dataset the service does not mirror.
-      hasAbatements: null,
-      hurricaneEvacuationZone: point ? shapes!.evacuationZoneAt(point) : null,
-    },
+  const inPolygon = <T>(lookUp: (p: GeoPoint) => T | null) => (point ? lookUp(point) : null);
+  const facts = {
+    yearBuilt: firstKnown('yearBuilt', { 'listings site': building.yearBuilt, 'tax lot': lot?.year_built, 'recorded sale': sold.yearBuilt }),
+    unitCount: firstKnown('unitCount', { 'listings site': building.unitCount, 'tax lot': lot?.residential_units, 'recorded sale': sold.residentialUnits }),
+    floorCount: firstKnown('floorCount', { 'listings site': building.floorCount, 'tax lot': lot?.floor_count }),
+    buildingClass: firstKnown('buildingClass', { 'tax lot': lot?.building_class, 'recorded sale': sold.buildingClass }),
+    communityDistrict: firstKnown('communityDistrict', { 'tax lot': lot?.community_district, polygon: inPolygon((p) => shapes!.communityDistrictAt(p)) }),
+    councilDistrict: firstKnown('councilDistrict', { polygon: inPolygon((p) => shapes!.councilDistrictAt(p)) }),
+    policePrecinct: firstKnown('policePrecinct', { 'tax lot': lot?.police_precinct, polygon: inPolygon((p) => shapes!.policePrecinctAt(p)) }),
+    schoolDistrict: firstKnown('schoolDistrict', { polygon: inPolygon((p) => shapes!.schoolDistrictAt(p)) }),
+    hurricaneEvacuationZone: firstKnown('hurricaneEvacuationZone', { polygon: inPolygon((p) => shapes!.evacuationZoneAt(p)) }),
   };
+  const sources = Object.fromEntries(Object.entries(facts).map(([name, fact]) => [name, fact.source])) as CityFactSources;
+  const withFacts = { ...building, yearBuilt: facts.yearBuilt.value, unitCount: facts.unitCount.value, saleInventory };
+  if (!lot && !point) return { building: withFacts, sources: { ...sources, buildingClass: null } };
+  return {
+    building: {
+      ...withFacts,
+      floorCount: facts.floorCount.value,
+      nycData: {
+        communityDistrict: facts.communityDistrict.value,
+        councilDistrict: facts.councilDistrict.value,
+        policePrecinct: facts.policePrecinct.value,
+        schoolDistrict: facts.schoolDistrict.value,
+        buildingClass: facts.buildingClass.value,
+        buildingClassDescription: buildingClassDescription(facts.buildingClass.value),
+        // PLUTO carries no abatement column; DOF's abatement data is another dataset the service does not mirror.
+        hasAbatements: null,
+        hurricaneEvacuationZone: facts.hurricaneEvacuationZone.value,
+      },
+    },
+    sources,
+  };
+}
+
+/** The building with the city's facts filled in ({@link cityFactsOf}, without their sources). */
+export async function withCityFacts(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<Building> {
+  return (await cityFactsOf(records, polygons, building)).building;
 }
 
 /**

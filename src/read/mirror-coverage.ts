@@ -6,7 +6,7 @@ import { BuildingSchema, type Building } from '../wire/building.js';
 import { ListingDetail } from '../wire/listing.js';
 import { FieldCoverage, fieldPaths } from './field-coverage.js';
 import { rowToDetail } from './listing-presenters.js';
-import { presentRecordedSale, withCityFacts } from './city-records.js';
+import { CITY_FACT_SOURCES, cityFactsOf, presentRecordedSale, type CityFact, type FactSource } from './city-records.js';
 import { CityPolygons } from '../dataset/city-polygons.js';
 import { CityRecordsRepository } from '../store/city-records-repository.js';
 import { RecordedSaleSchema } from '../wire/recorded-sale.js';
@@ -14,12 +14,23 @@ import { RecordedSaleSchema } from '../wire/recorded-sale.js';
 /** Column groups of a coverage table: the five boroughs, then every record. */
 export const COVERAGE_GROUPS = [...BOROUGH_IDS.map((id) => BOROUGHS[id]), 'all'] as const;
 
-/** Coverage of the mirror's active, mirrored (not synthetic) listings of each kind, of its buildings and of its recorded sales. */
+/** Coverage of the mirror's active, mirrored (not synthetic) listings of each kind, of its buildings (and the sources of their city facts) and of its recorded sales. */
 export interface MirrorCoverage {
   sale: FieldCoverage;
   rental: FieldCoverage;
   building: FieldCoverage;
+  /** One row a city fact and source (`yearBuilt from tax lot`): the share of buildings whose fact that source gave. */
+  buildingFactSources: FieldCoverage;
   recordedSale: FieldCoverage;
+}
+
+const CITY_FACTS = Object.keys(CITY_FACT_SOURCES) as CityFact[];
+const sourcePath = (fact: string, source: FactSource) => `${fact} from ${source}`;
+
+/** The building's fields, `nycData` expanded into its members (each a city fact of its own). */
+function buildingPaths(): string[] {
+  const nycData = (BuildingSchema.properties.nycData as { anyOf: { properties?: object }[] }).anyOf.find((s) => s.properties)!;
+  return fieldPaths(BuildingSchema).flatMap((path) => (path === 'nycData' ? [path, ...Object.keys(nycData.properties!).map((m) => `nycData.${m}`)] : [path]));
 }
 
 /**
@@ -40,7 +51,8 @@ export async function mirrorCoverage(store: Store, sharedDataDir: string, now: D
   const coverage: MirrorCoverage = {
     sale: new FieldCoverage(paths),
     rental: new FieldCoverage(paths),
-    building: new FieldCoverage(fieldPaths(BuildingSchema)),
+    building: new FieldCoverage(buildingPaths()),
+    buildingFactSources: new FieldCoverage(CITY_FACTS.flatMap((fact) => CITY_FACT_SOURCES[fact].map((source) => sourcePath(fact, source)))),
     recordedSale: new FieldCoverage(fieldPaths(RecordedSaleSchema)),
   };
   const records = new CityRecordsRepository(store.db);
@@ -54,10 +66,13 @@ export async function mirrorCoverage(store: Store, sharedDataDir: string, now: D
     target.add('all', detail);
   }
   for (const { data } of await store.db.selectFrom('buildings').select('data').execute()) {
-    const building = await withCityFacts(records, () => (polygons ??= new CityPolygons(sharedDataDir)), JSON.parse(data) as Building);
-    const borough = building.area ? tree.boroughOf(building.area.id) : null;
-    coverage.building.add(BOROUGHS[borough ?? -1] ?? 'unknown', building);
-    coverage.building.add('all', building);
+    const { building, sources } = await cityFactsOf(records, () => (polygons ??= new CityPolygons(sharedDataDir)), JSON.parse(data) as Building);
+    const borough = BOROUGHS[(building.area ? tree.boroughOf(building.area.id) : null) ?? -1] ?? 'unknown';
+    const bySource = Object.fromEntries(CITY_FACTS.flatMap((fact) => (sources[fact] ? [[sourcePath(fact, sources[fact]), true]] : [])));
+    for (const group of [borough, 'all']) {
+      coverage.building.add(group, building);
+      coverage.buildingFactSources.add(group, bySource);
+    }
   }
   for (const row of await store.db.selectFrom('recorded_sales').selectAll().execute()) {
     const sale = presentRecordedSale(row);
@@ -76,6 +91,8 @@ export function coverageMarkdown(coverage: MirrorCoverage): string {
     coverage.rental.table(COVERAGE_GROUPS),
     '### Buildings (with the city\'s facts, as `/v1/building` shows them)',
     coverage.building.table(COVERAGE_GROUPS),
+    "### Buildings: where each city fact came from (the first source that knows it: listings site, PLUTO's tax lot, latest recorded sale, polygon)",
+    coverage.buildingFactSources.table(COVERAGE_GROUPS),
     '### Recorded sales',
     coverage.recordedSale.table(COVERAGE_GROUPS),
   ].join('\n\n');

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
-import type { Database } from '../store/schema.js';
+import type { DistrictName } from '../domain/city-districts.js';
+import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
 import { INDEXED_SORTS, type IndexedSort } from './sorts.js';
@@ -55,6 +56,11 @@ function yesNo(column: FlagColumn, heldBy?: IndexedSort[]): FilterRow<boolean> {
 }
 
 const openHouseEnd = sql<string>`coalesce(open_house_end, open_house_start)`;
+
+/** A district filter: the listings whose stored district (the polygon holding their position, set when written) is listed. */
+const inDistricts = (name: DistrictName): FilterRow<number[]> => ({
+  where: (q, numbers) => q.where(DISTRICT_COLUMNS[name], 'in', numbers.length ? numbers : [-1]),
+});
 
 /**
  * The table of filters: every filter a search may carry, in the order its conditions are written, with its
@@ -123,6 +129,9 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   },
   minTransitScore: { where: atLeast('transit_score') },
   availableBefore: { where: (q, day) => q.where('available_at', '<=', day) },
+  communityDistrict: inDistricts('communityDistrict'),
+  policePrecinct: inDistricts('policePrecinct'),
+  schoolDistrict: inDistricts('schoolDistrict'),
   ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']) },
   bbox: { where: (q, box, ctx) => inBox(q, box, ctx.dialect) },
   near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius) },

@@ -1,6 +1,7 @@
 import type { SelectQueryBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { BoundingBox } from '../domain/outline.js';
+import type { DistrictName } from '../domain/city-districts.js';
 import type { SearchFilters } from '../domain/search-filters.js';
 import type { Database } from '../store/schema.js';
 import type { SortDirection, SortField } from './sorts.js';
@@ -8,10 +9,10 @@ import type { SortDirection, SortField } from './sorts.js';
 /**
  * A validated search: the {@link SearchFilters} (the domain's one definition, in the API's terms and
  * units; instants normalised to UTC) plus what the route resolved: `areaIds` expanded to descendants,
- * comma lists split, the geography parsed, the order and the page. Every filter has a row in the table
+ * comma lists split (the districts' among them: any listed district may hold the listing), the geography parsed, the order and the page. Every filter has a row in the table
  * of filters (`FILTERS`, filters.ts), which the compiler holds to this type.
  */
-export type ListingSearch = SearchFilters & {
+export type ListingSearch = SearchFilters & Partial<Record<DistrictName, number[]>> & {
   kind: ListingKind;
   areaIds?: number[];
   /** All required. */

@@ -1,12 +1,20 @@
 import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
-import type { Database } from './schema.js';
+import type { DistrictName } from '../domain/city-districts.js';
+import { DISTRICT_COLUMNS, type Database } from './schema.js';
+
+/** What positioning reads of a recorded sale: its address. */
+export const SALE_ADDRESS_COLUMNS = ['borough_id', 'bbl', 'block', 'address', 'zip_code'] as const;
+/** What positioning sets on a recorded sale (`SalePositioner`): its position and its source, building, area and districts. */
+export const SALE_PLACE_COLUMNS = ['latitude', 'longitude', 'position_source', 'building_id', 'area_id', 'community_district', 'police_precinct', 'school_district'] as const;
+export type SaleAddress = Pick<RecordedSaleRow, (typeof SALE_ADDRESS_COLUMNS)[number]>;
+export type SalePlace = Pick<RecordedSaleRow, (typeof SALE_PLACE_COLUMNS)[number]>;
 
 /** Rows written a statement: both tables have under 30 columns, so this stays under SQLite's 32,766 bound values. */
 const CHUNK = 500;
 
 /** What a recorded sales search asks: every filter optional; dollars, square feet, dates `YYYY-MM-DD`, metres. */
-export interface RecordedSaleSearch {
+export interface RecordedSaleSearch extends Partial<Record<DistrictName, number[]>> {
   boroughIds?: number[];
   /** Areas (with their descendants already resolved): sales positioned in one of them. */
   areaIds?: number[];
@@ -81,12 +89,12 @@ export class CityRecordsRepository {
    * Every recorded sale's address and current place, in pages of `pageSize` by id, for re-positioning
    * (a generator: the table is read a page at a time).
    */
-  async *salesToPosition(pageSize = 20_000): AsyncGenerator<(Pick<RecordedSaleRow, 'id' | 'borough_id' | 'bbl' | 'block' | 'address' | 'zip_code' | 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>)[]> {
+  async *salesToPosition(pageSize = 20_000): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[]> {
     let after = '';
     for (;;) {
       const rows = await this.db
         .selectFrom('recorded_sales')
-        .select(['id', 'borough_id', 'bbl', 'block', 'address', 'zip_code', 'latitude', 'longitude', 'position_source', 'building_id', 'area_id'])
+        .select(['id', ...SALE_ADDRESS_COLUMNS, ...SALE_PLACE_COLUMNS])
         .where('id', '>', after)
         .orderBy('id')
         .limit(pageSize)
@@ -97,8 +105,8 @@ export class CityRecordsRepository {
     }
   }
 
-  /** Sets the place (position, its source, building, area) of recorded sales by id, in one transaction. */
-  async setPlaces(places: (Pick<RecordedSaleRow, 'id' | 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>)[]): Promise<void> {
+  /** Sets the place (position, its source, building, area, districts) of recorded sales by id, in one transaction. */
+  async setPlaces(places: ({ id: string } & SalePlace)[]): Promise<void> {
     if (!places.length) return;
     await this.db.transaction().execute(async (trx) => {
       for (const { id, ...place } of places) await trx.updateTable('recorded_sales').set(place).where('id', '=', id).execute();
@@ -170,6 +178,11 @@ export class CityRecordsRepository {
     if (q.bbl) base = base.where('bbl', '=', q.bbl);
     if (q.buildingId) base = base.where('building_id', '=', q.buildingId);
     if (q.noConsideration !== undefined) base = base.where('no_consideration', '=', q.noConsideration ? 1 : 0);
+    // Any listed district holding the sale's position (set when positioned): the listing searches' district rows, on this table.
+    for (const [name, column] of Object.entries(DISTRICT_COLUMNS) as [DistrictName, (typeof DISTRICT_COLUMNS)[DistrictName]][]) {
+      const numbers = q[name];
+      if (numbers) base = base.where(column, 'in', numbers.length ? numbers : [-1]);
+    }
     const column = SORT_COLUMNS[q.sort];
     const direction = q.descending ? 'desc' : 'asc';
     const [{ n }, rows] = await Promise.all([

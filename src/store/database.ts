@@ -21,6 +21,7 @@ import * as ppsfIndexSize from './migrations/015-price-per-sqft-index-holds-size
 import * as backlogIndex from './migrations/016-hydration-backlog-index.js';
 import * as parkedHydrations from './migrations/026-parked-hydrations.js';
 import * as webhookDueIndexes from './migrations/027-webhook-due-indexes.js';
+import * as districts from './migrations/028-districts.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -52,7 +53,7 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice, '025-area-price-index-holds-score': areaPriceIndexHoldsScore, '026-parked-hydrations': parkedHydrations, '027-webhook-due-indexes': webhookDueIndexes };
+const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice, '025-area-price-index-holds-score': areaPriceIndexHoldsScore, '026-parked-hydrations': parkedHydrations, '027-webhook-due-indexes': webhookDueIndexes, '028-districts': districts };
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { ListingRecord } from '../domain/listing.js';
 import { pricePerSqft } from '../domain/listing.js';
 import { monthlyCharges } from '../domain/monthly-cost.js';
-import type { ListingsTable } from './schema.js';
+import type { Districts } from '../domain/city-districts.js';
+import { districtColumns, type ListingsTable } from './schema.js';
 
 export type ListingRow = Selectable<ListingsTable>;
 
@@ -19,6 +20,8 @@ const flag = (v: boolean | null): number | null => (v === null ? null : v ? 1 : 
 export interface Derived {
   transitScore: number | null;
   recommendedScore: number;
+  /** The districts holding the listing's position (the city's polygons). */
+  districts: Districts;
 }
 
 /**
@@ -75,6 +78,7 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string):
     building_slug: r.buildingSlug,
     transit_score: derived.transitScore,
     recommended_score: derived.recommendedScore,
+    ...districtColumns(derived.districts),
     details: JSON.stringify({
       fees: r.fees,
       contacts: r.contacts,

@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
+import type { DistrictName, Districts } from '../domain/city-districts.js';
 
 /**
  * Tables of the mirror. Instants are ISO 8601 UTC strings (they sort as text), booleans are 0/1
@@ -65,6 +66,10 @@ export interface ListingsTable {
   building_slug: string | null;
   transit_score: number | null;
   recommended_score: number;
+  /** The districts holding the listing's position (DISTRICT_COLUMNS); null in none or without a position. */
+  community_district: number | null;
+  police_precinct: number | null;
+  school_district: number | null;
   /** JSON: `{fees, contacts, photos, floorPlanKey, upstreamPriceHistory}`. */
   details: string;
   first_seen_at: string;
@@ -226,4 +231,19 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   kysely_migration?: { name: Generated<string> };
+}
+
+/**
+ * The column of each district (domain/city-districts.ts) in the tables of positioned things, `listings` and
+ * `recorded_sales`: the district whose polygon holds the row's position, null in none or without a position.
+ */
+export const DISTRICT_COLUMNS = {
+  communityDistrict: 'community_district',
+  policePrecinct: 'police_precinct',
+  schoolDistrict: 'school_district',
+} as const satisfies Record<DistrictName, string>;
+
+/** The district columns of a row, from its {@link Districts}. */
+export function districtColumns(d: Districts): { community_district: number | null; police_precinct: number | null; school_district: number | null } {
+  return { community_district: d.communityDistrict, police_precinct: d.policePrecinct, school_district: d.schoolDistrict };
 }

@@ -6,6 +6,8 @@ import type { CityRecordsRepository } from '../store/city-records-repository.js'
 import { RECORDED_SALES_SCOPE, TAX_LOTS_SCOPE, type ScopesRepository } from '../store/scopes-repository.js';
 import { DATASETS, type SodaClient } from '../upstream/soda-client.js';
 import { SalePositioner } from './sale-positioner.js';
+import type { Districts } from '../domain/city-districts.js';
+import type { GeoPoint } from '../wire/common.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 
@@ -15,6 +17,8 @@ export interface OpenDataSyncerDeps {
   scopes: ScopesRepository;
   areas: AreasRepository;
   buildings: BuildingsRepository;
+  /** The districts holding a position (the city's polygons), which each positioned sale is given. */
+  districtsAt: (point: GeoPoint) => Districts;
   clock: () => Date;
   logger: Logger;
   /** Rows a SODA request (`$limit`). */
@@ -74,7 +78,7 @@ export class OpenDataSyncer {
    * first hydration of buildings. Returns how many sales it moved.
    */
   async positionSales(): Promise<number> {
-    const positioner = await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas);
+    const positioner = await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas, this.deps.districtsAt);
     let moved = 0;
     for await (const page of this.deps.records.salesToPosition()) {
       const changed = [];

@@ -1,14 +1,12 @@
-import { addressKey, type RecordedSaleRow } from '../domain/city-records.js';
+import { addressKey } from '../domain/city-records.js';
 import { boundingBox, decodeOutline, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
+import type { Districts } from '../domain/city-districts.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
-import type { CityRecordsRepository } from '../store/city-records-repository.js';
+import type { CityRecordsRepository, SaleAddress, SalePlace } from '../store/city-records-repository.js';
+import { districtColumns } from '../store/schema.js';
 
 type Place = { latitude: number; longitude: number };
-
-/** What positioning reads of a sale, and what it sets. */
-export type SaleAddress = Pick<RecordedSaleRow, 'borough_id' | 'bbl' | 'block' | 'address' | 'zip_code'>;
-export type SalePlace = Pick<RecordedSaleRow, 'latitude' | 'longitude' | 'position_source' | 'building_id' | 'area_id'>;
 
 /**
  * Gives a recorded sale its position, building and area (docs/open-data.md, "Positions"):
@@ -16,8 +14,8 @@ export type SalePlace = Pick<RecordedSaleRow, 'latitude' | 'longitude' | 'positi
  *    BBL is the unit's, PLUTO holds the complex's billing lot on the same block); else the lot at the same
  *    address and ZIP code (a publication without block and lot);
  * 2. else a mirrored building at the same address and ZIP code, which also becomes the sale's building;
- * 3. else none. The area is the deepest of the mirror's areas whose outline holds the position; a sale
- *    without a position has none (it still counts in its borough).
+ * 3. else none. The area is the deepest of the mirror's areas whose outline holds the position, and the districts
+ *    those whose city polygon holds it; a sale without a position has none (it still counts in its borough).
  * A sale at a building's address is linked to it whichever way it was positioned.
  */
 export class SalePositioner {
@@ -27,10 +25,19 @@ export class SalePositioner {
     private readonly lotsByAddressZip: Map<string, Place>,
     private readonly buildings: Map<string, { id: string; place: Place | null; areaId: number | null }>,
     private readonly areas: { id: number; level: number; outline: Outline; box: BoundingBox }[],
+    private readonly districtsAt: (place: Place) => Districts,
   ) {}
 
-  /** Reads the tax lots, buildings and area outlines the mirror holds now. */
-  static async load(records: CityRecordsRepository, buildings: BuildingsRepository, areas: AreasRepository): Promise<SalePositioner> {
+  /** Districts by position, looked up once a run: the sales of one lot (a condominium's units) share its position. */
+  private readonly districtsByPlace = new Map<string, Districts>();
+
+  /** Reads the tax lots, buildings and area outlines the mirror holds now; `districtsAt` gives a position's districts (the city's polygons). */
+  static async load(
+    records: CityRecordsRepository,
+    buildings: BuildingsRepository,
+    areas: AreasRepository,
+    districtsAt: (place: Place) => Districts,
+  ): Promise<SalePositioner> {
     const byBbl = new Map<string, Place>();
     const byBlockAddress = new Map<string, Place>();
     const byAddressZip = new Map<string, Place>();
@@ -58,10 +65,10 @@ export class SalePositioner {
     }
     // Deepest first: the first outline holding a point is its most precise area.
     outlines.sort((a, b) => b.level - a.level || a.id - b.id);
-    return new SalePositioner(byBbl, byBlockAddress, byAddressZip, byAddress, outlines);
+    return new SalePositioner(byBbl, byBlockAddress, byAddressZip, byAddress, outlines, districtsAt);
   }
 
-  /** The sale's position, its source, its building and its area. */
+  /** The sale's position, its source, its building, its area and its districts. */
   position(sale: SaleAddress): SalePlace {
     const key = addressKey(sale.address);
     const lot =
@@ -76,7 +83,15 @@ export class SalePositioner {
       position_source: lot ? 'tax-lot' : building?.place ? 'building' : null,
       building_id: building?.id ?? null,
       area_id: place ? this.areaAt(place) : null,
+      ...districtColumns(place ? this.districtsOf(place) : { communityDistrict: null, policePrecinct: null, schoolDistrict: null }),
     };
+  }
+
+  private districtsOf(place: Place): Districts {
+    const key = `${place.latitude},${place.longitude}`;
+    let found = this.districtsByPlace.get(key);
+    if (!found) this.districtsByPlace.set(key, (found = this.districtsAt(place)));
+    return found;
   }
 
   private areaAt(place: Place): number | null {

@@ -7,6 +7,8 @@ import { ScopeCrawler, type ScopeCrawlerDeps } from './scope-crawler.js';
 import { LISTING_KINDS, type HydratedFacts, type ListingKind, type ListingRecord } from '../domain/listing.js';
 import { recommendedScore } from '../domain/recommended-score.js';
 import { transitScore, type Station } from '../domain/transit-score.js';
+import type { Districts } from '../domain/city-districts.js';
+import type { GeoPoint } from '../wire/common.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository, StoredBuilding } from '../store/buildings-repository.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
@@ -38,6 +40,8 @@ export interface SyncerDeps extends ScopeCrawlerDeps {
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
   stations: readonly Station[];
+  /** The districts holding a position (the city's polygons), stored with each listing for the district filters. */
+  districtsAt: (point: GeoPoint | null) => Districts;
   /** Listings hydrated per detail request (aliased fields), and at most right after a scope's refresh. */
   hydrationBatch: number;
   hydrationBudget: number;
@@ -148,10 +152,14 @@ export class Syncer {
     }
   }
 
-  /** Derived values stored with a listing: transit score and recommended score. */
+  /** Derived values stored with a listing: transit score, recommended score and the districts holding its position. */
   private derive = (r: ListingRecord) => {
     const score = transitScore(r.geoPoint, this.deps.stations);
-    return { transitScore: score, recommendedScore: recommendedScore({ transitScore: score, sqft: r.sqft, leadPhotoKey: r.leadPhotoKey, noFee: r.noFee }) };
+    return {
+      transitScore: score,
+      recommendedScore: recommendedScore({ transitScore: score, sqft: r.sqft, leadPhotoKey: r.leadPhotoKey, noFee: r.noFee }),
+      districts: this.deps.districtsAt(r.geoPoint),
+    };
   };
 
   /**

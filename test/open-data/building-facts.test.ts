@@ -4,31 +4,10 @@ import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addressKey } from '../../src/domain/city-records.js';
-import { inRings } from '../helpers/geometry.js';
+import { communityDistrictOf, numberOf, polygonLookup } from '../helpers/city-polygons.js';
 import { get } from '../helpers/http.js';
 import { SHARED_DATA } from '../helpers/paths.js';
 import { useTestRuntime } from '../helpers/runtime.js';
-
-type Rings = number[][][];
-
-/** The value of the first feature whose (Multi)Polygon holds the point, read here from the shared file. */
-function polygonLookup(file: string, property: string): (lon: number, lat: number) => string | undefined {
-  const features = (JSON.parse(gunzipSync(readFileSync(join(SHARED_DATA, file))).toString('utf8')) as {
-    features: { properties: Record<string, string>; geometry: { type: string; coordinates: Rings | Rings[] } }[];
-  }).features.map((f) => {
-    const parts = f.geometry.type === 'Polygon' ? [f.geometry.coordinates as Rings] : (f.geometry.coordinates as Rings[]);
-    // Each feature's bounding box, tested first: a point is inside few of them.
-    const box = { west: Infinity, east: -Infinity, south: Infinity, north: -Infinity };
-    for (const rings of parts) {
-      for (const [x, y] of rings[0]) {
-        [box.west, box.east, box.south, box.north] = [Math.min(box.west, x), Math.max(box.east, x), Math.min(box.south, y), Math.max(box.north, y)];
-      }
-    }
-    return { value: String(f.properties[property]), parts, box };
-  });
-  return (lon, lat) =>
-    features.find((f) => lon >= f.box.west && lon <= f.box.east && lat >= f.box.south && lat <= f.box.north && f.parts.some((rings) => inRings(rings, lon, lat)))?.value;
-}
 
 describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
   const t = useTestRuntime('business');
@@ -38,9 +17,8 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
   let community: (lon: number, lat: number) => string | undefined;
   let precinct: (lon: number, lat: number) => string | undefined;
   let school: (lon: number, lat: number) => string | undefined;
-  /** A community district code of the polygon file, as the service answers it: the 12 joint-interest areas (README) are none. */
-  const district = (code: string | undefined) => (code === undefined || ['164', '226', '227', '228', '355', '356', '480', '481', '482', '483', '484', '595'].includes(code) ? null : Number(code));
-  const number = (value: string | undefined) => (value === undefined ? null : Number(value));
+  const district = communityDistrictOf;
+  const number = numberOf;
   /** What the building's recorded sales say, read here: for each fact, the latest sale that knows it (DOF's 0 is unknown). */
   const soldFacts = async (buildingId: string) => {
     const rows = await t.rt.store.db

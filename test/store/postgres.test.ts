@@ -369,7 +369,7 @@ describe('a sync\'s write transactions on PostgreSQL', () => {
       const repository = new ListingsRepository(connection);
       // Past the five runs after which PostgreSQL would otherwise cache a generic plan for the transaction's
       // named statements (here the change log's lock, which every apply takes).
-      for (let i = 0; i < 8; i++) await repository.apply([], () => ({ transitScore: null, recommendedScore: 0 }), LISTING_CHANGE_RULES, new Date().toISOString());
+      for (let i = 0; i < 8; i++) await repository.apply([], () => ({ transitScore: null, recommendedScore: 0, districts: { communityDistrict: null, policePrecinct: null, schoolDistrict: null } }), LISTING_CHANGE_RULES, new Date().toISOString());
       const rows = await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement like '%pg_advisory_xact_lock%'`.execute(connection);
       return rows.rows;
     });

@@ -31,7 +31,7 @@ function where(over: Partial<ListingSearch>, context = ctx()) {
 describe('the table of filters', () => {
   it('has a row for every filter of the wire, and for each filter the route resolves', () => {
     expect(FILTER_NAMES).toEqual(expect.arrayContaining(SEARCH_FILTER_NAMES));
-    expect(FILTER_NAMES.filter((name) => !(SEARCH_FILTER_NAMES as string[]).includes(name)).sort()).toEqual(['amenities', 'areaIds', 'bbox', 'buildingTypes', 'ids', 'near']);
+    expect(FILTER_NAMES.filter((name) => !(SEARCH_FILTER_NAMES as string[]).includes(name)).sort()).toEqual(['amenities', 'areaIds', 'bbox', 'buildingTypes', 'communityDistrict', 'ids', 'near', 'policePrecinct', 'schoolDistrict']);
   });
 
   it.each([
@@ -65,6 +65,9 @@ describe('the table of filters', () => {
     ['maxMonthlyCost', 4000, 'price * cast(? as double precision) + monthly_charges <= ?', [0.005, 4000]],
     ['minTransitScore', 80, '"transit_score" >= ?', [80]],
     ['availableBefore', '2026-12-01', '"available_at" <= ?', ['2026-12-01']],
+    ['communityDistrict', [105, 106], '"community_district" in (?, ?)', [105, 106]],
+    ['policePrecinct', [13], '"police_precinct" in (?)', [13]],
+    ['schoolDistrict', [], '"school_district" in (?)', [-1]],
     ['ids', ['1545', '2011'], '"id" in (?, ?)', ['1545', '2011']],
     ['ids', [], '"id" in (?)', ['']],
   ] as const)('%s = %j: %s', (name, value, sql, parameters) => {

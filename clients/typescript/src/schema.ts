@@ -851,7 +851,10 @@ export interface operations {
     searchSales: {
         parameters: {
             query?: {
-                /** @description Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed. */
+                /**
+                 * @description Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed.
+                 * @example 108
+                 */
                 areas?: string;
                 /** @description Minimum price in US dollars (a month for rentals). */
                 minPrice?: number;
@@ -891,6 +894,12 @@ export interface operations {
                 amenities?: string;
                 /** @description Comma-separated building types, any may match: RENTAL, CONDO, CO_OP, TOWNHOUSE, HOUSE, MIXED_USE, TWOFAMILY, THREEFAMILY, FOURFAMILY, MULTIFAMILY, HYBRID, COMMERCIAL. */
                 buildingType?: string;
+                /** @description Comma-separated community districts as PLUTO writes them, the borough digit then the district (`105` is Manhattan 5, `301` Brooklyn 1); a joint-interest area (parks, airports) is none (at most 50, such as `105,106`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                communityDistrict?: string;
+                /** @description Comma-separated NYPD police precincts, 1-123 (at most 50, such as `13,14`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                policePrecinct?: string;
+                /** @description Comma-separated community school districts, 1-32 (at most 50, such as `2`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                schoolDistrict?: string;
                 /** @description Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only listings inside. Served by a spatial index. */
                 bbox?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
@@ -903,19 +912,28 @@ export interface operations {
                 fields?: string;
                 /** @description Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same. */
                 format?: "json" | "geojson" | "csv";
-                /** @description Sort direction; by default RECOMMENDED DESC, PRICE DESC, LISTED_AT DESC, PRICE_PER_SQFT DESC, DISTANCE ASC. */
+                /**
+                 * @description Sort direction; by default RECOMMENDED DESC, PRICE DESC, LISTED_AT DESC, PRICE_PER_SQFT DESC, DISTANCE ASC.
+                 * @example ASC
+                 */
                 sortDir?: "ASC" | "DESC";
                 /** @description Page, 1-indexed; default 1. */
                 page?: number;
                 /** @description Keyset pagination: the opaque cursor `meta.links.next` carries. The page then starts after the previous page's last row (no rows skipped or repeated when listings change in between, and a deep page costs what the first does); `page` only numbers it. It must come with the same filters, sort and sortDir (otherwise 400). Not for sort=DISTANCE, which pages by `page`. */
                 cursor?: string;
-                /** @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect. */
+                /**
+                 * @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect.
+                 * @example 2
+                 */
                 perPage?: number;
                 /** @description RESALE, SPONSOR_UNIT or FORECLOSURE. */
                 saleType?: "RESALE" | "SPONSOR_UNIT" | "FORECLOSURE";
                 /** @description Maximum monthly cost in dollars: mortgage payment on the price (20% down, 30-year fixed, configurable rate, 6.5% by default) + maintenance + common charges + property tax (unknown charges count as 0). */
                 maxMonthlyCost?: number;
-                /** @description RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. DISTANCE: from `near` (needs it). Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap. */
+                /**
+                 * @description RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. DISTANCE: from `near` (needs it). Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap.
+                 * @example PRICE
+                 */
                 sort?: "RECOMMENDED" | "PRICE" | "LISTED_AT" | "PRICE_PER_SQFT" | "DISTANCE";
             };
             header?: never;
@@ -1136,7 +1154,10 @@ export interface operations {
     searchRentals: {
         parameters: {
             query?: {
-                /** @description Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed. */
+                /**
+                 * @description Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed.
+                 * @example 300
+                 */
                 areas?: string;
                 /** @description Minimum price in US dollars (a month for rentals). */
                 minPrice?: number;
@@ -1172,10 +1193,19 @@ export interface operations {
                 has3dTour?: boolean;
                 /** @description Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list). */
                 minTransitScore?: number;
-                /** @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO. */
+                /**
+                 * @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO.
+                 * @example DOORMAN
+                 */
                 amenities?: string;
                 /** @description Comma-separated building types, any may match: RENTAL, CONDO, CO_OP, TOWNHOUSE, HOUSE, MIXED_USE, TWOFAMILY, THREEFAMILY, FOURFAMILY, MULTIFAMILY, HYBRID, COMMERCIAL. */
                 buildingType?: string;
+                /** @description Comma-separated community districts as PLUTO writes them, the borough digit then the district (`105` is Manhattan 5, `301` Brooklyn 1); a joint-interest area (parks, airports) is none (at most 50, such as `105,106`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                communityDistrict?: string;
+                /** @description Comma-separated NYPD police precincts, 1-123 (at most 50, such as `13,14`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                policePrecinct?: string;
+                /** @description Comma-separated community school districts, 1-32 (at most 50, such as `2`): any may match. A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none. An unknown number matches nothing. */
+                schoolDistrict?: string;
                 /** @description Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only listings inside. Served by a spatial index. */
                 bbox?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
@@ -1188,21 +1218,33 @@ export interface operations {
                 fields?: string;
                 /** @description Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same. */
                 format?: "json" | "geojson" | "csv";
-                /** @description Sort direction; by default RECOMMENDED DESC, PRICE DESC, LISTED_AT DESC, PRICE_PER_SQFT DESC, DISTANCE ASC. */
+                /**
+                 * @description Sort direction; by default RECOMMENDED DESC, PRICE DESC, LISTED_AT DESC, PRICE_PER_SQFT DESC, DISTANCE ASC.
+                 * @example ASC
+                 */
                 sortDir?: "ASC" | "DESC";
                 /** @description Page, 1-indexed; default 1. */
                 page?: number;
                 /** @description Keyset pagination: the opaque cursor `meta.links.next` carries. The page then starts after the previous page's last row (no rows skipped or repeated when listings change in between, and a deep page costs what the first does); `page` only numbers it. It must come with the same filters, sort and sortDir (otherwise 400). Not for sort=DISTANCE, which pages by `page`. */
                 cursor?: string;
-                /** @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect. */
+                /**
+                 * @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect.
+                 * @example 2
+                 */
                 perPage?: number;
-                /** @description true: no broker fee. */
+                /**
+                 * @description true: no broker fee.
+                 * @example true
+                 */
                 noFee?: boolean;
                 /** @description true: furnished. */
                 furnished?: boolean;
                 /** @description Available on or before this day (YYYY-MM-DD); listings with no known date are left out. */
                 availableBefore?: string;
-                /** @description RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. DISTANCE: from `near` (needs it). Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap. */
+                /**
+                 * @description RECOMMENDED (default): score = round(0.6 x transit score) + 20 if floor area known + 10 if a lead photo + 10 if no fee. DISTANCE: from `near` (needs it). Every sort puts unknown values last; ties are broken by listing date (RECOMMENDED) and then id, in the same direction, so pages never overlap.
+                 * @example PRICE
+                 */
                 sort?: "RECOMMENDED" | "PRICE" | "LISTED_AT" | "PRICE_PER_SQFT" | "DISTANCE";
             };
             header?: never;
@@ -1544,12 +1586,18 @@ export interface operations {
     getComparables: {
         parameters: {
             query?: {
-                /** @description How many, 1-50; default 10. */
+                /**
+                 * @description How many, 1-50; default 10.
+                 * @example 2
+                 */
                 limit?: number;
             };
             header?: never;
             path: {
-                /** @description The upstream site's listing id. */
+                /**
+                 * @description The upstream site's listing id.
+                 * @example 1545
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1803,7 +1851,10 @@ export interface operations {
     getProperties: {
         parameters: {
             query: {
-                /** @description Comma-separated listing ids, at most 50. */
+                /**
+                 * @description Comma-separated listing ids, at most 50.
+                 * @example 1545,8000000,nope
+                 */
                 ids: string;
                 /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
                 fields?: string;
@@ -2017,7 +2068,10 @@ export interface operations {
     getPropertyByUrl: {
         parameters: {
             query: {
-                /** @description Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`. */
+                /**
+                 * @description Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`.
+                 * @example /rental/1545
+                 */
                 url: string;
                 /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
                 fields?: string;
@@ -2286,7 +2340,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The upstream site's listing id. */
+                /**
+                 * @description The upstream site's listing id.
+                 * @example 8000000
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2569,7 +2626,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Building id or slug. */
+                /**
+                 * @description Building id or slug.
+                 * @example 2-e-55th-st-manhattan
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2850,7 +2910,10 @@ export interface operations {
     searchRecordedSales: {
         parameters: {
             query?: {
-                /** @description Comma-separated area ids from /v1/areas (at most 50). A borough matches every sale in it; a smaller area matches the sales positioned in it. */
+                /**
+                 * @description Comma-separated area ids from /v1/areas (at most 50). A borough matches every sale in it; a smaller area matches the sales positioned in it.
+                 * @example 139
+                 */
                 areas?: string;
                 /** @description Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only positioned sales inside. */
                 bbox?: string;
@@ -2858,9 +2921,15 @@ export interface operations {
                 near?: string;
                 /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
                 radius?: number;
-                /** @description First sale date (inclusive), YYYY-MM-DD. */
+                /**
+                 * @description First sale date (inclusive), YYYY-MM-DD.
+                 * @example 2023-06-01
+                 */
                 from?: string;
-                /** @description Last sale date (inclusive), YYYY-MM-DD. */
+                /**
+                 * @description Last sale date (inclusive), YYYY-MM-DD.
+                 * @example 2023-06-30
+                 */
                 to?: string;
                 /** @description Least sale price, dollars. */
                 minPrice?: number;
@@ -2872,15 +2941,30 @@ export interface operations {
                 bbl?: string;
                 /** @description A building of /v1/building: the sales at its address and ZIP code. */
                 buildingId?: string;
-                /** @description `false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged). */
+                /**
+                 * @description `false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).
+                 * @example false
+                 */
                 noConsideration?: boolean;
-                /** @description Order; default saleDate. Unknown values last; ties broken by id in the same direction. */
+                /** @description Comma-separated community districts as PLUTO writes them, the borough digit then the district (`105` is Manhattan 5, `301` Brooklyn 1); a joint-interest area (parks, airports) is none (at most 50, such as `105,106`): any may match. A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none. An unknown number matches nothing. */
+                communityDistrict?: string;
+                /** @description Comma-separated NYPD police precincts, 1-123 (at most 50, such as `13,14`): any may match. A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none. An unknown number matches nothing. */
+                policePrecinct?: string;
+                /** @description Comma-separated community school districts, 1-32 (at most 50, such as `2`): any may match. A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none. An unknown number matches nothing. */
+                schoolDistrict?: string;
+                /**
+                 * @description Order; default saleDate. Unknown values last; ties broken by id in the same direction.
+                 * @example salePrice
+                 */
                 sort?: "saleDate" | "salePrice" | "pricePerSqft";
                 /** @description Sort direction; default DESC (newest, dearest first). */
                 sortDir?: "ASC" | "DESC";
                 /** @description Page, 1-indexed; default 1. */
                 page?: number;
-                /** @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect. */
+                /**
+                 * @description Page size 1-500, default 50. Above the plan cap (Free 10, Starter 50, Pro and Business 500) it is clamped; meta.perPage shows the size in effect.
+                 * @example 2
+                 */
                 perPage?: number;
                 /** @description Answer format: the JSON envelope (default), a GeoJSON FeatureCollection, or CSV; `Accept: application/geo+json` or `text/csv` does the same. */
                 format?: "json" | "geojson" | "csv";
@@ -3101,11 +3185,20 @@ export interface operations {
     getRecordedSalesHistory: {
         parameters: {
             query?: {
-                /** @description Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent. */
+                /**
+                 * @description Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.
+                 * @example 200
+                 */
                 areas?: string;
-                /** @description First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`. */
+                /**
+                 * @description First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`.
+                 * @example 2023-10
+                 */
                 from?: string;
-                /** @description Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most 240 months after `from`. */
+                /**
+                 * @description Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most 240 months after `from`.
+                 * @example 2024-01
+                 */
                 to?: string;
             };
             header?: never;
@@ -3311,14 +3404,20 @@ export interface operations {
     getSoldComparables: {
         parameters: {
             query?: {
-                /** @description How many, 1-50; default 10. */
+                /**
+                 * @description How many, 1-50; default 10.
+                 * @example 2
+                 */
                 limit?: number;
                 /** @description Only sales dated on or after this day (YYYY-MM-DD). */
                 from?: string;
             };
             header?: never;
             path: {
-                /** @description The sale listing's id. */
+                /**
+                 * @description The sale listing's id.
+                 * @example 8000000
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3579,7 +3678,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Area id from /v1/areas. */
+                /**
+                 * @description Area id from /v1/areas.
+                 * @example 108
+                 */
                 id: number;
             };
             cookie?: never;
@@ -3820,7 +3922,10 @@ export interface operations {
             query?: {
                 /** @description Areas whose name, or a word of it, starts with this, ignoring case and accents (`williams` finds Williamsburg); whole-name matches first, then by name. */
                 q?: string;
-                /** @description 0 borough, 1 sub-borough, 2 neighbourhood. */
+                /**
+                 * @description 0 borough, 1 sub-borough, 2 neighbourhood.
+                 * @example 0
+                 */
                 level?: 0 | 1 | 2;
                 /** @description Borough id: 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island. */
                 borough?: 100 | 200 | 300 | 400 | 500;
@@ -4029,11 +4134,20 @@ export interface operations {
     getMarket: {
         parameters: {
             query: {
-                /** @description Rentals or sales. */
+                /**
+                 * @description Rentals or sales.
+                 * @example rental
+                 */
                 kind: "rental" | "sale";
-                /** @description Areas by id or slug (with the areas below them); the whole city when absent. */
+                /**
+                 * @description Areas by id or slug (with the areas below them); the whole city when absent.
+                 * @example 200
+                 */
                 areas?: string;
-                /** @description Bedroom counts to include (0 a studio), comma-separated; all when absent. */
+                /**
+                 * @description Bedroom counts to include (0 a studio), comma-separated; all when absent.
+                 * @example 1
+                 */
                 bedrooms?: string;
             };
             header?: never;
@@ -4252,9 +4366,15 @@ export interface operations {
     getMarketHistory: {
         parameters: {
             query: {
-                /** @description Rentals or sales. */
+                /**
+                 * @description Rentals or sales.
+                 * @example rental
+                 */
                 kind: "rental" | "sale";
-                /** @description A borough; the whole city when absent. */
+                /**
+                 * @description A borough; the whole city when absent.
+                 * @example 200
+                 */
                 area?: 100 | 200 | 300 | 400 | 500;
                 /** @description First day (UTC, inclusive); default 30 days before `to`. */
                 from?: string;
@@ -4492,9 +4612,15 @@ export interface operations {
                 minBeds?: number;
                 /** @description Maximum bedrooms. */
                 maxBeds?: number;
-                /** @description The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept; `latest`: the newest event now (a new consumer starts there and reads only what comes next). A cursor beyond the newest event is a 400. */
+                /**
+                 * @description The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept; `latest`: the newest event now (a new consumer starts there and reads only what comes next). A cursor beyond the newest event is a 400.
+                 * @example 0
+                 */
                 since?: string;
-                /** @description Events a page, 1-500, default 100, capped by the plan. */
+                /**
+                 * @description Events a page, 1-500, default 100, capped by the plan.
+                 * @example 2
+                 */
                 perPage?: number;
             };
             header?: never;
@@ -4769,7 +4895,10 @@ export interface operations {
                 minBeds?: number;
                 /** @description Maximum bedrooms. */
                 maxBeds?: number;
-                /** @description The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept; `latest`: the newest event now (a new consumer starts there and reads only what comes next). A cursor beyond the newest event is a 400. */
+                /**
+                 * @description The cursor to continue from (an event id: `meta.next` of the previous page); 0 or absent: the oldest kept; `latest`: the newest event now (a new consumer starts there and reads only what comes next). A cursor beyond the newest event is a 400.
+                 * @example 0
+                 */
                 since?: string;
             };
             header?: {

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
 import type { Mirror } from '../../read/mirror.js';
 import { invalidParams, notFound } from '../problem.js';
-import { ComparablesMeta, problemResponses } from '../schemas/common.js';
+import { ComparablesMeta, LISTING_ID, problemResponses } from '../schemas/common.js';
 import { ListingDetail } from '../../wire/listing.js';
 import { fieldsParam, project, sparseFields } from '../sparse-fields.js';
 
@@ -12,7 +12,6 @@ const detailResponse = Type.Object(
   { data: Type.Ref('ListingDetail'), meta: Type.Ref('SingleMeta') },
   { description: 'The listing (active or off the market) and the freshness of its data.' },
 );
-const ID = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', description: "The upstream site's listing id." });
 
 /** What `url` may be: an optional http(s) scheme and host, then a rental, sale or building path; no spaces or control characters. */
 const LISTING_URL_PATTERN = '^([hH][tT][tT][pP][sS]?://[^/\\u0000-\\u0020\\u007f]+)?/?(rental|sale|building)/[^\\u0000-\\u0020\\u007f]+$';
@@ -53,7 +52,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
           'bedrooms max(0, 1 - |b - b0| / 3); full bathrooms max(0, 1 - |b - b0| / 2); size max(0, 1 - |s - s0| / s0); distance 1 - d / radius; a part unknown on either side counts 0.5. ' +
           `From the ${deps.comparablesPlan} plan up (MIN_PLAN_COMPARABLES).`,
         tags: ['property'],
-        params: Type.Object({ id: ID }),
+        params: Type.Object({ id: LISTING_ID }),
         querystring: Type.Object(
           { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'How many, 1-50; default 10.' })) },
           { additionalProperties: false },
@@ -179,7 +178,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         summary: 'Listing detail by upstream listing id',
         description: 'Sale or rental listing detail. Off-market listings still answer, with their status. A listing not yet mirrored is fetched from upstream.',
         tags: ['property'],
-        params: Type.Object({ id: ID }),
+        params: Type.Object({ id: LISTING_ID }),
         querystring: Type.Object({ fields: Type.Optional(fieldsParam(ListingDetail)) }, { additionalProperties: false }),
         response: { 200: detailResponse, ...problemResponses(400, 401, 404, 414, 429, 502, 503, 504) },
         security: [{ bearerAuth: [] }],

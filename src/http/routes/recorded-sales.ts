@@ -1,4 +1,5 @@
 import { MONTH_PATTERN } from '../validation.js';
+import { districtFilters, districtParameters } from '../../domain/city-districts.js';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -16,7 +17,7 @@ import { pageLinks } from '../links.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
-import { ComparablesMeta, problemResponses } from '../schemas/common.js';
+import { ComparablesMeta, LISTING_ID, problemResponses } from '../schemas/common.js';
 import { commonFilters, queryObject } from '../schemas/search-query.js';
 import type { ListingRow } from '../../store/listing-rows.js';
 import { notFound } from '../problem.js';
@@ -43,6 +44,7 @@ export const RecordedSalesQuery = queryObject({
   bbl: Type.String({ pattern: '^[1-5][0-9]{9}$', description: 'Borough-block-lot, 10 digits.' }),
   buildingId: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'A building of /v1/building: the sales at its address and ZIP code.' }),
   noConsideration: Type.Boolean({ description: '`false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).' }),
+  ...districtParameters('A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none.'),
   sort: Type.Enum(['saleDate', 'salePrice', 'pricePerSqft'], { description: 'Order; default saleDate. Unknown values last; ties broken by id in the same direction.' }),
   sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC (newest, dearest first).' }),
   page: commonFilters.page,
@@ -126,6 +128,7 @@ export function registerRecordedSalesRoutes(
         bbl: q.bbl,
         buildingId: q.buildingId,
         noConsideration: q.noConsideration,
+        ...districtFilters(q),
         sort: q.sort ?? 'saleDate',
         descending: (q.sortDir ?? 'DESC') === 'DESC',
         page: q.page ?? 1,
@@ -192,7 +195,7 @@ export function registerRecordedSalesRoutes(
           'The radius widens through 500 m, 1, 2, 5 and 10 km until `limit` are found; only positioned sales can be found. ' +
           `From the ${deps.config.featurePlans.comparables} plan up (MIN_PLAN_COMPARABLES).`,
         tags: ['property', 'recorded sales'],
-        params: Type.Object({ id: Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$', description: "The sale listing's id." }) }),
+        params: Type.Object({ id: Type.String({ ...LISTING_ID, description: "The sale listing's id." }) }),
         querystring: queryObject({
           limit: Type.Integer({ minimum: 1, maximum: 50, description: 'How many, 1-50; default 10.' }),
           from: Type.String({ format: 'date', description: 'Only sales dated on or after this day (YYYY-MM-DD).' }),

@@ -8,6 +8,7 @@ import type { Mirror } from '../../read/mirror.js';
 import type { ListingSearch } from '../../search/listing-search.js';
 import { RANGES } from '../../search/filters.js';
 import { SEARCH_FILTER_NAMES, type SearchFilters } from '../../domain/search-filters.js';
+import { districtFilters } from '../../domain/city-districts.js';
 import { CSV_COLUMNS, FeatureCollectionSchema, searchFormat, toCsv, toFeatureCollection } from '../formats.js';
 import { resolveAreas } from '../area-param.js';
 import { pageLinks } from '../links.js';
@@ -47,6 +48,7 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     areaIds,
     amenities: csvList(q.amenities),
     buildingTypes: csvList(q.buildingType),
+    ...districtFilters(q),
     // The schema's date-time format accepted only instants parseInstant can normalise.
     listedAfter: q.listedAfter ? parseInstant(q.listedAfter)!.toISOString() : undefined,
     listedBefore: q.listedBefore ? parseInstant(q.listedBefore)!.toISOString() : undefined,

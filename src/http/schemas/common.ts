@@ -68,6 +68,9 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** The query string of an operation that takes no parameters: any parameter is a 400 (a misspelling never passes). */
+/** A listing id in a path (`/v1/property/{id}` and its comparables): the upstream site's id, as the routes take it. */
+export const LISTING_ID = Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', description: "The upstream site's listing id." });
+
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /**

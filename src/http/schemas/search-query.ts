@@ -1,6 +1,7 @@
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { KNOWN_AMENITIES, KNOWN_BUILDING_TYPES } from '../../domain/listing.js';
 import { AREA_LIST, COMMON_FILTERS, RENTAL_FILTERS, SALE_FILTERS } from '../../domain/search-filters.js';
+import { districtParameters } from '../../domain/city-districts.js';
 import { fieldsParam } from '../sparse-fields.js';
 import { DEFAULT_SORT_DIRECTIONS, SORT_FIELDS } from '../../search/sorts.js';
 import { ListingSummary } from '../../wire/listing.js';
@@ -31,6 +32,7 @@ export const commonFilters = {
     maxLength: 400,
     description: `Comma-separated building types, any may match: ${KNOWN_BUILDING_TYPES.join(', ')}.`,
   }),
+  ...districtParameters('A listing is in the district whose polygon (NYC Open Data) holds its position; one without a position is in none.'),
   bbox: Type.String({
     pattern: `^${COORD},${COORD},${COORD},${COORD}$`,
     maxLength: 100,
