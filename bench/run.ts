@@ -230,6 +230,24 @@ const scenarios: Scenario[] = [
   },
 ];
 
+/**
+ * A map's view of the city as the explorer asks for its clusters: a random centre over the five boroughs, a zoom of
+ * 11 to 15 and the box a 1280 x 800 pixel map shows at it, the rentals' filters of a person on about half.
+ */
+function mapView(): string {
+  const zoom = 11 + Math.floor(Math.random() * 5);
+  const width = (1280 / 256) * (360 / 2 ** zoom);
+  const height = (800 / 256) * (360 / 2 ** zoom) * Math.cos((40.7 * Math.PI) / 180);
+  const [lon, lat] = [-74.05 + Math.random() * 0.3, 40.58 + Math.random() * 0.3];
+  const box = [lon - width / 2, lat - height / 2, lon + width / 2, lat + height / 2].map((v) => v.toFixed(5)).join(',');
+  const filters = Math.random() < 0.5 ? `&maxPrice=${2000 + 250 * Math.floor(Math.random() * 20)}&minBeds=${Math.floor(Math.random() * 3)}` : '';
+  return `bbox=${box}&zoom=${zoom}${filters}`;
+}
+scenarios.push(
+  { name: 'map clusters of rentals, a new view each time', path: '/v1/search/rentals/clusters?{varies}', vary: mapView },
+  { name: 'map clusters of rentals, a new view each time, at 50 a second', path: '/v1/search/rentals/clusters?{varies}', vary: mapView, rate: 50 },
+);
+
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
 /** The middle value (the mean of the two middle ones for an even count). */
 const median = (values: number[]) => {

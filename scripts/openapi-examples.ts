@@ -14,6 +14,8 @@ import { abridge, README_CALLS, README_MARKERS } from './readme-answers.js';
 const REQUESTS: [string, string][] = [
   ['/v1/search/sales', '/v1/search/sales?areas=108&sort=PRICE&sortDir=ASC&perPage=2'],
   ['/v1/search/rentals', '/v1/search/rentals?areas=300&amenities=DOORMAN&noFee=true&sort=PRICE&sortDir=ASC&perPage=2'],
+  ['/v1/search/sales/clusters', '/v1/search/sales/clusters?bbox=-74.02,40.70,-73.93,40.80&zoom=12&minBeds=2'],
+  ['/v1/search/rentals/clusters', '/v1/search/rentals/clusters?bbox=-74.02,40.70,-73.93,40.80&zoom=12&maxPrice=3000'],
   ['/v1/property/{id}', '/v1/property/8000000'],
   ['/v1/property/by-url', '/v1/property/by-url?url=/rental/1545'],
   ['/v1/property/{id}/comparables', '/v1/property/1545/comparables?limit=2'],

@@ -34,6 +34,7 @@ import type { CityRecords } from './read/city-records.js';
 import { RecordedSaleSchema } from './wire/recorded-sale.js';
 import { AreaSchema, BuildingSchema } from './wire/building.js';
 import { SHARED_SCHEMAS } from './http/schemas/common.js';
+import { ListingClusterSchema } from './wire/cluster.js';
 import { ListingDetail, ListingSummary } from './wire/listing.js';
 import { RouteIndex } from './http/route-index.js';
 import { parameterValidatorCompiler } from './http/validation.js';
@@ -330,7 +331,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done();
     });
   }
-  for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, BuildingSchema, AreaSchema, RecordedSaleSchema]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, ListingClusterSchema, BuildingSchema, AreaSchema, RecordedSaleSchema]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {

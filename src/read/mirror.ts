@@ -19,6 +19,8 @@ import type { Database } from '../store/schema.js';
 import { listingsNear } from '../search/query.js';
 import type { ListingSearch } from '../search/listing-search.js';
 import { Searcher } from '../search/searcher.js';
+import type { ClusterGrid } from '../search/clusters.js';
+import type { ListingCluster } from '../wire/cluster.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
@@ -182,6 +184,15 @@ export class Mirror {
     const freshness = await this.judgeListings(scopes);
     const found = await this.searcher.find(search, polygon);
     return { items: found.rows.map((r) => rowToSummary(r, this.now)), total: found.total, nextCursor: found.nextCursor, freshness };
+  }
+
+  /**
+   * The matches of `search` in the boroughs `boroughIds` cover, counted by the cells of `grid`, with the search's
+   * freshness ({@link Mirror.search}).
+   */
+  async clusters(search: ListingSearch, boroughIds: readonly number[], grid: ClusterGrid, polygon?: Outline): Promise<{ cells: ListingCluster[]; freshness: Freshness }> {
+    const freshness = await this.judgeListings(this.listingScopes(search.kind, boroughIds));
+    return { cells: await this.searcher.clusters(search, grid, polygon), freshness };
   }
 
   /** A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query). */

@@ -53,7 +53,12 @@ export async function listingsNear(
  * The search's filters (the table of filters) on active listings of its kind, written as a page's plan says (a count's
  * own way when none: a yes/no filter's yes through its partial index, each amenity joined).
  */
-function filtered(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext, plan: Pick<SearchPlan, 'flagsByIndex' | 'amenitiesAsSet'> = { flagsByIndex: true, amenitiesAsSet: false }): Query {
+export function filteredListings(
+  db: Kysely<Database>,
+  s: ListingSearch,
+  ctx: SearchContext,
+  plan: Pick<SearchPlan, 'flagsByIndex' | 'amenitiesAsSet'> = { flagsByIndex: true, amenitiesAsSet: false },
+): Query {
   return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, { ...ctx, flagsByIndex: plan.flagsByIndex, amenitiesAsSet: plan.amenitiesAsSet });
 }
 
@@ -127,7 +132,7 @@ export async function searchListings(
 /** Reads the page `plan` says: its summary rows (with the distance in metres when the search has a point). */
 export async function readPage(db: Kysely<Database>, s: ListingSearch, plan: SearchPlan, ctx: SearchContext): Promise<(SummaryRow & { distance?: number })[]> {
   if (plan.read === 'empty') return [];
-  const base = filtered(db, s, ctx, plan);
+  const base = filteredListings(db, s, ctx, plan);
   if (plan.idsFirst) return deferredPage(db, base, s, ctx, plan.orderBounds).execute();
   return pageQuery(base, s, ctx, plan.read, plan.orderBounds).execute();
 }
@@ -148,7 +153,7 @@ function deferredPage(db: Kysely<Database>, pageBase: Query, s: ListingSearch, c
 
 /** The number of active listings matching a search's filters (one COUNT; its order and page play no part). */
 export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<number> {
-  const { n } = await filtered(db, s, ctx).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await filteredListings(db, s, ctx).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(n);
 }
 

@@ -7,6 +7,8 @@ import type { SummaryRow } from '../store/listing-rows.js';
 import type { Database } from '../store/schema.js';
 import { encodeCursor } from './cursor.js';
 import { filtersOf } from './filters.js';
+import { clusterListings, type ClusterGrid } from './clusters.js';
+import type { ListingCluster } from '../wire/cluster.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { PriceLadders } from './price-ladders.js';
 import { noSideFilter } from './plan.js';
@@ -57,16 +59,20 @@ export class Searcher {
     this.priceLadders = new PriceLadders(deps.listings, deps.readCacheSeconds);
   }
 
+  /** The search narrowed to the listings inside `polygon` (its `ids`), when one is given. */
+  private async insidePolygon(search: ListingSearch, polygon?: Outline): Promise<ListingSearch> {
+    if (!polygon) return search;
+    // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
+    const box = boundingBox(polygon);
+    const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
+    return { ...search, ids: inside.map((l) => l.id) };
+  }
+
   /** The page `search` asks for, inside `polygon` when one is given. */
   async find(search: ListingSearch, polygon?: Outline): Promise<SearchPage> {
     const asked = search;
     const now = this.deps.clock();
-    if (polygon) {
-      // The spatial index narrows to the polygon's box; each candidate is then tested against the outline.
-      const box = boundingBox(polygon);
-      const inside = (await listingsInBox(this.deps.db, search.kind, box, this.deps.dialect)).filter((l) => outlineContains(polygon, l, box));
-      search = { ...search, ids: inside.map((l) => l.id) };
-    }
+    search = await this.insidePolygon(search, polygon);
     // How to read the page is weighed by the total against the kind's active listings (plan.ts's pageStrategy).
     const ctx: SearchContext = {
       now,
@@ -80,6 +86,13 @@ export class Searcher {
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(asked, last) : null;
     return { rows, total, nextCursor };
+  }
+
+  /** The matches of `search` (inside `polygon` when one is given) counted by the cells of `grid` ({@link clusterListings}). */
+  async clusters(search: ListingSearch, grid: ClusterGrid, polygon?: Outline): Promise<ListingCluster[]> {
+    const narrowed = await this.insidePolygon(search, polygon);
+    const ctx: SearchContext = { now: this.deps.clock(), mortgageFactor: mortgageFactor(this.deps.mortgage), dialect: this.deps.dialect };
+    return clusterListings(this.deps.db, narrowed, ctx, grid);
   }
 
   /** The key of a search's kept total: the listings version, the minute (date filters read the clock) and its filters, not its order or page. */

@@ -28,7 +28,7 @@ beforeAll(async () => {
   rt = await startTestRuntime({ CHANGES_STREAM_POLL_SECONDS: '0.05' }, { withoutRentHop: true, clock: () => new Date(now), manualMarketClock: true });
   base = await rt.app.listen({ port: 0, host: '127.0.0.1' });
   // The key docs/explorer.md tells a person to issue: publishable, limited to what the page calls.
-  const operations = ['listAreas', 'searchRentals', 'searchSales', 'getProperty', 'getComparables', 'getMarket', 'getUsage', 'streamChanges'];
+  const operations = ['listAreas', 'searchRentals', 'searchSales', 'clusterRentals', 'clusterSales', 'getProperty', 'getComparables', 'getMarket', 'getUsage', 'streamChanges'];
   key = await rt.key('business', { origins: [base], label: 'explorer test', operations });
   secret = await rt.key('pro');
   browser = await chromium.launch({

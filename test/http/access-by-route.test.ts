@@ -22,7 +22,7 @@ const undocumented = routes.filter((r) => !doc.paths[documentedPath(r.url)]?.get
 
 // A real value for each path and required query parameter, so that an answer past the access check is a 200.
 const PATH_VALUE: Record<string, string> = { '/v1/areas/:id': '100', '/v1/building/:id': '44518357', '/v1/property/:id/sold-comparables': '8000000' };
-const QUERY_VALUE: Record<string, string> = { ids: '1545', url: '/rental/1545', kind: 'rental' };
+const QUERY_VALUE: Record<string, string> = { ids: '1545', url: '/rental/1545', kind: 'rental', bbox: '-74.02,40.70,-73.93,40.80', zoom: '12' };
 function urlOf(route: { url: string }): string {
   const operation = doc.paths[documentedPath(route.url)].get;
   const query = (operation.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=${encodeURIComponent(QUERY_VALUE[p.name])}`);

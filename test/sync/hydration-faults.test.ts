@@ -9,7 +9,10 @@ import { waitFor } from '../helpers/wait.js';
 // stalls past the timeout) on its detail requests: it reaches backlog 0, parks what keeps failing, and says
 // so in /v1/health and the metrics.
 let rt: TestRuntime;
-const MAX_FAILURES = 3;
+// A GraphQL error (6 % of requests here) fails its batch at once, and the failed batch is the oldest, taken again
+// next: at 3 failures some 200 batches gave a real batch three in a row in about 4 % of runs (0.06^3 x 200), parking
+// it beside the gone listing. At 5 that is about 0.02 %.
+const MAX_FAILURES = 5;
 
 beforeAll(async () => {
   rt = await startTestRuntime(

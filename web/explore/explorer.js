@@ -156,9 +156,14 @@ async function search(map) {
     const collection = await api(`/v1/search/${state.kind}?${query}`);
     if (number !== state.searches) return;
     const features = collection.features.filter((f) => f.geometry);
-    map.getSource('listings').setData({ type: 'FeatureCollection', features });
     const { total, dataAge } = collection.meta;
-    setStatus(`${total.toLocaleString('en-US')} ${state.kind} match in view; ${features.length.toLocaleString('en-US')} on the map. Data ${dataAge} s old.` +
+    // More matches than one page holds: every match drawn, counted on the map's grid, in place of the page's points.
+    const cells = total > collection.features.length ? await clusters(map, filters) : null;
+    if (number !== state.searches) return;
+    map.getSource('listings').setData({ type: 'FeatureCollection', features: cells ? [] : features });
+    map.getSource('cells').setData({ type: 'FeatureCollection', features: cells ?? [] });
+    const drawn = cells ? `every one on the map, in ${cells.length.toLocaleString('en-US')} cells` : `${features.length.toLocaleString('en-US')} on the map`;
+    setStatus(`${total.toLocaleString('en-US')} ${state.kind} match in view; ${drawn}. Data confirmed ${ageInWords(dataAge)}.` +
       (state.changesSeen ? ` ${state.changesSeen} live changes seen.` : ''));
     $('#results').replaceChildren(...collection.features.slice(0, 25).map((f) => el('li', {},
       el('button', { type: 'button', 'data-id': f.properties.id, onclick: () => openListing(f.properties.id) },
@@ -168,6 +173,26 @@ async function search(map) {
   } catch (error) {
     if (number === state.searches) setStatus(error.message, true);
   }
+}
+
+/** The matches of the panel's `filters` in view, counted on the map's grid (GET /v1/search/{kind}/clusters), as GeoJSON points. */
+async function clusters(map, filters) {
+  const query = new URLSearchParams(filters);
+  query.set('bbox', bbox(map));
+  query.set('zoom', String(Math.max(0, Math.min(22, Math.floor(map.getZoom())))));
+  const { data } = await api(`/v1/search/${state.kind}/clusters?${query}`);
+  return data.map((cell) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: [cell.longitude, cell.latitude] }, properties: { count: cell.count, minPrice: cell.minPrice, maxPrice: cell.maxPrice } }));
+}
+
+/** How long ago an instant (ISO 8601) was, in words: `just now`, `5 minutes ago`, `2 hours ago`, `3 days ago`. */
+function ageInWords(instant) {
+  const seconds = Math.max(0, (Date.now() - Date.parse(instant)) / 1000);
+  if (seconds < 45) return 'just now';
+  for (const [unit, size] of [['day', 86_400], ['hour', 3_600], ['minute', 60]]) {
+    const n = Math.round(seconds / size);
+    if (n >= 1 && seconds >= size * 0.75) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+  }
+  return 'a minute ago';
 }
 
 /** Opens a listing in the side panel: its detail, comparables and its area's market figures. */
@@ -266,6 +291,11 @@ function drawListingLayers(map) {
       'circle-radius': ['step', ['get', 'point_count'], 9, 10, 13, 50, 17, 200, 22] } });
   map.addLayer({ id: 'listings', type: 'circle', source: 'listings', filter: ['!', ['has', 'point_count']],
     paint: { 'circle-color': '#d9480f', 'circle-radius': 5, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1 } });
+  // Every match, counted on the map's grid, when there are more than one page of them (sized by count, no labels).
+  map.addSource('cells', { type: 'geojson', data: { type: 'FeatureCollection', features: [] } });
+  map.addLayer({ id: 'cells', type: 'circle', source: 'cells',
+    paint: { 'circle-color': '#5c3d99', 'circle-opacity': 0.7, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1,
+      'circle-radius': ['step', ['get', 'count'], 6, 10, 9, 50, 13, 200, 17, 1000, 22] } });
   map.addSource('flashes', { type: 'geojson', data: { type: 'FeatureCollection', features: [] } });
   map.addLayer({ id: 'flashes', type: 'circle', source: 'flashes', paint: { 'circle-color': '#ffd43b', 'circle-radius': 12, 'circle-opacity': 0.8, 'circle-stroke-color': '#e67700', 'circle-stroke-width': 2 } });
 
@@ -275,7 +305,8 @@ function drawListingLayers(map) {
     map.easeTo({ center: cluster.geometry.coordinates, zoom });
   });
   map.on('click', 'listings', (event) => openListing(event.features[0].properties.id));
-  for (const layer of ['clusters', 'listings']) {
+  map.on('click', 'cells', (event) => map.easeTo({ center: event.features[0].geometry.coordinates, zoom: map.getZoom() + 2 }));
+  for (const layer of ['clusters', 'listings', 'cells']) {
     map.on('mouseenter', layer, () => { map.getCanvas().style.cursor = 'pointer'; });
     map.on('mouseleave', layer, () => { map.getCanvas().style.cursor = ''; });
   }

@@ -19,7 +19,9 @@ import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
-import { RentalsQuery, SalesQuery } from '../schemas/search-query.js';
+import { RentalClustersQuery, RentalsQuery, SaleClustersQuery, SalesQuery } from '../schemas/search-query.js';
+import { ClustersMeta } from '../schemas/common.js';
+import { clusterGrid } from '../../search/clusters.js';
 import { parseInstant } from '../validation.js';
 import { geoFilters } from '../geo-params.js';
 import { DEFAULT_SORT_DIRECTIONS } from '../../search/sorts.js';
@@ -133,6 +135,34 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
     }
     return { data: items, meta };
   };
+  /** The matches of a search in view, counted by the cells of the map's grid at its zoom. */
+  const clusters = async (kind: ListingKind, query: AnyQuery & { zoom: number; bbox: string }, request: FastifyRequest) => {
+    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
+    const grid = clusterGrid(query.zoom, search.bbox!);
+    const found = await deps.mirror.clusters(search, boroughs, grid, polygon);
+    const total = found.cells.reduce((n, cell) => n + cell.count, 0);
+    return { data: found.cells, meta: { ...found.freshness, total, zoom: grid.zoom, cellDegrees: { longitude: grid.longitude, latitude: grid.latitude } } };
+  };
+  const clustersOptions = (querystring: typeof SaleClustersQuery | typeof RentalClustersQuery, kind: string, operationId: string) => ({
+    config: { access: 'anonymous' as const, answerCache: true },
+    schema: {
+      operationId,
+      summary: `Count the ${kind} listings of a search on a map's grid`,
+      description:
+        `Every active ${kind} listing matching the search's filters inside \`bbox\`, counted by the cells of the map's grid at \`zoom\` (32-pixel cells): ` +
+        "per cell the count, the centroid of the listings' positions and their price range. The counts sum to the search's total with the same filters " +
+        'and box (`meta.total`), so a map can show every match however many there are; a cell without matches is not listed. Freshness as the search.',
+      tags: ['search'],
+      querystring,
+      response: {
+        200: { description: 'The grid cells holding matches.', content: { 'application/json': { schema: Type.Object({ data: Type.Array(Type.Ref('ListingCluster')), meta: ClustersMeta }) } } },
+        ...problemResponses(400, 401, 429),
+      },
+      security: [{}, { bearerAuth: [] }] as { [label: string]: string[] }[],
+    },
+  });
+  app.get('/v1/search/sales/clusters', clustersOptions(SaleClustersQuery, 'sale', 'clusterSales'), (request) => clusters('sale', request.query as never, request));
+  app.get('/v1/search/rentals/clusters', clustersOptions(RentalClustersQuery, 'rental', 'clusterRentals'), (request) => clusters('rental', request.query as never, request));
   app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) => answer('sale', '/v1/search/sales', request.query, request, reply));
   app.get('/v1/search/rentals', options(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>
     answer('rental', '/v1/search/rentals', request.query, request, reply),

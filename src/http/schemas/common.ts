@@ -94,5 +94,16 @@ export const ComparablesMeta = Type.Object({
   radius: Type.Union([Type.Integer(), Type.Null()], { description: "The radius searched, metres; null when the listing's position is unknown." }),
 });
 
+/** The meta of a map's clusters: freshness, the matches counted (the sum of the cells' counts), the zoom and the cells' size. */
+export const ClustersMeta = Type.Object({
+  ...metaBase,
+  total: Type.Integer({ minimum: 0, description: "Matching listings with a position in the box: the sum of the cells' counts, and the search's total with the same filters and box." }),
+  zoom: Type.Integer({ minimum: 0, maximum: 22 }),
+  cellDegrees: Type.Object(
+    { longitude: Type.Number(), latitude: Type.Number() },
+    { description: "A cell's width and height in degrees: 32 pixels on a Web Mercator map at the zoom, square at the box's latitude (rounded to a whole degree)." },
+  ),
+});
+
 /** Schemas registered by id: the OpenAPI document's components. */
 export const SHARED_SCHEMAS = [Address, GeoPoint, SingleMeta, ListMeta, ProblemSchema];

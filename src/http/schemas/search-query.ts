@@ -96,3 +96,27 @@ export const AreasQuery = queryObject(
     include: Type.Enum(['boundary'], { description: '`boundary`: each area\'s outline as a GeoJSON Polygon.' }),
   },
 );
+
+/** Parameters of a search that say how its page is read or written, which a map's clusters do not take. */
+const PAGE_PARAMETERS = ['sort', 'sortDir', 'page', 'perPage', 'cursor', 'fields', 'format'];
+
+/**
+ * The query of a search's map clusters: the search's filters (`query`'s, unchanged) without its page parameters,
+ * `bbox` required, and the map's `zoom`.
+ */
+function clustersQuery(query: typeof SalesQuery | typeof RentalsQuery) {
+  const filters = Object.fromEntries(Object.entries(query.properties).filter(([name]) => !PAGE_PARAMETERS.includes(name) && name !== 'bbox'));
+  return Type.Object(
+    {
+      ...filters,
+      bbox: Type.String({ ...commonFilters.bbox, description: 'Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): the listings counted are those inside.' }),
+      zoom: Type.Integer({ minimum: 0, maximum: 22, description: "The map's zoom (Web Mercator, 0 to 22): a cell is 32 pixels on the screen at it." }),
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** Query of GET /v1/search/sales/clusters. */
+export const SaleClustersQuery = clustersQuery(SalesQuery);
+/** Query of GET /v1/search/rentals/clusters. */
+export const RentalClustersQuery = clustersQuery(RentalsQuery);

@@ -1,0 +1,76 @@
+import { sql, type Kysely } from 'kysely';
+import type { BoundingBox } from '../domain/outline.js';
+import type { Database } from '../store/schema.js';
+import type { ListingCluster } from '../wire/cluster.js';
+import type { ListingSearch, SearchContext } from './listing-search.js';
+import { filteredListings } from './query.js';
+
+/** Cells across a 256-pixel map tile: a cell is 32 pixels wide on the screen at its zoom. */
+const CELLS_A_TILE = 8;
+
+/**
+ * The grid a map at `zoom` (Web Mercator, 0 to 22) is cut into: cells of `longitude` degrees wide, 32 pixels on
+ * screen, and `latitude` degrees high, the same on screen at the latitude of the box's centre (rounded to a whole
+ * degree, so that panning keeps the cells where they were). Cells are counted from longitude -180 and latitude -90.
+ */
+export interface ClusterGrid {
+  zoom: number;
+  longitude: number;
+  latitude: number;
+}
+
+/** The grid of a map at `zoom` showing `box` ({@link ClusterGrid}). */
+export function clusterGrid(zoom: number, [, minLat, , maxLat]: BoundingBox): ClusterGrid {
+  const longitude = 360 / 2 ** zoom / CELLS_A_TILE;
+  const centre = Math.round((minLat + maxLat) / 2);
+  return { zoom, longitude, latitude: longitude * Math.cos((centre * Math.PI) / 180) };
+}
+
+/**
+ * The active listings a search matches (every filter of the table, and its `bbox`, which it needs), grouped by the cell of
+ * `grid` their position falls in: per cell the count, the centroid and the price range. Every match with a
+ * position is in exactly one cell, so the counts sum to the search's total when the search has a box. Cells in
+ * no particular order but by their indexes (west to east, then south to north).
+ * @throws Error when the search has no box (the route requires one).
+ */
+export async function clusterListings(db: Kysely<Database>, search: ListingSearch, ctx: SearchContext, grid: ClusterGrid): Promise<ListingCluster[]> {
+  // The cell sizes written as literals: PostgreSQL matches a grouped expression by its text, and two parameters
+  // (the SELECT's and the GROUP BY's) are two texts to it.
+  const x = sql<number>`floor((longitude + 180) / ${sql.lit(grid.longitude)})`;
+  const y = sql<number>`floor((latitude + 90) / ${sql.lit(grid.latitude)})`;
+  // The box as plain ranges, longitude first, rather than the filter table's spatial index: with them the cells are
+  // counted from the covering index of migration 029 when the other filters are on price and bedrooms.
+  const { bbox, ...rest } = search;
+  if (!bbox) throw new Error('a map\'s clusters need a box');
+  const [minLon, minLat, maxLon, maxLat] = bbox;
+  const rows = await filteredListings(db, rest, ctx)
+    .where('longitude', '>=', minLon)
+    .where('longitude', '<=', maxLon)
+    .where('latitude', '>=', minLat)
+    .where('latitude', '<=', maxLat)
+    .select([
+      x.as('x'),
+      y.as('y'),
+      (eb) => eb.fn.countAll<number>().as('count'),
+      (eb) => eb.fn.avg<number>('latitude').as('latitude'),
+      (eb) => eb.fn.avg<number>('longitude').as('longitude'),
+      (eb) => eb.fn.min<number>('price').as('min_price'),
+      (eb) => eb.fn.max<number>('price').as('max_price'),
+    ])
+    .groupBy([x, y])
+    .orderBy(y)
+    .orderBy(x)
+    .execute();
+  const round6 = (v: number) => Math.round(v * 1e6) / 1e6;
+  return rows.map((r) => {
+    const [cx, cy] = [Number(r.x), Number(r.y)];
+    return {
+      count: Number(r.count),
+      latitude: round6(Number(r.latitude)),
+      longitude: round6(Number(r.longitude)),
+      minPrice: Number(r.min_price),
+      maxPrice: Number(r.max_price),
+      cell: [round6(cx * grid.longitude - 180), round6(cy * grid.latitude - 90), round6((cx + 1) * grid.longitude - 180), round6((cy + 1) * grid.latitude - 90)],
+    };
+  });
+}
