@@ -41,7 +41,7 @@ import { openStore } from '../src/store/database.js';
 import { ListingsRepository } from '../src/store/listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startPeer, type Peer } from './peer.js';
-import { drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches } from './mixed-workload.js';
+import { appSearches, drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches } from './mixed-workload.js';
 import { cpuMicrosOf, freePort, rssOf, spawnCommand, stop } from './processes.js';
 import { load } from './load.js';
 import { freshMirror, webhookRate } from './webhooks.js';
@@ -122,11 +122,9 @@ if (store.dialect === 'postgres') await sql`vacuum analyze`.execute(store.db);
 const listings = await new ListingsRepository(store.db).count();
 /** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
 const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
-const mixed = mixedSearches(
-  await store.db.selectFrom('listings').select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count']).where('status', '=', 'ACTIVE').execute(),
-  MIXED_SEARCHES,
-  2016,
-);
+const drawnFrom = await store.db.selectFrom('listings').select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count']).where('status', '=', 'ACTIVE').execute();
+const mixed = mixedSearches(drawnFrom, MIXED_SEARCHES, 2016);
+const apps = appSearches(drawnFrom, MIXED_SEARCHES, 2016);
 await store.close();
 
 const started = Date.now();
@@ -243,7 +241,15 @@ function mapView(): string {
   const filters = Math.random() < 0.5 ? `&maxPrice=${2000 + 250 * Math.floor(Math.random() * 20)}&minBeds=${Math.floor(Math.random() * 3)}` : '';
   return `bbox=${box}&zoom=${zoom}${filters}`;
 }
+const appDraws = drawWithRepeats(apps, config.readCacheSeconds);
 scenarios.push(
+  {
+    name: `app searches (${MIXED_SEARCHES.toLocaleString('en')} distinct: amenities on half, every sort, pages 1-5 of 20-50)`,
+    path: '{varies}',
+    vary: appDraws.draw,
+    note: () => `${pct(appDraws.counts.repeated, appDraws.counts.asked)} of ${appDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS`,
+  },
+  { name: `app searches at ${MIXED_RATE} a second`, path: '{varies}', vary: appDraws.draw, rate: MIXED_RATE },
   { name: 'map clusters of rentals, a new view each time', path: '/v1/search/rentals/clusters?{varies}', vary: mapView },
   { name: 'map clusters of rentals, a new view each time, at 50 a second', path: '/v1/search/rentals/clusters?{varies}', vary: mapView, rate: 50 },
 );
