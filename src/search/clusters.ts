@@ -29,8 +29,8 @@ export function clusterGrid(zoom: number, [, minLat, , maxLat]: BoundingBox): Cl
 /**
  * The active listings a search matches (every filter of the table, and its `bbox`, which it needs), grouped by the cell of
  * `grid` their position falls in: per cell the count, the centroid and the price range. Every match with a
- * position is in exactly one cell, so the counts sum to the search's total when the search has a box. Cells in
- * no particular order but by their indexes (west to east, then south to north).
+ * position is in exactly one cell, so the counts sum to the search's total when the search has a box. Cells come
+ * south to north, and west to east within a row.
  * @throws Error when the search has no box (the route requires one).
  */
 export async function clusterListings(db: Kysely<Database>, search: ListingSearch, ctx: SearchContext, grid: ClusterGrid): Promise<ListingCluster[]> {
