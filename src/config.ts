@@ -86,6 +86,8 @@ export interface Config {
   answerCacheBytes: number;
   /** SQLite: searches read on connections of their own in worker threads, off the event loop (SQLITE_READ_THREAD, default on). */
   sqliteReadThread: boolean;
+  /** Searches answered from the in-memory search index while it holds the store's data version (SEARCH_INDEX, default on). */
+  searchIndex: boolean;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
@@ -234,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS'),
     marketClock: bool(env, 'MARKET_CLOCK'),
     sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
+    searchIndex: bool(env, 'SEARCH_INDEX'),
     marketSeed: int(env, 'MARKET_SEED'),
     localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),
     localSodaFaults: text(env, 'LOCAL_SODA_FAULTS'),

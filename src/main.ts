@@ -117,16 +117,15 @@ async function main(argv: string[]): Promise<number> {
       const logger = await cliLogger(config.logLevel);
       const { startRuntime } = await import('./runtime.js');
       const runtime = await startRuntime(config, { logger, apiOnly });
-      // Search totals counted in memory from the first request: built later, under load, a rebuild
-      // competes with the searches that count in the store meanwhile.
-      const building = Date.now();
-      const ladders = runtime.mirror.searcher.priceLadders;
-      await ladders.current();
-      const ms = Date.now() - building;
-      const [laddered, ladderedSales] = [await ladders.activeOfKind('rental'), await ladders.activeOfKind('sale')];
-      // The background hydration of a first start writes listings meanwhile: the ladders are then rebuilt as it goes.
-      if (laddered === undefined || ladderedSales === undefined) logger.info({ ms }, `search totals: price ladders built in ${ms} ms, rebuilt as the background hydration writes`);
-      else logger.info({ rentals: laddered, sales: ladderedSales, ms }, `search totals ready: price ladders of ${laddered} rentals and ${ladderedSales} sales built in ${ms} ms`);
+      // The search index answers from the first request: built later, under load, its build competes with the
+      // searches the store answers meanwhile.
+      const index = runtime.mirror.searcher.index;
+      if (index) {
+        await index.current();
+        const { listings, buildSeconds } = index.state();
+        // The background hydration of a first start writes listings meanwhile: the index is then built again as it goes.
+        logger.info({ ...listings, buildSeconds }, `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`);
+      }
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
       logger.info({ address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales, role: apiOnly ? 'api' : 'all' }, `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`);

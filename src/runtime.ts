@@ -44,6 +44,7 @@ import { cityDatasets } from './dataset/city-datasets.js';
 import { CityPolygons } from './dataset/city-polygons.js';
 import type { GeoPoint } from './wire/common.js';
 import { CityRecords } from './read/city-records.js';
+import { NO_SEARCH_INDEX } from './search/search-index.js';
 
 /** Everything a running service holds; `close()` releases it all. */
 export interface Runtime {
@@ -236,7 +237,12 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
-    const mirror = new Mirror({ db: store.readDb, dialect: store.dialect, listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock });
+    const mirror = new Mirror({
+      db: store.readDb,
+      dialect: store.dialect,
+      ...{ listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock },
+      warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
+    });
     const cityFacts = new CityRecords({
       records: cityRecords,
       scopeFreshness,
@@ -244,6 +250,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       polygons: cityPolygons,
       freshnessSeconds: config.openData.freshnessSeconds,
     });
+    /** The search index's state, as /v1/health shows it and the metrics read it. */
+    const searchIndexState = () => mirror.searcher.index?.state() ?? NO_SEARCH_INDEX;
     /** Hydration's state, as /v1/health shows it and the metrics read it. */
     const hydrationHealth = async () => {
       const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
@@ -268,6 +276,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         crawlReports: () => syncer.crawlReports(),
         running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
         hydration: hydrationHealth,
+        searchIndex: searchIndexState,
         webhooks: async () => {
           const queue = await webhooks.queue(clock().toISOString());
           const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
@@ -290,6 +299,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         { upstream: 'open-data', circuit: sodaClient.circuitState(), queued: 0 },
       ],
       hydration: hydrationHealth,
+      searchIndex: searchIndexState,
       webhooks: async () => {
         const now = clock();
         const queue = await webhooks.queue(now.toISOString());

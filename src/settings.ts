@@ -107,6 +107,7 @@ export const SETTINGS = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: { default: false, meaning: 'allow plain http and private, loopback or link-local webhook targets' },
   KEY_CACHE_SECONDS: { default: 30, meaning: 'how long a key looked up is reused: how long a revoke made elsewhere takes to be seen' },
   QUOTA_FLUSH_SECONDS: { default: 1, meaning: 'between two writes of the monthly counts (the most a crash leaves uncounted)' },
+  SEARCH_INDEX: { default: true, meaning: 'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md)' },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
   ANSWER_CACHE_MB: { default: 16, meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)' },
   SQLITE_READ_THREAD: { default: true, meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/decisions.md)' },

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SearchIndexState } from '../search/search-index.js';
 
 /** What a gauge reads when it is scraped: a value, or one per label set. */
 type Reading = number | { labels: Record<string, string>; value: number }[];
@@ -13,6 +14,8 @@ export interface MetricSources {
   webhooks?: () => Promise<{ pending: number; due: number; oldestDueAgeSeconds: number; dead: number }>;
   /** The database pool: connections open, idle, and requests waiting for one (PostgreSQL only). */
   databasePool?: () => { total: number; idle: number; waiting: number } | null;
+  /** The search index: listings it holds by kind, whether a build runs, builds finished and failed, the last one's seconds. */
+  searchIndex?: () => SearchIndexState;
 }
 
 type UpstreamReading = ReturnType<NonNullable<MetricSources['upstreams']>>[number];
@@ -23,6 +26,7 @@ interface Snapshot {
   hydration?: Awaited<ReturnType<NonNullable<MetricSources['hydration']>>>;
   webhooks?: Awaited<ReturnType<NonNullable<MetricSources['webhooks']>>>;
   databasePool?: { total: number; idle: number; waiting: number };
+  searchIndex?: SearchIndexState;
 }
 
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
@@ -139,6 +143,14 @@ export class Metrics {
     gauge('nyc_listings_hydration_parked', 'Active listings parked after repeated detail failures', (s) => s.hydration?.parked);
     gauge('nyc_listings_hydration_running', '1 while a hydration of the backlog runs on this instance', (s) => (s.hydration ? Number(s.hydration.running) : undefined));
     gauge('nyc_listings_hydrated_listings', 'Listings hydrated by this instance since it started', (s) => s.hydration?.hydrated);
+    const index = (s: Snapshot) => (s.searchIndex?.enabled ? s.searchIndex : undefined);
+    gauge('nyc_listings_search_index_listings', 'Active listings the search index holds, by kind (absent with SEARCH_INDEX off)', (s) =>
+      index(s)?.listings ? Object.entries(index(s)!.listings!).map(([kind, value]) => ({ labels: { kind }, value })) : undefined,
+    ['kind']);
+    gauge('nyc_listings_search_index_building', '1 while the search index is being built on this instance', (s) => (index(s) ? Number(index(s)!.building) : undefined));
+    gauge('nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds);
+    gauge('nyc_listings_search_index_failed_builds', 'Search index builds that failed on this instance since it started', (s) => index(s)?.failedBuilds);
+    gauge('nyc_listings_search_index_build_seconds', "The last search index build's duration, reading the store included", (s) => index(s)?.buildSeconds ?? undefined);
     gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
     gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
     gauge('nyc_listings_webhook_oldest_due_age_seconds', 'Seconds since the oldest due webhook delivery fell due (0 when none is due)', (s) => s.webhooks?.oldestDueAgeSeconds);
@@ -152,7 +164,7 @@ export class Metrics {
   async scrape(): Promise<{ body: string; contentType: string }> {
     const src = this.sources;
     const [hydration, webhooks] = await Promise.all([src.hydration?.(), src.webhooks?.()]);
-    this.snapshot = { upstreams: src.upstreams?.(), hydration, webhooks, databasePool: src.databasePool?.() ?? undefined };
+    this.snapshot = { upstreams: src.upstreams?.(), hydration, webhooks, databasePool: src.databasePool?.() ?? undefined, searchIndex: src.searchIndex?.() };
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
 }

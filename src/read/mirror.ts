@@ -60,8 +60,10 @@ export interface MirrorDeps {
   coordinator: RefreshCoordinator;
   /** Judges data synced by scope: listing scopes and the area list. */
   scopeFreshness: ScopeFreshness;
-  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds'>;
+  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex'>;
   clock: () => Date;
+  /** Logs background work that gave up (a search index build that failed). */
+  warn?: (message: string, error: unknown) => void;
 }
 
 /** A search answer: the page of summaries, the total, freshness, and the cursor of the next page (null at the end or for DISTANCE). */
@@ -89,7 +91,16 @@ export class Mirror {
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
     this.areaLists = new LRUCache({ max: 200, ttl });
-    this.searcher = new Searcher({ db: deps.db, dialect: deps.dialect, listings: deps.listings, mortgage: deps.config.mortgage, readCacheSeconds: deps.config.readCacheSeconds, clock: deps.clock });
+    this.searcher = new Searcher({
+      db: deps.db,
+      dialect: deps.dialect,
+      listings: deps.listings,
+      mortgage: deps.config.mortgage,
+      readCacheSeconds: deps.config.readCacheSeconds,
+      searchIndex: deps.config.searchIndex,
+      clock: deps.clock,
+      warn: deps.warn ?? (() => undefined),
+    });
   }
 
   /**

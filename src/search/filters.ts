@@ -3,6 +3,8 @@ import type { DistrictName } from '../domain/city-districts.js';
 import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
+import type { ListingColumns, NumericColumn } from './listing-columns.js';
+import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './narrowing.js';
 import { INDEXED_SORTS, type IndexedSort } from './sorts.js';
 
 const DAY_MS = 86_400_000;
@@ -23,6 +25,8 @@ type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
 export interface FilterRow<V> {
   /** Keeps the listings that match `value`. */
   where: (q: ListingsQuery, value: V, ctx: FilterContext) => ListingsQuery;
+  /** The same filter in the search index (search-index.ts): the listings it keeps, read from the kind's columns; null when only the store answers it. */
+  memory: InMemory<V>;
   /** The orders whose index holds this filter on its entries, so that a walk of it tests the filter without reading the row (none when absent). */
   heldBy?: readonly IndexedSort[];
   /** Set when the price ladders count this filter in memory (price-ladders.ts); the store counts the others. */
@@ -34,8 +38,20 @@ export interface FilterRow<V> {
 }
 
 type Numeric = 'price' | 'bedroom_count' | 'full_bathroom_count' | 'sqft' | 'transit_score';
-const atLeast = (column: Numeric) => (q: ListingsQuery, value: number) => q.where(column, '>=', value);
-const atMost = (column: Numeric) => (q: ListingsQuery, value: number) => q.where(column, '<=', value);
+/** `column >= value`, in the store and in the index. */
+const atLeast = (column: Numeric): Pick<FilterRow<number>, 'where' | 'memory'> => ({
+  where: (q, value) => q.where(column, '>=', value),
+  memory: (columns, value) => inRange(columns.numbers[column], value, Infinity),
+});
+/** `column <= value`, in the store and in the index. */
+const atMost = (column: Numeric): Pick<FilterRow<number>, 'where' | 'memory'> => ({
+  where: (q, value) => q.where(column, '<=', value),
+  memory: (columns, value) => inRange(columns.numbers[column], -Infinity, value),
+});
+/** In the index, a text column compared with `text` as the store compares it (text-ranks.ts). */
+const textBefore = (columns: ListingColumns, column: 'listed_at' | 'available_at', text: string, orEqual: boolean) =>
+  inRange(columns.texts[column].ranks, 0, (orEqual ? columns.texts[column].atOrBelow(text) : columns.texts[column].below(text)) - 1);
+const textAfter = (columns: ListingColumns, column: 'listed_at', text: string) => inRange(columns.texts[column].ranks, columns.texts[column].atOrBelow(text), Infinity);
 const EVERY_ORDER = INDEXED_SORTS;
 const DATE_ORDERS: IndexedSort[] = ['RECOMMENDED', 'LISTED_AT'];
 
@@ -48,6 +64,7 @@ function yesNo(column: FlagColumn, heldBy?: IndexedSort[]): FilterRow<boolean> {
   return {
     yesNoColumn: column,
     heldBy,
+    memory: (columns, yes) => yesOrNo(columns.numbers[column], yes),
     where: (q, yes, ctx) => {
       if (!yes) return q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
       return q.where(ctx.flagsByIndex ? sql.ref(column) : sql`+${sql.ref(column)}`, '=', sql.lit(1));
@@ -60,6 +77,7 @@ const openHouseEnd = sql<string>`coalesce(open_house_end, open_house_start)`;
 /** A district filter: the listings whose stored district (the polygon holding their position, set when written) is listed. */
 const inDistricts = (name: DistrictName): FilterRow<number[]> => ({
   where: (q, numbers) => q.where(DISTRICT_COLUMNS[name], 'in', numbers.length ? numbers : [-1]),
+  memory: (columns, numbers) => oneOf(columns.numbers[DISTRICT_COLUMNS[name] as NumericColumn], numbers),
 });
 
 /**
@@ -70,15 +88,24 @@ const inDistricts = (name: DistrictName): FilterRow<number[]> => ({
  * Units are the API's: dollars (rent a month), square feet, whole days, UTC instants.
  */
 export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch[K]>> } = {
-  areaIds: { heldBy: EVERY_ORDER, countedInMemory: true, where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]) },
-  minPrice: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxPrice', where: atLeast('price') },
-  maxPrice: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('price') },
-  minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', where: atLeast('bedroom_count') },
-  maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, where: atMost('bedroom_count') },
-  minBaths: { upTo: 'maxBaths', where: atLeast('full_bathroom_count') },
-  maxBaths: { where: atMost('full_bathroom_count') },
-  minSqft: { heldBy: ['PRICE_PER_SQFT'], upTo: 'maxSqft', where: atLeast('sqft') },
-  maxSqft: { heldBy: ['PRICE_PER_SQFT'], where: atMost('sqft') },
+  areaIds: {
+    heldBy: EVERY_ORDER,
+    countedInMemory: true,
+    where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]),
+    // The areas' own listings are where the index starts: a neighbourhood's are a few hundred of a kind's tens of thousands.
+    memory: (columns, ids) => {
+      const areas = [...new Set(ids)];
+      return { from: areas.flatMap((id) => columns.slotsByArea.get(id) ?? []), ...oneOf(columns.numbers.area_id, areas) };
+    },
+  },
+  minPrice: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxPrice', ...atLeast('price') },
+  maxPrice: { heldBy: EVERY_ORDER, countedInMemory: true, ...atMost('price') },
+  minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', ...atLeast('bedroom_count') },
+  maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, ...atMost('bedroom_count') },
+  minBaths: { upTo: 'maxBaths', ...atLeast('full_bathroom_count') },
+  maxBaths: atMost('full_bathroom_count'),
+  minSqft: { heldBy: ['PRICE_PER_SQFT'], upTo: 'maxSqft', ...atLeast('sqft') },
+  maxSqft: { heldBy: ['PRICE_PER_SQFT'], ...atMost('sqft') },
   amenities: {
     // One `id IN (listings with the amenity)` per amenity. Each amenity is on a few percent of listings at
     // most, so SQLite reads them from the amenity's index and looks each listing up by id; written as a
@@ -95,46 +122,67 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
           selectFrom('listing_amenities').select('listing_amenities.listing_id').where('listing_amenities.amenity', '=', amenity);
         return ctx.amenitiesAsSet ? query.where((eb) => eb(eb.parens('listings.id', 'in', withAmenity(eb)), 'is', sql.lit(true))) : query.where('listings.id', 'in', withAmenity);
       }, q),
+    memory: (columns, amenities) => allOf([...new Set(amenities)].map((amenity) => inBits(columns.amenities.get(amenity)))),
   },
   petsAllowed: yesNo('pets_allowed'),
   has3dTour: yesNo('has_3d_tour'),
   noFee: yesNo('no_fee', ['RECOMMENDED']),
   furnished: yesNo('furnished'),
-  buildingTypes: { where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q) },
+  buildingTypes: {
+    where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q),
+    memory: (columns, types) => (types.length ? oneOf(columns.texts.building_type.ranks, types.map((t) => columns.texts.building_type.rankOf(t))) : allOf([])),
+  },
   prewar: {
     where: (q, prewar) =>
       prewar ? q.where('year_built', '<', PREWAR_BEFORE_YEAR) : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
+    memory: ({ numbers: { year_built: built } }, prewar) => (prewar ? passing((slot) => built[slot] < PREWAR_BEFORE_YEAR) : passing((slot) => !(built[slot] < PREWAR_BEFORE_YEAR))),
   },
-  saleType: { where: (q, saleType) => q.where('sale_type', '=', saleType) },
+  saleType: {
+    where: (q, saleType) => q.where('sale_type', '=', saleType),
+    memory: (columns, saleType) => oneOf(columns.texts.sale_type.ranks, [columns.texts.sale_type.rankOf(saleType)]),
+  },
   // Days on market = whole days since listed_at, so ">= n days" is "listed at or before now - n days".
   minDaysOnMarket: {
     heldBy: DATE_ORDERS,
     upTo: 'maxDaysOnMarket',
     where: (q, days, ctx) => q.where('listed_at', '<=', new Date(ctx.now.getTime() - days * DAY_MS).toISOString()),
+    memory: (columns, days, ctx) => textBefore(columns, 'listed_at', new Date(ctx.now.getTime() - days * DAY_MS).toISOString(), true),
   },
   maxDaysOnMarket: {
     heldBy: DATE_ORDERS,
     where: (q, days, ctx) => q.where('listed_at', '>', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
+    memory: (columns, days, ctx) => textAfter(columns, 'listed_at', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
   },
-  listedAfter: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '>', instant) },
-  listedBefore: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '<', instant) },
+  listedAfter: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '>', instant), memory: (columns, instant) => textAfter(columns, 'listed_at', instant) },
+  listedBefore: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '<', instant), memory: (columns, instant) => textBefore(columns, 'listed_at', instant, false) },
   hasOpenHouse: {
     where: (q, yes, ctx) => {
       const now = ctx.now.toISOString();
       return yes ? q.where(openHouseEnd, '>', now) : q.where((eb) => eb.or([eb(openHouseEnd, 'is', null), eb(openHouseEnd, '<=', now)]));
     },
+    memory: ({ texts: { open_house_until: until } }, yes, ctx) => {
+      const past = until.atOrBelow(ctx.now.toISOString());
+      return yes ? inRange(until.ranks, past, Infinity) : passing((slot) => until.ranks[slot] < past);
+    },
   },
   maxMonthlyCost: {
     where: (q, dollars, ctx) => q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
+    // The same arithmetic in the same order, in double precision as both stores do it.
+    memory: ({ numbers: { price, monthly_charges: charges } }, dollars, ctx) => passing((slot) => price[slot] * ctx.mortgageFactor + charges[slot] <= dollars),
   },
-  minTransitScore: { where: atLeast('transit_score') },
-  availableBefore: { where: (q, day) => q.where('available_at', '<=', day) },
+  minTransitScore: atLeast('transit_score'),
+  availableBefore: { where: (q, day) => q.where('available_at', '<=', day), memory: (columns, day) => textBefore(columns, 'available_at', day, true) },
   communityDistrict: inDistricts('communityDistrict'),
   policePrecinct: inDistricts('policePrecinct'),
   schoolDistrict: inDistricts('schoolDistrict'),
-  ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']) },
-  bbox: { where: (q, box, ctx) => inBox(q, box, ctx.dialect) },
-  near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius) },
+  // A polygon's ids: the index tests the polygon itself instead (Searcher.find).
+  ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']), memory: null },
+  bbox: {
+    where: (q, box, ctx) => inBox(q, box, ctx.dialect),
+    memory: ({ numbers }, [minLon, minLat, maxLon, maxLat]) => allOf([inRange(numbers.latitude, minLat, maxLat), inRange(numbers.longitude, minLon, maxLon)]),
+  },
+  // The store computes the great-circle distance; the same formula in JavaScript may round a listing on the circle the other way.
+  near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius), memory: null },
 };
 
 /** Every filter name, in the table's order. */

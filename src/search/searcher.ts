@@ -12,7 +12,8 @@ import type { ListingCluster } from '../wire/cluster.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { PriceLadders } from './price-ladders.js';
 import { noSideFilter } from './plan.js';
-import { countListings, listingsInBox, searchListings } from './query.js';
+import { countListings, listingsInBox, rowsByIds, searchListings } from './query.js';
+import { SearchIndex } from './search-index.js';
 
 /** A page of a search: its rows (with the distance in metres when the search has a point), the total, and the cursor of the next page (null at the end or for DISTANCE). */
 export interface SearchPage {
@@ -30,7 +31,11 @@ export interface SearcherDeps {
   mortgage: { ratePercent: number; downPaymentPercent: number; termYears: number };
   /** Seconds a total may be reused: how long another instance's write may take to show in it. */
   readCacheSeconds: number;
+  /** Whether searches are answered from the search index ({@link SearchIndex}) while it is current. */
+  searchIndex: boolean;
   clock: () => Date;
+  /** Logs background work that gave up (a search index build that failed). */
+  warn: (message: string, error: unknown) => void;
 }
 
 /**
@@ -47,6 +52,8 @@ export class Searcher {
   private readonly totals: LRUCache<string, number, { search: ListingSearch; ctx: SearchContext }>;
   /** Totals of searches by kind, areas, price and bedrooms, counted in memory while current (see {@link PriceLadders}). */
   readonly priceLadders: PriceLadders;
+  /** Every active listing's searched columns in memory, when SEARCH_INDEX is on: searches' pages and totals while it is current. */
+  readonly index: SearchIndex | null;
 
   constructor(private readonly deps: SearcherDeps) {
     this.totals = new LRUCache({
@@ -57,6 +64,7 @@ export class Searcher {
       fetchMethod: async (_key, _stale, { context }) => (await this.noSideTotal(context.search, context.ctx)) ?? countListings(deps.db, context.search, context.ctx),
     });
     this.priceLadders = new PriceLadders(deps.listings, deps.readCacheSeconds);
+    this.index = deps.searchIndex ? new SearchIndex({ db: deps.db, listings: deps.listings, recheckSeconds: deps.readCacheSeconds, warn: deps.warn }) : null;
   }
 
   /** The search narrowed to the listings inside `polygon` (its `ids`), when one is given. */
@@ -72,6 +80,12 @@ export class Searcher {
   async find(search: ListingSearch, polygon?: Outline): Promise<SearchPage> {
     const asked = search;
     const now = this.deps.clock();
+    const indexed = await this.index?.find(search, { now, mortgageFactor: mortgageFactor(this.deps.mortgage), dialect: this.deps.dialect }, polygon);
+    if (indexed) {
+      const rows = await rowsByIds(this.deps.db, indexed.ids);
+      const last = rows.at(-1);
+      return { rows, total: indexed.total, nextCursor: last && rows.length === search.perPage ? encodeCursor(asked, last) : null };
+    }
     search = await this.insidePolygon(search, polygon);
     // How to read the page is weighed by the total against the kind's active listings (plan.ts's pageStrategy).
     const ctx: SearchContext = {

@@ -5969,6 +5969,30 @@ export interface operations {
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;
                         };
+                        searchIndex: {
+                            /** @description Whether searches are answered from the in-memory index on this instance (SEARCH_INDEX). */
+                            enabled: boolean;
+                            listings: {
+                                rental: number;
+                                sale: number;
+                            } | null;
+                            /** @description The store's data version the index holds: while it is the store's, the index answers; otherwise the store does, and a build runs. */
+                            dataVersion: number | null;
+                            /** @description Whether a build is under way on this instance. */
+                            building: boolean;
+                            /** @description When the last build finished (UTC). */
+                            builtAt: string | null;
+                            /** @description How long the last build took, reading the store included (seconds). */
+                            buildSeconds: number | null;
+                            /** @description Builds finished on this instance since it started. */
+                            builds: number;
+                            /** @description Builds that failed on this instance since it started (the store answered meanwhile). */
+                            failedBuilds: number;
+                            /** @description The last failed build's cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
                         scopes: {
                             scope: string;
                             lastSuccessAt: string | null;
@@ -6087,6 +6111,30 @@ export interface operations {
                             /** @description Deliveries given up after their last attempt. */
                             deadLetters: number;
                             /** @description The last failed delivery pass (the dispatcher's, not a receiver's failure): its cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
+                        searchIndex: {
+                            /** @description Whether searches are answered from the in-memory index on this instance (SEARCH_INDEX). */
+                            enabled: boolean;
+                            listings: {
+                                rental: number;
+                                sale: number;
+                            } | null;
+                            /** @description The store's data version the index holds: while it is the store's, the index answers; otherwise the store does, and a build runs. */
+                            dataVersion: number | null;
+                            /** @description Whether a build is under way on this instance. */
+                            building: boolean;
+                            /** @description When the last build finished (UTC). */
+                            builtAt: string | null;
+                            /** @description How long the last build took, reading the store included (seconds). */
+                            buildSeconds: number | null;
+                            /** @description Builds finished on this instance since it started. */
+                            builds: number;
+                            /** @description Builds that failed on this instance since it started (the store answered meanwhile). */
+                            failedBuilds: number;
+                            /** @description The last failed build's cause. */
                             lastError: string | null;
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;

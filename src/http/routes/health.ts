@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
+import { SearchIndexStateSchema, type SearchIndexState } from '../../search/search-index.js';
 import type { ListingsRepository } from '../../store/listings-repository.js';
 import { AREAS_SCOPE, scopeFailing, type CrawlReport, type ScopesRepository } from '../../store/scopes-repository.js';
 import type { UpstreamClient } from '../../upstream/client.js';
@@ -42,6 +43,8 @@ export interface BackgroundJobs {
   running(scope: string): boolean;
   hydration(): Promise<HydrationHealth>;
   webhooks(): Promise<WebhookHealth>;
+  /** The search index of this instance. */
+  searchIndex(): SearchIndexState;
 }
 
 const HealthSchema = Type.Object({
@@ -58,6 +61,7 @@ const HealthSchema = Type.Object({
   }),
   hydration: HydrationHealthSchema,
   webhooks: WebhookHealthSchema,
+  searchIndex: SearchIndexStateSchema,
   scopes: Type.Array(
     Type.Object({
       scope: Type.String(),
@@ -122,6 +126,7 @@ export function registerHealthRoutes(
         status,
         upstream: { circuit, queued: deps.upstream.queued(), blockedUntil: deps.upstream.blockedUntil(), droppedFields: deps.upstream.droppedFields() },
         hydration,
+        searchIndex: deps.jobs.searchIndex(),
         webhooks,
         scopes: scopes.map((s) => ({
           scope: s.scope,

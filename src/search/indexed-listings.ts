@@ -1,0 +1,123 @@
+import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
+import { FILTERS, filtersOf, type FilterRow } from './filters.js';
+import type { ListingColumns } from './listing-columns.js';
+import type { ListingSearch, SearchContext } from './listing-search.js';
+import { passing, type Narrowing } from './narrowing.js';
+import { SortedOrders } from './sorted-orders.js';
+
+/** A page as the index finds it: the ids of its listings in the page's order, and the search's total. */
+export interface IndexedPage {
+  ids: string[];
+  total: number;
+}
+
+/**
+ * One kind's active listings in memory: their columns and every order, and the search over them. A search
+ * starts from the slots of its areas (or every slot), keeps those each filter's narrowing keeps (the table of
+ * filters' `memory`), and reads its page either by walking the order and picking the matches, or, when the
+ * matches are few, by sorting them on their sort keys: the same rows, in the same order, as the store's
+ * statement gives, and the same total.
+ */
+export class IndexedListings {
+  readonly orders: SortedOrders;
+  /** Slots of a search's matches, reused by every search (they run one at a time, synchronously). */
+  private readonly matches: Int32Array;
+  /** One byte per slot, 1 while the listing is a match of the search whose page is being walked. */
+  private readonly marks: Uint8Array;
+  /** Every slot, ascending: where a search with no area starts. */
+  private readonly everySlot: Int32Array;
+
+  constructor(readonly columns: ListingColumns) {
+    this.orders = new SortedOrders(columns);
+    this.matches = new Int32Array(columns.size);
+    this.marks = new Uint8Array(columns.size);
+    this.everySlot = Int32Array.from({ length: columns.size }, (_, slot) => slot);
+  }
+
+  /**
+   * The page `search` asks for, inside `polygon` when one is given; undefined when it sets a filter only the
+   * store answers (`near`, `ids`) or sorts by DISTANCE.
+   */
+  page(search: ListingSearch, ctx: SearchContext, polygon?: Outline): IndexedPage | undefined {
+    if (search.sort === 'DISTANCE') return undefined;
+    const total = this.match(search, ctx, polygon);
+    if (total === undefined) return undefined;
+    const rowsBefore = search.after ? 0 : (search.page - 1) * search.perPage;
+    if (total <= rowsBefore) return { ids: [], total };
+    const dir = search.sortDir;
+    const n = this.columns.size;
+    // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
+    const walked = ((rowsBefore + search.perPage) * n) / total;
+    const slots = total * Math.log2(total + 1) <= 8 * walked ? this.sorted(search, total, rowsBefore) : this.walked(search, total, rowsBefore);
+    return { ids: Array.from(slots, (slot) => this.columns.ids[slot]), total };
+  }
+
+  /**
+   * Puts the search's matches in `matches[0..total)` and says how many; undefined when a filter is the store's.
+   * Starts from the narrowing whose `from` is smallest (an area's listings), else every listing.
+   */
+  match(search: ListingSearch, ctx: SearchContext, polygon?: Outline): number | undefined {
+    const narrowings: Narrowing[] = [];
+    for (const [name, value] of filtersOf(search)) {
+      const memory = (FILTERS[name] as FilterRow<unknown>).memory;
+      if (!memory) return undefined;
+      narrowings.push(memory(this.columns, value, ctx));
+    }
+    if (polygon) narrowings.push(this.inside(polygon));
+    let start: Narrowing | undefined;
+    let startSize = Infinity;
+    for (const narrowing of narrowings) {
+      const size = narrowing.from?.reduce((sum, slots) => sum + slots.length, 0) ?? Infinity;
+      if (size < startSize) [start, startSize] = [narrowing, size];
+    }
+    let n = 0;
+    if (!start) {
+      this.matches.set(this.everySlot);
+      n = this.everySlot.length;
+    } else {
+      for (const slots of start.from!) {
+        this.matches.set(slots, n);
+        n += slots.length;
+      }
+    }
+    for (const narrowing of narrowings) if (narrowing !== start) n = narrowing.narrow(this.matches, n);
+    return n;
+  }
+
+  /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */
+  private inside(polygon: Outline): Narrowing {
+    const box = boundingBox(polygon);
+    const { latitude, longitude } = this.columns.numbers;
+    return passing((slot) => !Number.isNaN(latitude[slot]) && !Number.isNaN(longitude[slot]) && outlineContains(polygon, { latitude: latitude[slot], longitude: longitude[slot] }, box));
+  }
+
+  /** The page from the matches' sort keys, sorted: for few matches. */
+  private sorted(search: ListingSearch, total: number, rowsBefore: number): number[] {
+    const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
+    const keys = new Float64Array(total);
+    let kept = 0;
+    for (let i = 0; i < total; i++) {
+      const slot = this.matches[i];
+      if (!search.after || this.orders.comesAfter(sort, search.sortDir, slot, search.after)) keys[kept++] = this.orders.sortKey(sort, search.sortDir, slot);
+    }
+    const page = keys.subarray(0, kept).sort().subarray(rowsBefore, rowsBefore + search.perPage);
+    return Array.from(page, (key) => this.orders.slotOfKey(search.sortDir, key));
+  }
+
+  /** The page by walking the order from its start (or the keyset's position) and keeping the matches: for many matches. */
+  private walked(search: ListingSearch, total: number, rowsBefore: number): number[] {
+    const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
+    const { matches, marks } = this;
+    for (let i = 0; i < total; i++) marks[matches[i]] = 1;
+    const order = this.orders.order(sort, search.sortDir);
+    const page: number[] = [];
+    let skip = rowsBefore;
+    for (let p = search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0; p < order.length && page.length < search.perPage; p++) {
+      if (!marks[order[p]]) continue;
+      if (skip > 0) skip--;
+      else page.push(order[p]);
+    }
+    for (let i = 0; i < total; i++) marks[matches[i]] = 0;
+    return page;
+  }
+}

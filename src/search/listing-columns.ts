@@ -1,0 +1,114 @@
+import { TextRanks } from './text-ranks.js';
+
+/** The numeric columns of the listings table that searches filter or sort on, as stored (dollars, square feet, degrees). */
+export const NUMERIC_COLUMNS = [
+  'price', 'bedroom_count', 'full_bathroom_count', 'sqft', 'transit_score', 'recommended_score', 'price_per_sqft', 'monthly_charges',
+  'year_built', 'latitude', 'longitude', 'area_id', 'community_district', 'police_precinct', 'school_district',
+  'pets_allowed', 'has_3d_tour', 'no_fee', 'furnished',
+] as const;
+export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
+
+/** The text columns searches filter or sort on; `open_house_until` is `coalesce(open_house_end, open_house_start)`. */
+export const TEXT_COLUMNS = ['id', 'listed_at', 'open_house_until', 'available_at', 'building_type', 'sale_type'] as const;
+export type TextColumn = (typeof TEXT_COLUMNS)[number];
+
+/** The columns of the listings table the index reads. */
+export const INDEXED_ROW_COLUMNS = [...NUMERIC_COLUMNS, 'id', 'listed_at', 'available_at', 'building_type', 'sale_type', 'open_house_start', 'open_house_end'] as const;
+
+/** An active listing as the index reads it: the columns above, as the store holds them. */
+export type IndexedRow = { [K in NumericColumn]: number | null } & { [K in Exclude<TextColumn, 'open_house_until'>]: string | null } & {
+  open_house_start: string | null;
+  open_house_end: string | null;
+};
+
+/** A numeric column in memory: NaN for null, so that every comparison with it is false, as SQL's with NULL is not true. */
+export type NumberColumn = Float32Array | Float64Array;
+
+/**
+ * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, in the order read)
+ * has `numbers[column][slot]`, `texts[column].ranks[slot]`, its amenities in `amenities`' bit sets. Built
+ * once ({@link ColumnsBuilder}), read only; a change in the store builds a new one (search-index.ts).
+ */
+export interface ListingColumns {
+  readonly size: number;
+  readonly numbers: Readonly<Record<NumericColumn, NumberColumn>>;
+  readonly texts: Readonly<Record<TextColumn, TextRanks>>;
+  /** The listing ids, by slot. */
+  readonly ids: readonly string[];
+  /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
+  readonly amenities: ReadonlyMap<string, Uint32Array>;
+  /** Per area id, the slots of the listings in that area, ascending. */
+  readonly slotsByArea: ReadonlyMap<number, Int32Array>;
+}
+
+/**
+ * Gathers one kind's listings, a chunk of rows at a time, straight into columns (no row is kept: at a million
+ * listings the rows would take several times the columns' memory), then their amenities.
+ */
+export class ColumnsBuilder {
+  private size = 0;
+  private numbers: Record<NumericColumn, Float64Array>;
+  private readonly texts = Object.fromEntries(TEXT_COLUMNS.map((c) => [c, [] as (string | null)[]])) as Record<TextColumn, (string | null)[]>;
+  private slotOf: Map<string, number> | null = null;
+  private readonly amenityBits = new Map<string, Uint32Array>();
+
+  /** @param expected about how many listings will come (more may: the columns grow). */
+  constructor(expected: number) {
+    this.numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, new Float64Array(Math.max(16, expected))])) as Record<NumericColumn, Float64Array>;
+  }
+
+  /** Adds listings (each id once). */
+  add(rows: readonly IndexedRow[]): void {
+    if (this.size + rows.length > this.numbers.price.length) {
+      const capacity = Math.max(this.size + rows.length, this.numbers.price.length * 2);
+      for (const c of NUMERIC_COLUMNS) {
+        const grown = new Float64Array(capacity);
+        grown.set(this.numbers[c]);
+        this.numbers[c] = grown;
+      }
+    }
+    for (const row of rows) {
+      for (const c of NUMERIC_COLUMNS) this.numbers[c][this.size] = row[c] ?? Number.NaN;
+      for (const c of TEXT_COLUMNS) this.texts[c].push(c === 'open_house_until' ? (row.open_house_end ?? row.open_house_start) : row[c]);
+      this.size++;
+    }
+  }
+
+  /** Adds amenities of listings added before (others are passed over: a listing that is not active, or of the other kind). */
+  addAmenities(rows: Iterable<{ listing_id: string; amenity: string }>): void {
+    this.slotOf ??= new Map(this.texts.id.map((id, slot) => [id as string, slot]));
+    for (const { listing_id, amenity } of rows) {
+      const slot = this.slotOf.get(listing_id);
+      if (slot === undefined) continue;
+      let bits = this.amenityBits.get(amenity);
+      if (!bits) this.amenityBits.set(amenity, (bits = new Uint32Array((this.size >>> 5) + 1)));
+      bits[slot >>> 5] |= 1 << (slot & 31);
+    }
+  }
+
+  /** The columns of every listing added. */
+  finish(): ListingColumns {
+    const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, numberColumn(this.numbers[c].subarray(0, this.size))])) as Record<NumericColumn, NumberColumn>;
+    const byArea = new Map<number, number[]>();
+    for (let slot = 0; slot < this.size; slot++) {
+      const area = numbers.area_id[slot];
+      if (Number.isNaN(area)) continue;
+      const slots = byArea.get(area);
+      if (slots) slots.push(slot);
+      else byArea.set(area, [slot]);
+    }
+    return {
+      size: this.size,
+      numbers,
+      texts: Object.fromEntries(TEXT_COLUMNS.map((c) => [c, new TextRanks(this.texts[c])])) as Record<TextColumn, TextRanks>,
+      ids: this.texts.id as string[],
+      amenities: this.amenityBits,
+      slotsByArea: new Map([...byArea].map(([area, slots]) => [area, Int32Array.from(slots)])),
+    };
+  }
+}
+
+/** A column's values as single precision when each is exactly one (small whole numbers: counts, scores, codes), else double. */
+function numberColumn(values: Float64Array): NumberColumn {
+  return values.every((v) => Number.isNaN(v) || Math.fround(v) === v) ? Float32Array.from(values) : Float64Array.from(values);
+}
