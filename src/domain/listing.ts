@@ -8,7 +8,7 @@ import type { Contact, Fee, PriceEvent } from '../wire/listing.js';
  */
 export type ListingKind = 'sale' | 'rental';
 
-/** Both kinds, rentals first: the order the crawls and the price ladders walk them in. */
+/** Both kinds, rentals first: the order the crawls and the search index read them in. */
 export const LISTING_KINDS: readonly ListingKind[] = ['rental', 'sale'];
 
 /**

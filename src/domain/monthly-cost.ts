@@ -23,7 +23,7 @@ export function mortgageFactor(terms: MortgageTerms): number {
 /**
  * A sale's monthly charges in dollars a month: maintenance + common charges + property tax, an unknown
  * part counting as 0 (DESIGN.md). Never negative: a negative part (no listing has shown one) counts as 0
- * too, which lets a search bound the price by a maximum monthly cost (the planner's `highestPriceWithin`).
+ * too.
  */
 export function monthlyCharges(parts: { maintenance: number | null; commonCharges: number | null; taxes: number | null }): number {
   return Math.max(0, parts.maintenance ?? 0) + Math.max(0, parts.commonCharges ?? 0) + Math.max(0, parts.taxes ?? 0);

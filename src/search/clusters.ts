@@ -61,16 +61,31 @@ export async function clusterListings(db: Kysely<Database>, search: ListingSearc
     .orderBy(y)
     .orderBy(x)
     .execute();
-  const round6 = (v: number) => Math.round(v * 1e6) / 1e6;
-  return rows.map((r) => {
-    const [cx, cy] = [Number(r.x), Number(r.y)];
-    return {
-      count: Number(r.count),
-      latitude: round6(Number(r.latitude)),
-      longitude: round6(Number(r.longitude)),
-      minPrice: Number(r.min_price),
-      maxPrice: Number(r.max_price),
-      cell: [round6(cx * grid.longitude - 180), round6(cy * grid.latitude - 90), round6((cx + 1) * grid.longitude - 180), round6((cy + 1) * grid.latitude - 90)],
-    };
-  });
+  return rows.map((r) => clusterOf(grid, Number(r.x), Number(r.y), { count: Number(r.count), latitude: Number(r.latitude), longitude: Number(r.longitude), minPrice: Number(r.min_price), maxPrice: Number(r.max_price) }));
+}
+
+/** A cell's figures before they are written: its count, mean position (degrees) and price range (dollars). */
+export interface CellFigures {
+  count: number;
+  latitude: number;
+  longitude: number;
+  minPrice: number;
+  maxPrice: number;
+}
+
+const round6 = (v: number) => Math.round(v * 1e6) / 1e6;
+
+/** The cell (`x`, `y`) of `grid` as the wire has it: its figures, positions to a millionth of a degree, and its bounds. */
+export function clusterOf(grid: ClusterGrid, x: number, y: number, figures: CellFigures): ListingCluster {
+  return {
+    ...figures,
+    latitude: round6(figures.latitude),
+    longitude: round6(figures.longitude),
+    cell: [round6(x * grid.longitude - 180), round6(y * grid.latitude - 90), round6((x + 1) * grid.longitude - 180), round6((y + 1) * grid.latitude - 90)],
+  };
+}
+
+/** The cell of `grid` a position falls in: the store's `floor((longitude + 180) / width)` and its latitude's, in the same double arithmetic. */
+export function cellAt(grid: ClusterGrid, longitude: number, latitude: number): [x: number, y: number] {
+  return [Math.floor((longitude + 180) / grid.longitude), Math.floor((latitude + 90) / grid.latitude)];
 }

@@ -5,18 +5,11 @@ import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
 import type { ListingColumns, NumericColumn } from './listing-columns.js';
 import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './narrowing.js';
-import { INDEXED_SORTS, type IndexedSort } from './sorts.js';
 
 const DAY_MS = 86_400_000;
 
 /** First year of post-war construction: `prewar` means built before 1940. */
 export const PREWAR_BEFORE_YEAR = 1940;
-
-/**
- * The context a filter is applied in: the search's; whether a yes/no filter's yes may be read through its partial
- * index; whether each listing is tested against the set of an amenity's listings (`amenitiesAsSet`, see `amenities`).
- */
-export type FilterContext = SearchContext & { flagsByIndex: boolean; amenitiesAsSet: boolean };
 
 /** A yes/no column of the listings table: 1 yes, 0 no, null unknown. */
 type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
@@ -24,15 +17,9 @@ type FlagColumn = 'pets_allowed' | 'has_3d_tour' | 'no_fee' | 'furnished';
 /** One row of the table of filters. */
 export interface FilterRow<V> {
   /** Keeps the listings that match `value`. */
-  where: (q: ListingsQuery, value: V, ctx: FilterContext) => ListingsQuery;
+  where: (q: ListingsQuery, value: V, ctx: SearchContext) => ListingsQuery;
   /** The same filter in the search index (search-index.ts): the listings it keeps, read from the kind's columns; null when only the store answers it. */
   memory: InMemory<V>;
-  /** The orders whose index holds this filter on its entries, so that a walk of it tests the filter without reading the row (none when absent). */
-  heldBy?: readonly IndexedSort[];
-  /** Set when the price ladders count this filter in memory (price-ladders.ts); the store counts the others. */
-  countedInMemory?: true;
-  /** A yes/no filter's column; its yes side has a partial index (migration 017), its no side none. */
-  yesNoColumn?: FlagColumn;
   /** The lower bound of a range: the filter of its upper bound (a minimum above its maximum is refused). */
   upTo?: FilterName;
 }
@@ -52,23 +39,12 @@ const atMost = (column: Numeric): Pick<FilterRow<number>, 'where' | 'memory'> =>
 const textBefore = (columns: ListingColumns, column: 'listed_at' | 'available_at', text: string, orEqual: boolean) =>
   inRange(columns.texts[column].ranks, 0, (orEqual ? columns.texts[column].atOrBelow(text) : columns.texts[column].below(text)) - 1);
 const textAfter = (columns: ListingColumns, column: 'listed_at', text: string) => inRange(columns.texts[column].ranks, columns.texts[column].atOrBelow(text), Infinity);
-const EVERY_ORDER = INDEXED_SORTS;
-const DATE_ORDERS: IndexedSort[] = ['RECOMMENDED', 'LISTED_AT'];
 
-/**
- * A yes/no filter. Yes is `column = 1` with the 1 written out, the condition of the column's partial
- * index (migration 017), so that a count is read from that index; or `+column = 1`, which no index
- * serves, when `flagsByIndex` is false (see `searchListings`). No is unknown or 0.
- */
-function yesNo(column: FlagColumn, heldBy?: IndexedSort[]): FilterRow<boolean> {
+/** A yes/no filter: yes is `column = 1` (the condition of the column's partial index, migration 017), no is unknown or 0. */
+function yesNo(column: FlagColumn): FilterRow<boolean> {
   return {
-    yesNoColumn: column,
-    heldBy,
     memory: (columns, yes) => yesOrNo(columns.numbers[column], yes),
-    where: (q, yes, ctx) => {
-      if (!yes) return q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]));
-      return q.where(ctx.flagsByIndex ? sql.ref(column) : sql`+${sql.ref(column)}`, '=', sql.lit(1));
-    },
+    where: (q, yes) => (yes ? q.where(column, '=', sql.lit(1)) : q.where((eb) => eb.or([eb(column, 'is', null), eb(column, '=', 0)]))),
   };
 }
 
@@ -82,15 +58,13 @@ const inDistricts = (name: DistrictName): FilterRow<number[]> => ({
 
 /**
  * The table of filters: every filter a search may carry, in the order its conditions are written, with its
- * SQL, the order indexes that hold it, and whether the price ladders count it. Each search filter of the
+ * SQL and its test in the search index (search-index.ts). Each search filter of the
  * wire (`SearchFilters`, domain/search-filters.ts) and each one the route resolves has a row; the compiler
  * holds the table to {@link ListingSearch}, so a filter renamed or added without its row does not build.
  * Units are the API's: dollars (rent a month), square feet, whole days, UTC instants.
  */
 export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch[K]>> } = {
   areaIds: {
-    heldBy: EVERY_ORDER,
-    countedInMemory: true,
     where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]),
     // The areas' own listings are where the index starts: a neighbourhood's are a few hundred of a kind's tens of thousands.
     memory: (columns, ids) => {
@@ -98,35 +72,32 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
       return { from: areas.flatMap((id) => columns.slotsByArea.get(id) ?? []), ...oneOf(columns.numbers.area_id, areas) };
     },
   },
-  minPrice: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxPrice', ...atLeast('price') },
-  maxPrice: { heldBy: EVERY_ORDER, countedInMemory: true, ...atMost('price') },
-  minBeds: { heldBy: EVERY_ORDER, countedInMemory: true, upTo: 'maxBeds', ...atLeast('bedroom_count') },
-  maxBeds: { heldBy: EVERY_ORDER, countedInMemory: true, ...atMost('bedroom_count') },
+  minPrice: { upTo: 'maxPrice', ...atLeast('price') },
+  maxPrice: atMost('price'),
+  minBeds: { upTo: 'maxBeds', ...atLeast('bedroom_count') },
+  maxBeds: atMost('bedroom_count'),
   minBaths: { upTo: 'maxBaths', ...atLeast('full_bathroom_count') },
   maxBaths: atMost('full_bathroom_count'),
-  minSqft: { heldBy: ['PRICE_PER_SQFT'], upTo: 'maxSqft', ...atLeast('sqft') },
-  maxSqft: { heldBy: ['PRICE_PER_SQFT'], ...atMost('sqft') },
+  minSqft: { upTo: 'maxSqft', ...atLeast('sqft') },
+  maxSqft: atMost('sqft'),
   amenities: {
     // One `id IN (listings with the amenity)` per amenity. Each amenity is on a few percent of listings at
     // most, so SQLite reads them from the amenity's index and looks each listing up by id; written as a
     // correlated EXISTS, it tested the amenity on every listing of the kind, the whole city's for a search
-    // with no area. PostgreSQL turns the IN into a semi-join; for a page its planner walks the order's index
-    // and probes the amenity's key for every entry, with parallel workers. `amenitiesAsSet` writes it
-    // `(id IN (...)) IS TRUE` instead, which neither database uses to drive the read: each reads the amenity's
-    // listings once into a set (PostgreSQL a hash, SQLite a list with a Bloom filter) and tests each entry of
-    // the order's index against it, on the index alone (PostgreSQL when the page's ids are read first, as the
-    // plan then says; SQLite before it reads the row).
-    where: (q, amenities, ctx) =>
-      [...new Set(amenities)].reduce((query, amenity) => {
-        const withAmenity = ({ selectFrom }: ExpressionBuilder<Database, 'listings'>) =>
-          selectFrom('listing_amenities').select('listing_amenities.listing_id').where('listing_amenities.amenity', '=', amenity);
-        return ctx.amenitiesAsSet ? query.where((eb) => eb(eb.parens('listings.id', 'in', withAmenity(eb)), 'is', sql.lit(true))) : query.where('listings.id', 'in', withAmenity);
-      }, q),
+    // with no area.
+    where: (q, amenities) =>
+      [...new Set(amenities)].reduce(
+        (query, amenity) =>
+          query.where('listings.id', 'in', ({ selectFrom }: ExpressionBuilder<Database, 'listings'>) =>
+            selectFrom('listing_amenities').select('listing_amenities.listing_id').where('listing_amenities.amenity', '=', amenity),
+          ),
+        q,
+      ),
     memory: (columns, amenities) => allOf([...new Set(amenities)].map((amenity) => inBits(columns.amenities.get(amenity)))),
   },
   petsAllowed: yesNo('pets_allowed'),
   has3dTour: yesNo('has_3d_tour'),
-  noFee: yesNo('no_fee', ['RECOMMENDED']),
+  noFee: yesNo('no_fee'),
   furnished: yesNo('furnished'),
   buildingTypes: {
     where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q),
@@ -143,18 +114,16 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   },
   // Days on market = whole days since listed_at, so ">= n days" is "listed at or before now - n days".
   minDaysOnMarket: {
-    heldBy: DATE_ORDERS,
     upTo: 'maxDaysOnMarket',
     where: (q, days, ctx) => q.where('listed_at', '<=', new Date(ctx.now.getTime() - days * DAY_MS).toISOString()),
     memory: (columns, days, ctx) => textBefore(columns, 'listed_at', new Date(ctx.now.getTime() - days * DAY_MS).toISOString(), true),
   },
   maxDaysOnMarket: {
-    heldBy: DATE_ORDERS,
     where: (q, days, ctx) => q.where('listed_at', '>', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
     memory: (columns, days, ctx) => textAfter(columns, 'listed_at', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
   },
-  listedAfter: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '>', instant), memory: (columns, instant) => textAfter(columns, 'listed_at', instant) },
-  listedBefore: { heldBy: DATE_ORDERS, where: (q, instant) => q.where('listed_at', '<', instant), memory: (columns, instant) => textBefore(columns, 'listed_at', instant, false) },
+  listedAfter: { where: (q, instant) => q.where('listed_at', '>', instant), memory: (columns, instant) => textAfter(columns, 'listed_at', instant) },
+  listedBefore: { where: (q, instant) => q.where('listed_at', '<', instant), memory: (columns, instant) => textBefore(columns, 'listed_at', instant, false) },
   hasOpenHouse: {
     where: (q, yes, ctx) => {
       const now = ctx.now.toISOString();
@@ -194,20 +163,9 @@ export function filtersOf(search: ListingSearch): [FilterName, unknown][] {
 }
 
 /** Keeps the active listings of the search's kind that match every filter it sets. */
-export function applyFilters(q: ListingsQuery, search: ListingSearch, ctx: FilterContext): ListingsQuery {
+export function applyFilters(q: ListingsQuery, search: ListingSearch, ctx: SearchContext): ListingsQuery {
   return filtersOf(search).reduce((query, [name, value]) => (FILTERS[name] as FilterRow<unknown>).where(query, value, ctx), q);
 }
-
-/** A filter that takes true or false; {@link YES_NO_FILTERS} are those of them that read a yes/no column. */
-export type YesNoFilter = { [K in FilterName]: NonNullable<ListingSearch[K]> extends boolean ? K : never }[FilterName];
-
-/** The filters of a yes/no column (`yesNoColumn`), in the table's order: `petsAllowed`, `has3dTour`, `noFee`, `furnished`. */
-export const YES_NO_FILTERS = FILTER_NAMES.filter((name) => FILTERS[name].yesNoColumn) as YesNoFilter[];
-
-/** The filters each order's index holds on its entries (from the table's `heldBy`). */
-export const HELD_BY_ORDER_INDEX = Object.fromEntries(
-  INDEXED_SORTS.map((sort) => [sort, new Set(FILTER_NAMES.filter((name) => FILTERS[name].heldBy?.includes(sort)))]),
-) as unknown as Record<IndexedSort, ReadonlySet<FilterName>>;
 
 /** The ranges (lower bound, upper bound) a search may set, from the table's `upTo`. */
 export const RANGES = FILTER_NAMES.flatMap((name) => (FILTERS[name].upTo ? [[name, FILTERS[name].upTo] as [FilterName, FilterName]] : []));

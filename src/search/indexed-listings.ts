@@ -1,4 +1,6 @@
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
+import type { ListingCluster } from '../wire/cluster.js';
+import { cellAt, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { ListingColumns } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -82,6 +84,38 @@ export class IndexedListings {
     }
     for (const narrowing of narrowings) if (narrowing !== start) n = narrowing.narrow(this.matches, n);
     return n;
+  }
+
+  /**
+   * The search's matches (inside `polygon` when given) counted by the cells of `grid`, as the store's
+   * `clusterListings` counts them: cells south to north, west to east within a row; undefined when a filter is the store's.
+   */
+  clusters(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline): ListingCluster[] | undefined {
+    const total = this.match(search, ctx, polygon);
+    if (total === undefined) return undefined;
+    const { latitude, longitude, price } = this.columns.numbers;
+    const cells = new Map<string, { x: number; y: number; figures: CellFigures }>();
+    for (let i = 0; i < total; i++) {
+      const slot = this.matches[i];
+      // A listing with no position is in no cell (the store's floor of null is null, and its row is grouped apart).
+      if (Number.isNaN(latitude[slot]) || Number.isNaN(longitude[slot])) continue;
+      const [x, y] = cellAt(grid, longitude[slot], latitude[slot]);
+      const key = `${x},${y}`;
+      const cell = cells.get(key);
+      if (!cell) {
+        cells.set(key, { x, y, figures: { count: 1, latitude: latitude[slot], longitude: longitude[slot], minPrice: price[slot], maxPrice: price[slot] } });
+        continue;
+      }
+      const f = cell.figures;
+      f.count++;
+      f.latitude += latitude[slot];
+      f.longitude += longitude[slot];
+      f.minPrice = Math.min(f.minPrice, price[slot]);
+      f.maxPrice = Math.max(f.maxPrice, price[slot]);
+    }
+    return [...cells.values()]
+      .sort((a, b) => a.y - b.y || a.x - b.x)
+      .map(({ x, y, figures: f }) => clusterOf(grid, x, y, { ...f, latitude: f.latitude / f.count, longitude: f.longitude / f.count }));
   }
 
   /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */

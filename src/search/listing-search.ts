@@ -45,13 +45,6 @@ export interface SearchContext {
   mortgageFactor: number;
   /** PostgreSQL sorts nulls first in DESC order and must be told otherwise; SQLite already puts them last. */
   dialect: 'sqlite' | 'postgres';
-  /** Active listings of the search's kind, when known: with it the search chooses how to read a page (`pageStrategy`). */
-  activeOfKind?: number;
-  /**
-   * Index entries a walk of the order passes to the end of the page, when the price ladders can say where the
-   * matches sit in the order (`PriceLadders.walkEstimate`); without it they are taken as spread evenly.
-   */
-  walkEntries?: () => number;
 }
 
 /** A query on the listings table, as the search builds it. */

@@ -1,17 +1,4 @@
-import {
-  RawNode,
-  SelectQueryNode,
-  sql,
-  type ExpressionBuilder,
-  type Kysely,
-  type KyselyPlugin,
-  type OrderByItemBuilder,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type QueryResult,
-  type RootOperationNode,
-  type UnknownRow,
-} from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type OrderByItemBuilder } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { BoundingBox } from '../domain/outline.js';
 import { SUMMARY_COLUMNS, type SummaryRow } from '../store/listing-rows.js';
@@ -19,8 +6,7 @@ import type { Database } from '../store/schema.js';
 import { applyFilters } from './filters.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { ListingSearch, ListingsQuery, SearchAfter, SearchContext } from './listing-search.js';
-import { planPage, type OrderBound, type PageStrategy, type SearchPlan } from './plan.js';
-import { SORTS, type IndexedSort, type SortColumn } from './sorts.js';
+import { SORTS, type IndexedSort } from './sorts.js';
 
 type Query = ListingsQuery;
 
@@ -49,31 +35,9 @@ export async function listingsNear(
   return q.execute();
 }
 
-/**
- * The search's filters (the table of filters) on active listings of its kind, written as a page's plan says (a count's
- * own way when none: a yes/no filter's yes through its partial index, each amenity joined).
- */
-export function filteredListings(
-  db: Kysely<Database>,
-  s: ListingSearch,
-  ctx: SearchContext,
-  plan: Pick<SearchPlan, 'flagsByIndex' | 'amenitiesAsSet'> = { flagsByIndex: true, amenitiesAsSet: false },
-): Query {
-  return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, { ...ctx, flagsByIndex: plan.flagsByIndex, amenitiesAsSet: plan.amenitiesAsSet });
-}
-
-/** A plugin that reads `listings` of a query's own FROM through one index (SQLite's `INDEXED BY`), for a page that walks its order. */
-class ReadThroughIndex implements KyselyPlugin {
-  constructor(private readonly index: string) {}
-
-  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-    if (!SelectQueryNode.is(node) || !node.from) return node;
-    return { ...node, from: { ...node.from, froms: [RawNode.createWithSql(`"listings" indexed by "${this.index}"`)] } } as SelectQueryNode;
-  }
-
-  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return result;
-  }
+/** The search's filters (the table of filters) on active listings of its kind. */
+export function filteredListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Query {
+  return applyFilters(db.selectFrom('listings').where('kind', '=', s.kind).where('status', '=', 'ACTIVE'), s, ctx);
 }
 
 /**
@@ -108,47 +72,16 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
 }
 
 /**
- * Runs a search: the page of rows asked for and the total number of matches (not counted again when
- * the caller knows it: `knownTotal`). Order: the sort field in
- * the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in
- * the same direction, so pages never overlap. The total is known before the page is read, and chooses
- * how it is read: the stages are the count, the plan ({@link planPage}, pure) and the read ({@link readPage}).
+ * Runs a search in the store: the page of rows asked for and the total number of matches. Order: the sort field
+ * in the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in the
+ * same direction, so pages never overlap. The store answers while the search index is not current, with it off
+ * (SEARCH_INDEX), and for searches the index leaves to it (a point and radius); two plain statements.
  */
-export async function searchListings(
-  db: Kysely<Database>,
-  s: ListingSearch,
-  ctx: SearchContext,
-  knownTotal?: number,
-): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
-  // Count first, and let the total choose. SQLite runs one statement at a time on this thread anyway.
-  // PostgreSQL ran the two at once on two connections, which saved the page's few milliseconds but let
-  // its planner walk the order for matches it cannot foresee: an amenity no sale has (DOORMAN) walked
-  // every sale for one page, where the count, far cheaper, says there are none.
-  const total = knownTotal ?? (await countListings(db, s, ctx));
-  const plan = planPage(s, total, ctx);
-  return { total, rows: await readPage(db, s, plan, ctx) };
-}
-
-/** Reads the page `plan` says: its summary rows (with the distance in metres when the search has a point). */
-export async function readPage(db: Kysely<Database>, s: ListingSearch, plan: SearchPlan, ctx: SearchContext): Promise<(SummaryRow & { distance?: number })[]> {
-  if (plan.read === 'empty') return [];
-  const base = filteredListings(db, s, ctx, plan);
-  if (plan.idsFirst) return deferredPage(db, base, s, ctx, plan.orderBounds).execute();
-  return pageQuery(base, s, ctx, plan.read, plan.orderBounds).execute();
-}
-
-/**
- * PostgreSQL's walk, and its page with amenities as sets ({@link SearchPlan.amenitiesAsSet}): the page's ids
- * first, in the order, from a statement that needs no other column, then those rows (sorted again, at most `perPage`). A walk names no index there (SQLite's INDEXED BY);
- * its planner walks the order's index itself. But a plain index scan tests on the table row any filter
- * it cannot make an index condition (an OR, such as `noFee=false`'s "unknown or 0"; a list of areas on a
- * later key column), so it fetched the row of every entry it passed. Asking for the ids alone lets it
- * scan the index only, testing the filters the index holds on its entries: a walk that passes many
- * entries gains much, one whose first entries match costs a little more (figures in commit 7b40130).
- */
-function deferredPage(db: Kysely<Database>, pageBase: Query, s: ListingSearch, ctx: SearchContext, bounds: readonly OrderBound[]) {
-  const ids = orderedPage(pageBase.select('id'), s, ctx, 'planner', bounds);
-  return pageQuery(db.selectFrom('listings').where('id', 'in', ids), { ...s, page: 1, after: undefined }, ctx, 'planner', bounds);
+export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
+  const total = await countListings(db, s, ctx);
+  const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
+  if (!s.after && total <= rowsBefore) return { total, rows: [] };
+  return { total, rows: await pageQuery(filteredListings(db, s, ctx), s, ctx).execute() };
 }
 
 /**
@@ -168,20 +101,10 @@ export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx:
   return Number(n);
 }
 
-/** The page's statement: summary columns, the order (see {@link searchListings}) and its implied bounds, the keyset bound or the offset, the limit. */
-function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext, strategy: Exclude<PageStrategy, 'empty'>, bounds: readonly OrderBound[]) {
+/** The page's statement: summary columns, the order (see {@link searchListings}), the keyset bound or the offset, the limit. */
+function pageQuery(base: Query, s: ListingSearch, ctx: SearchContext) {
   let rowsQuery = base.select(SUMMARY_COLUMNS).select(['recommended_score', 'price_per_sqft']);
   if (s.near) rowsQuery = rowsQuery.select(sql<number>`round(${distanceFrom(s.near)})`.as('distance')) as unknown as typeof rowsQuery;
-  rowsQuery = orderedPage(rowsQuery, s, ctx, strategy, bounds);
-  if (strategy === 'walk' && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.withPlugin(new ReadThroughIndex(SORTS[s.sort].index));
-  return rowsQuery;
-}
-
-/**
- * A query's rows in the page's order (see {@link searchListings}) within the bounds its filters imply (the plan's
- * `orderBounds`), after the keyset bound or the offset, at most `perPage`.
- */
-function orderedPage<Q extends Query>(page: Q, s: ListingSearch, ctx: SearchContext, strategy: Exclude<PageStrategy, 'empty'>, bounds: readonly OrderBound[]): Q {
   const dir = s.sortDir === 'ASC' ? 'asc' : 'desc';
   // Every term runs in the asked direction so that one index serves the whole ORDER BY (no sort step).
   // NOT NULL columns need no NULLS clause; DESC already puts nulls last on both databases.
@@ -189,27 +112,14 @@ function orderedPage<Q extends Query>(page: Q, s: ListingSearch, ctx: SearchCont
     if (dir === 'asc') return nullable ? ob.asc().nullsLast() : ob.asc();
     return nullable && ctx.dialect === 'postgres' ? ob.desc().nullsLast() : ob.desc();
   };
-  // To sort, the order's terms become expressions, which no index can give in order: the database then
-  // reads the matches through the filters' index and sorts them. `+column` on SQLite; PostgreSQL has no
-  // unary plus for text, so its text keys are written `column || ''` (the same text, in the same order).
-  const key = (column: SortColumn | 'id') => {
-    if (strategy !== 'sort') return column;
-    if (ctx.dialect === 'postgres' && (column === 'listed_at' || column === 'id')) return sql`(${sql.ref(column)} || '')`;
-    return sql`+${sql.ref(column)}`;
-  };
-  let rowsQuery: Query = page;
   if (s.sort === 'DISTANCE') {
     if (!s.near) throw new Error('a DISTANCE sort needs a point (near)');
     rowsQuery = rowsQuery.orderBy(distanceFrom(s.near), dir);
   } else {
-    for (const term of SORTS[s.sort].keyset) rowsQuery = rowsQuery.orderBy(key(term.column), order(term.nullable));
-    for (const bound of bounds) rowsQuery = rowsQuery.where(bound.column, bound.op, bound.value as never);
+    for (const term of SORTS[s.sort].keyset) rowsQuery = rowsQuery.orderBy(term.column, order(term.nullable));
   }
-  // The limit stays a bound value: written into the statement, SQLite's planner weighed it wrongly against
-  // an order its index serves only in part (the default order ascending: a sort of every match, where the
-  // index and a sort of ties do).
-  rowsQuery = rowsQuery.orderBy(key('id'), order(false)).limit(s.perPage);
+  rowsQuery = rowsQuery.orderBy('id', order(false)).limit(s.perPage);
   if (s.after && s.sort !== 'DISTANCE') rowsQuery = rowsQuery.where(afterRow(s.sort, dir, s.after));
   else rowsQuery = rowsQuery.offset((s.page - 1) * s.perPage);
-  return rowsQuery as Q;
+  return rowsQuery;
 }

@@ -10,6 +10,8 @@ import { VersionedMemo } from '../store/versioned-memo.js';
 import { IndexedListings, type IndexedPage } from './indexed-listings.js';
 import { ColumnsBuilder, INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
+import type { ClusterGrid } from './clusters.js';
+import type { ListingCluster } from '../wire/cluster.js';
 
 /** Rows read from the store at a time while building: the event loop has a turn between reads. */
 const CHUNK_ROWS = 20_000;
@@ -91,6 +93,12 @@ export class SearchIndex {
   async find(search: ListingSearch, ctx: SearchContext, polygon?: Outline): Promise<IndexedPage | undefined> {
     const built = await this.currentOrRebuild();
     return built?.kinds.get(search.kind)?.page(search, ctx, polygon);
+  }
+
+  /** The matches of `search` counted by the cells of `grid` ({@link IndexedListings.clusters}), or undefined when the index cannot answer (as {@link SearchIndex.find}). */
+  async clusters(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline): Promise<ListingCluster[] | undefined> {
+    const built = await this.currentOrRebuild();
+    return built?.kinds.get(search.kind)?.clusters(search, ctx, grid, polygon);
   }
 
   /** One kind's listings in memory when the index holds the store's data version; undefined otherwise (a build is then started). */

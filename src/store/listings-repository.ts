@@ -14,9 +14,6 @@ export interface StoredDetail {
   history: PriceEvent[];
 }
 
-/** An active listing as the price ladders read it (`ListingsRepository.activePrices`): price in US dollars, recommended score 0-100. */
-export type ActivePrice = { bedroom_count: number | null; price: number; recommended_score: number };
-
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps (their statements in listing-writes.ts), look-ups. */
 export class ListingsRepository {
   private writes = 0;
@@ -84,45 +81,6 @@ export class ListingsRepository {
   async dataVersion(): Promise<number> {
     const row = await this.db.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
     return Number(row.version);
-  }
-
-  /**
-   * The areas of `kind` that have active listings, ascending (null last: listings of no known area).
-   * A loose index scan: one seek into the area-price index per area (a recursive query), so its cost
-   * grows with the number of areas, not of listings; a DISTINCT over the rows grows with the listings and,
-   * on SQLite, blocks the event loop for as long.
-   */
-  async activeAreas(kind: ListingKind): Promise<(number | null)[]> {
-    const { rows } = await sql<{ area_id: number }>`with recursive seen(area_id) as (
-        select min(area_id) from listings where kind = ${kind} and status = 'ACTIVE'
-        union all
-        select (select min(l.area_id) from listings l where l.kind = ${kind} and l.status = 'ACTIVE' and l.area_id > seen.area_id)
-        from seen where seen.area_id is not null
-      ) select area_id from seen where area_id is not null`.execute(this.db);
-    const areas: (number | null)[] = rows.map((r) => Number(r.area_id));
-    const unplaced = await this.db.selectFrom('listings').select('id').where('kind', '=', kind).where('status', '=', 'ACTIVE').where('area_id', 'is', null).limit(1).executeTakeFirst();
-    if (unplaced) areas.push(null);
-    return areas;
-  }
-
-  /**
-   * Bedroom counts, prices (US dollars) and recommended scores of the active listings of `kind` in one area
-   * (null: of no known area), cheapest first, read from the area-price index alone (migration 025); only
-   * prices within `range` (`min` inclusive, or exclusive with `minExclusive`; `max` inclusive) and at most
-   * `range.limit` rows when given.
-   */
-  async activePrices(
-    kind: ListingKind,
-    areaId: number | null,
-    range: { min?: number; minExclusive?: boolean; max?: number; limit?: number } = {},
-  ): Promise<ActivePrice[]> {
-    let q = this.db.selectFrom('listings').select(['bedroom_count', 'price', 'recommended_score']).where('kind', '=', kind).where('status', '=', 'ACTIVE');
-    q = areaId === null ? q.where('area_id', 'is', null) : q.where('area_id', '=', areaId);
-    if (range.min !== undefined) q = q.where('price', range.minExclusive ? '>' : '>=', range.min);
-    if (range.max !== undefined) q = q.where('price', '<=', range.max);
-    q = q.orderBy('price');
-    if (range.limit !== undefined) q = q.limit(range.limit);
-    return (await q.execute()) as ActivePrice[];
   }
 
   /**

@@ -4,6 +4,7 @@ import { LISTING_KINDS, KNOWN_AMENITIES, KNOWN_BUILDING_TYPES, SALE_TYPES, type 
 import { mortgageFactor } from '../../src/domain/monthly-cost.js';
 import type { Outline } from '../../src/domain/outline.js';
 import type { ListingSearch, SearchAfter, SearchContext } from '../../src/search/listing-search.js';
+import { clusterGrid } from '../../src/search/clusters.js';
 import { Searcher } from '../../src/search/searcher.js';
 import { INDEXED_SORTS, SORTS, type IndexedSort } from '../../src/search/sorts.js';
 import type { TestRuntime } from './runtime.js';
@@ -30,6 +31,9 @@ interface Sample {
   monthly_charges: number;
 }
 
+/** A box around the five boroughs, for the clusters of a search that has none. */
+const CITY: [number, number, number, number] = [-74.3, 40.45, -73.65, 40.95];
+
 /** `arbitrary`'s value in about `share` of the draws, undefined in the others. */
 const sometimes = <T>(arbitrary: fc.Arbitrary<T>, share: number) =>
   fc.oneof({ arbitrary: fc.constant(undefined), weight: Math.round((1 - share) * 100) }, { arbitrary, weight: Math.round(share * 100) });
@@ -39,7 +43,7 @@ const sometimes = <T>(arbitrary: fc.Arbitrary<T>, share: number) =>
  * has exactly (where a strict and a loose comparison part), areas and districts that hold listings, any order and
  * page, and keyset positions at a listing's keys (its id, or one just after it, which no listing has).
  */
-function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingSearch; polygon?: Outline }> {
+function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingSearch; polygon?: Outline; zoom: number }> {
   const sample = fc.constantFrom(...samples);
   const some = <T>(values: T[]) => fc.constantFrom(...values);
   const known = <K extends keyof Sample>(key: K) => [...new Set(samples.map((s) => s[key]).filter((v) => v !== null))] as NonNullable<Sample[K]>[];
@@ -99,16 +103,17 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
       sort: fc.constantFrom(...INDEXED_SORTS),
       sortDir: fc.constantFrom('ASC' as const, 'DESC' as const),
       page: fc.integer({ min: 1, max: 6 }),
+      zoom: fc.integer({ min: 10, max: 16 }),
       perPage: fc.constantFrom(1, 5, 20, 50, 500),
       after: sometimes(fc.tuple(sample, fc.boolean()), 1 / 4),
       polygon: sometimes(polygon, 1 / 8),
     })
-    .map(({ kind, saleType, filters, sort, sortDir, page, perPage, after, polygon }) => {
+    .map(({ kind, saleType, filters, sort, sortDir, page, perPage, after, polygon, zoom }) => {
       const search = { ...filters, kind, sort, sortDir, page, perPage } as ListingSearch;
       if (kind === 'sale' && saleType) search.saleType = saleType;
       for (const key of Object.keys(search) as (keyof ListingSearch)[]) if (search[key] === undefined) delete search[key];
       if (after) search.after = afterOf(after[0], sort, after[1]);
-      return { search, polygon };
+      return { search, polygon, zoom };
     });
 }
 
@@ -141,12 +146,25 @@ export async function checkIndexAnswersAsStore(rt: TestRuntime, runs: number): P
   const ctx: SearchContext = { now, mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
   const tally = { searches: 0, fromIndex: 0, matched: 0 };
   await fc.assert(
-    fc.asyncProperty(searches(samples, now), async ({ search, polygon }) => {
+    fc.asyncProperty(searches(samples, now), async ({ search, polygon, zoom }) => {
       const fromIndex = await indexed.index!.find(search, ctx, polygon);
       expect(fromIndex, 'the index answers every search without a point').toBeDefined();
       const [expected, actual] = [await plain.find(search, polygon), await indexed.find(search, polygon)];
       expect({ ids: fromIndex!.ids, total: fromIndex!.total }).toEqual({ ids: expected.rows.map((r) => r.id), total: expected.total });
       expect(actual).toEqual(expected);
+      // The map's clusters of the same search, in the box it has or the whole city's: the same cells, counts and
+      // price ranges; centroids summed in another order may differ in their last digit (a millionth of a degree).
+      const box = search.bbox ?? CITY;
+      const withBox = { ...search, bbox: box };
+      const grid = clusterGrid(zoom, box);
+      const cells = await indexed.index!.clusters(withBox, ctx, grid, polygon);
+      const stored = await plain.clusters(withBox, grid, polygon);
+      expect(cells).toHaveLength(stored.length);
+      cells!.forEach((cell, i) => {
+        expect({ ...cell, latitude: 0, longitude: 0 }).toEqual({ ...stored[i], latitude: 0, longitude: 0 });
+        expect(Math.abs(cell.latitude - stored[i].latitude)).toBeLessThanOrEqual(1.5e-6);
+        expect(Math.abs(cell.longitude - stored[i].longitude)).toBeLessThanOrEqual(1.5e-6);
+      });
       tally.searches++;
       tally.fromIndex++;
       if (expected.total > 0) tally.matched++;

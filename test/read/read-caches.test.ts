@@ -2,7 +2,7 @@ import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
-import { waitForLadders } from '../helpers/ladders.js';
+import { waitForIndex } from '../helpers/search-index.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The read caches (docs/decisions.md, "Read caches"): a write in this process shows at once, one by another
@@ -20,8 +20,8 @@ describe('read caches', () => {
     const stored = async () =>
       Number((await a.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').where('borough_id', '=', 100).executeTakeFirstOrThrow()).n);
     expect((await get(a.app, url, key)).body.meta.total).toBe(await stored());
-    // From here the total is counted in memory (price ladders), which must notice both writes below.
-    await waitForLadders(a.mirror.searcher.priceLadders);
+    // From here the search index answers, and must notice both writes below.
+    await waitForIndex(a);
 
     // This instance's own sync: the very next answer has the new total.
     a.marketClock!.advance(DAY);
@@ -31,7 +31,7 @@ describe('read caches', () => {
 
     // Another instance's sync on the same database: seen once the cached answer has expired.
     const before = (await get(a.app, url, key)).body.meta.total;
-    await waitForLadders(a.mirror.searcher.priceLadders, 'the price ladders rebuilt');
+    await waitForIndex(a, 'the search index built again');
     b.marketClock!.advance(3 * DAY);
     now += DAY;
     await b.syncer.syncScope('rental', 100);

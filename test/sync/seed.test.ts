@@ -9,7 +9,7 @@ import { decodeOutline, outlineContains } from '../../src/domain/outline.js';
 import { get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA, TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
-import { everyListing } from '../helpers/ladders.js';
+import { indexedListings } from '../helpers/search-index.js';
 import { waitFor } from '../helpers/wait.js';
 
 // `nyc-listings seed`: synthetic listings for benchmarks, derived from the mirrored rows by a seeded rule,
@@ -107,18 +107,17 @@ describe('nyc-listings seed', () => {
     await rt.syncer.syncScope('rental', one.borough_id);
     expect(rows(a).synthetic.filter((s) => s.status === 'ACTIVE').length).toBe(3000);
 
-    // A running instance's search totals, counted in memory, follow a seed another process runs.
+    // A running instance's search index follows a seed another process runs.
     const live = await runtime({ DATABASE_URL: c, READ_CACHE_SECONDS: '0.5' }, { initialSync: false });
     const liveKey = await live.key('pro');
     const activeRentals = () => Object.values(rows(c)).slice(0, 2).flat().filter((r: any) => r.kind === 'rental').length;
-    const everyRental = everyListing('rental');
     const seeded = activeRentals();
-    await waitFor(async () => (await live.mirror.searcher.priceLadders.total(everyRental)) === seeded, 'the price ladders built');
+    await waitFor(async () => (await indexedListings(live, 'rental')) === seeded, 'the search index built');
     await seed(c, '--listings', String(n + 2000), '--seed', '7');
     const reseeded = activeRentals();
     expect(reseeded).toBeGreaterThan(seeded);
     await waitFor(async () => (await get(live.app, '/v1/search/rentals?perPage=1', liveKey)).body.meta.total === reseeded, 'the seed in the totals');
-    await waitFor(async () => (await live.mirror.searcher.priceLadders.total(everyRental)) === reseeded, 'the price ladders rebuilt');
+    await waitFor(async () => (await indexedListings(live, 'rental')) === reseeded, 'the search index built again');
   }, 120_000);
 
   it('on a terminal shows a progress bar; a bad --listings is a usage error', async () => {
