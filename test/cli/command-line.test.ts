@@ -107,12 +107,12 @@ describe('the command line', () => {
         child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
       });
       const logged = JSON.parse(line);
-      // Before it listened, it built the price ladders (search totals in memory): they counted what the store holds.
-      const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; rentals?: number; sales?: number });
-      const ready = lines.findIndex((l) => l.msg.startsWith('search totals ready'));
+      // Before it listened, it built the search index: it holds what the store holds.
+      const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; rental?: number; sale?: number });
+      const ready = lines.findIndex((l) => l.msg.startsWith('search index of'));
       expect(ready, text).toBeGreaterThanOrEqual(0);
       expect(ready).toBeLessThan(lines.findIndex((l) => l.msg.includes('nyc-listings listening')));
-      expect({ rentals: lines[ready].rentals, sales: lines[ready].sales }).toEqual({ rentals: logged.rentals, sales: logged.sales });
+      expect({ rentals: lines[ready].rental, sales: lines[ready].sale }).toEqual({ rentals: logged.rentals, sales: logged.sales });
       expect(logged.address).toBe(`http://127.0.0.1:${port}`);
       expect(logged.docs).toBe(`http://127.0.0.1:${port}/docs`);
       expect(logged.rentals).toBe(rentalRows().length);

@@ -13,11 +13,12 @@ const t = useTestRuntime('pro', { READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0' 
 
 describe('the search index', () => {
   it('gives exactly the ids, order and total of the plain SQL path, for drawn filters, sorts, pages and keyset positions', async () => {
-    const tally = await checkIndexAnswersAsStore(t.rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 400));
+    const tally = await checkIndexAnswersAsStore(t.rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250));
     console.log(`search index (SQLite): ${tally.searches} searches, ${tally.matched} with matches`);
     // Not a test of nothing: most drawn searches find listings.
     expect(tally.matched).toBeGreaterThan(tally.searches / 4);
-  });
+    // The store's side of each comparison is the plain SQL path, whole-city sorts among them: minutes on a busy machine.
+  }, 300_000);
 
   it('shows in /v1/health what it holds; a write to the store is answered at once by the store, then by the index built again', async () => {
     const { rt, key } = t;
