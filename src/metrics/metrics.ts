@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { SearchIndexState } from '../search/search-index.js';
 
 /** What a gauge reads when it is scraped: a value, or one per label set. */
 type Reading = number | { labels: Record<string, string>; value: number }[];
@@ -14,8 +13,18 @@ export interface MetricSources {
   webhooks?: () => Promise<{ pending: number; due: number; oldestDueAgeSeconds: number; dead: number }>;
   /** The database pool: connections open, idle, and requests waiting for one (PostgreSQL only). */
   databasePool?: () => { total: number; idle: number; waiting: number } | null;
-  /** The search index: listings it holds by kind, whether a build runs, builds finished and failed, the last one's seconds. */
-  searchIndex?: () => SearchIndexState;
+  /** The search index (`SearchIndex.state`): listings it holds by kind, whether a build runs, builds finished and failed, the last one's seconds. */
+  searchIndex?: () => SearchIndexReading;
+}
+
+/** What the metrics read of the search index's state (a part of `SearchIndexState`, which /v1/health shows whole). */
+interface SearchIndexReading {
+  enabled: boolean;
+  listings: Record<string, number> | null;
+  building: boolean;
+  builds: number;
+  failedBuilds: number;
+  buildSeconds: number | null;
 }
 
 type UpstreamReading = ReturnType<NonNullable<MetricSources['upstreams']>>[number];
@@ -26,7 +35,7 @@ interface Snapshot {
   hydration?: Awaited<ReturnType<NonNullable<MetricSources['hydration']>>>;
   webhooks?: Awaited<ReturnType<NonNullable<MetricSources['webhooks']>>>;
   databasePool?: { total: number; idle: number; waiting: number };
-  searchIndex?: SearchIndexState;
+  searchIndex?: SearchIndexReading;
 }
 
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
