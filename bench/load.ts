@@ -23,15 +23,39 @@ export interface LoadResult {
  * that failed (a timeout is 10 s). Failures of the bare server end the run; the service's and the
  * peer's are counted and shown (`tolerateErrors`).
  */
-export async function load(shape: LoadShape, base: string, path: string, withHeaders: Record<string, string>, vary?: () => string, tolerateErrors = false, rate?: number): Promise<LoadResult> {
+export async function load(
+  shape: LoadShape,
+  base: string,
+  path: string,
+  withHeaders: Record<string, string>,
+  vary?: () => string,
+  tolerateErrors = false,
+  rate?: number,
+): Promise<LoadResult> {
   const { seconds, connections } = shape;
   if (rate) return steadyLoad(seconds, base, path, withHeaders, rate, vary, tolerateErrors);
   // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
   // service and the peer have processes of their own; the bare servers here are idle then).
-  const requests: autocannon.Request[] | undefined = vary ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }] : undefined;
-  const result = await autocannon({ url: base + path.replace('{varies}', vary?.() ?? ''), headers: withHeaders, connections, duration: seconds, requests, ...(vary ? {} : { workers: 1 }) });
-  if ((result.non2xx || result.errors) && !tolerateErrors) throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, total: result.requests.total };
+  const requests: autocannon.Request[] | undefined = vary
+    ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }]
+    : undefined;
+  const result = await autocannon({
+    url: base + path.replace('{varies}', vary?.() ?? ''),
+    headers: withHeaders,
+    connections,
+    duration: seconds,
+    requests,
+    ...(vary ? {} : { workers: 1 }),
+  });
+  if ((result.non2xx || result.errors) && !tolerateErrors)
+    throw new Error(`${base}${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors,
+    total: result.requests.total,
+  };
 }
 
 /**
@@ -41,7 +65,15 @@ export async function load(shape: LoadShape, base: string, path: string, withHea
  * (autocannon's `overallRate` paces each connection on its own timer: its 50 connections sent in bursts
  * of 50, and the bare server's p99 at 100 a second was 30 ms.) Same figures as {@link load}.
  */
-async function steadyLoad(seconds: number, base: string, path: string, withHeaders: Record<string, string>, rate: number, vary?: () => string, tolerateErrors = false) {
+async function steadyLoad(
+  seconds: number,
+  base: string,
+  path: string,
+  withHeaders: Record<string, string>,
+  rate: number,
+  vary?: () => string,
+  tolerateErrors = false,
+) {
   const random = seededRandom(rate);
   const latencies: number[] = [];
   let failed = 0;

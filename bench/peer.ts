@@ -27,7 +27,11 @@ function copyTables(mirrorFile: string, peerFile: string): number {
   const db = new Database(peerFile);
   db.pragma('journal_mode = WAL');
   db.exec(`attach database '${mirrorFile.replace(/'/g, "''")}' as mirror`);
-  const ddl = db.prepare("select name, tbl_name, type, sql from mirror.sqlite_master where tbl_name in ('listings', 'areas') and sql is not null and type in ('table', 'index')").all() as {
+  const ddl = db
+    .prepare(
+      "select name, tbl_name, type, sql from mirror.sqlite_master where tbl_name in ('listings', 'areas') and sql is not null and type in ('table', 'index')",
+    )
+    .all() as {
     name: string;
     type: string;
     sql: string;
@@ -68,7 +72,9 @@ export async function startPeer(mirrorFile: string, port: number): Promise<Peer>
       watch: false,
     }),
   );
-  const child: ChildProcess = spawn(process.execPath, [join(PEER_DIR, 'start.mjs'), configFile, String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [join(PEER_DIR, 'start.mjs'), configFile, String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;

@@ -14,7 +14,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Runs the compiled command line, `node dist/main.js <args>`, and resolves once its stderr matches `ready` (with the match). */
-export async function spawnCommand(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+export async function spawnCommand(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  nodeFlags: string[] = [],
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   // The compiled command line (`npm run bench` builds it first), as `npm start` runs it: under tsx the
   // service carried a loader and esbuild's name-keeping wrappers, which production does not.
   const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -47,7 +52,9 @@ export function rssOf(pid: number): { now: number; peak: number } {
 
 /** CPU time a process has used so far (user + system), in microseconds (Linux: /proc, in clock ticks of 10 ms). */
 export function cpuMicrosOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   // After the command name: utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }

@@ -57,9 +57,17 @@ const databaseUrl = process.env.DATABASE_URL ?? join(dir, 'mirror.db');
 const postgres = /^postgres(ql)?:/.test(databaseUrl);
 
 // The local upstream in a process of its own, its market still: the benchmark measures reads.
-const baseEnv: Record<string, string> = { ...(process.env as Record<string, string>), MARKET_CLOCK: 'off', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+const baseEnv: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  MARKET_CLOCK: 'off',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+};
 const upstreamPort = await freePort();
-const upstream = await spawnCommand(['upstream', '--port', String(upstreamPort), '--open-data-port', String(await freePort())], baseEnv, /local upstream on/);
+const upstream = await spawnCommand(
+  ['upstream', '--port', String(upstreamPort), '--open-data-port', String(await freePort())],
+  baseEnv,
+  /local upstream on/,
+);
 const upstreamUrl = `http://127.0.0.1:${upstreamPort}/`;
 
 // Freshness thresholds are a year: no sync starts in the middle of a measurement.
@@ -86,7 +94,10 @@ const quiet = pino({ level: 'warn' });
  */
 async function syncRate(): Promise<{ listings: number; seconds: number; perSecond: number }> {
   const mirror = await freshMirror(databaseUrl, dir, 'sync-rate');
-  const runtime = await startRuntime({ ...config, databaseUrl: mirror.url }, { logger: quiet, initialSync: false, scheduler: false, webhooks: false });
+  const runtime = await startRuntime(
+    { ...config, databaseUrl: mirror.url },
+    { logger: quiet, initialSync: false, scheduler: false, webhooks: false },
+  );
   const started = performance.now();
   const failed = await runtime.syncer.syncAll();
   const elapsed = (performance.now() - started) / 1000;
@@ -122,7 +133,11 @@ if (store.dialect === 'postgres') await sql`vacuum analyze`.execute(store.db);
 const listings = await new ListingsRepository(store.db).count();
 /** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
 const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
-const drawnFrom = await store.db.selectFrom('listings').select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count']).where('status', '=', 'ACTIVE').execute();
+const drawnFrom = await store.db
+  .selectFrom('listings')
+  .select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count'])
+  .where('status', '=', 'ACTIVE')
+  .execute();
 const mixed = mixedSearches(drawnFrom, MIXED_SEARCHES, 2016);
 const apps = appSearches(drawnFrom, MIXED_SEARCHES, 2016);
 await store.close();
@@ -131,8 +146,17 @@ const started = Date.now();
 // The Node flags `npm start` runs the service with (package.json's start script, the one place they are set).
 const startScript = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
 const startFlags = startScript.slice(1, startScript.indexOf('dist/main.js'));
-const nodeFlags = [...startFlags, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [])];
-const service = await spawnCommand(['serve', '--port', String(await freePort()), '--host', '127.0.0.1'], serviceEnv, /nyc-listings listening on (http:\/\/[0-9.:]+)/, nodeFlags);
+const nodeFlags = [
+  ...startFlags,
+  ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+  ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
+];
+const service = await spawnCommand(
+  ['serve', '--port', String(await freePort()), '--host', '127.0.0.1'],
+  serviceEnv,
+  /nyc-listings listening on (http:\/\/[0-9.:]+)/,
+  nodeFlags,
+);
 const address = service.match[1];
 console.log(`service ready in ${Date.now() - started} ms (${listings} active listings, ${dialect})`);
 const headers = { authorization: `Bearer ${key}` };
@@ -148,7 +172,6 @@ async function byCursor(first: string, n = Infinity): Promise<string> {
   }
   return url;
 }
-
 
 /**
  * A scenario: the service's path (`{varies}` in it is replaced on each request by `vary()`, so that
@@ -173,8 +196,16 @@ const mixedDraws = drawWithRepeats(mixed, config.readCacheSeconds);
 const R = '/listings?where.kind.eq=rental&where.status.eq=ACTIVE';
 const S = '/listings?where.kind.eq=sale&where.status.eq=ACTIVE';
 const scenarios: Scenario[] = [
-  { name: 'search rentals, page 1 of a borough', path: '/v1/search/rentals?areas=100', peer: `${R}&where.boroughId.eq=100&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=50&totalCount=true` },
-  { name: 'search rentals, deep page (150 of 20)', path: '/v1/search/rentals?perPage=20&page=150', peer: `${R}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=20&offset=2980&totalCount=true` },
+  {
+    name: 'search rentals, page 1 of a borough',
+    path: '/v1/search/rentals?areas=100',
+    peer: `${R}&where.boroughId.eq=100&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=50&totalCount=true`,
+  },
+  {
+    name: 'search rentals, deep page (150 of 20)',
+    path: '/v1/search/rentals?perPage=20&page=150',
+    peer: `${R}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=20&offset=2980&totalCount=true`,
+  },
   { name: 'search rentals, the same page by cursor', path: () => byCursor('/v1/search/rentals?perPage=20', 150) },
   // Reached page by page: some minutes at a million listings, so only when the scenario is asked for.
   { name: 'search rentals, last page of a borough by cursor', path: () => byCursor('/v1/search/rentals?areas=100') },
@@ -200,7 +231,11 @@ const scenarios: Scenario[] = [
       return `sort=${sort}&sortDir=${Math.random() < 0.5 ? 'ASC' : 'DESC'}&page=${page}&perPage=${10 + Math.floor(Math.random() * 41)}`;
     },
   },
-  { name: 'search sales by price per sq ft', path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500', peer: `${S}&where.sqft.gte=500&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true` },
+  {
+    name: 'search sales by price per sq ft',
+    path: '/v1/search/sales?sort=PRICE_PER_SQFT&minSqft=500',
+    peer: `${S}&where.sqft.gte=500&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true`,
+  },
   {
     // A size slider: the pair of filter and order whose columns are tied (migration 015).
     name: 'search sales by price per sq ft, uncached (a new maxSqft each time)',
@@ -208,16 +243,26 @@ const scenarios: Scenario[] = [
     vary: () => String(5_000 + Math.floor(Math.random() * 995_000)),
     peer: `${S}&where.sqft.gte=500&where.sqft.lte={varies}&orderby.pricePerSqft=desc&orderby.id=desc&limit=50&totalCount=true`,
   },
-  { name: 'search sales, page of 500', path: '/v1/search/sales?perPage=500', peer: `${S}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=500&totalCount=true` },
+  {
+    name: 'search sales, page of 500',
+    path: '/v1/search/sales?perPage=500',
+    peer: `${S}&orderby.recommendedScore=desc&orderby.listedAt=desc&orderby.id=desc&limit=500&totalCount=true`,
+  },
   { name: 'property by id', path: '/v1/property/8000000', peer: '/listings/8000000' },
-  { name: 'property by id, any listing at random', path: '/v1/property/{varies}', vary: () => allIds[Math.floor(Math.random() * allIds.length)], peer: '/listings/{varies}' },
+  {
+    name: 'property by id, any listing at random',
+    path: '/v1/property/{varies}',
+    vary: () => allIds[Math.floor(Math.random() * allIds.length)],
+    peer: '/listings/{varies}',
+  },
   { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
   {
     name: `mixed searches (${MIXED_SEARCHES.toLocaleString('en')} distinct, drawn from the mirror)`,
     path: '{varies}',
     vary: mixedDraws.draw,
-    note: () => `${pct(mixedDraws.counts.repeated, mixedDraws.counts.asked)} of ${mixedDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS (the most the answer cache could answer)`,
+    note: () =>
+      `${pct(mixedDraws.counts.repeated, mixedDraws.counts.asked)} of ${mixedDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS (the most the answer cache could answer)`,
   },
   {
     // The same searches at a steady rate: the latency a user sees on a busy service, not queueing at saturation.
@@ -238,7 +283,8 @@ function mapView(): string {
   const height = (800 / 256) * (360 / 2 ** zoom) * Math.cos((40.7 * Math.PI) / 180);
   const [lon, lat] = [-74.05 + Math.random() * 0.3, 40.58 + Math.random() * 0.3];
   const box = [lon - width / 2, lat - height / 2, lon + width / 2, lat + height / 2].map((v) => v.toFixed(5)).join(',');
-  const filters = Math.random() < 0.5 ? `&maxPrice=${2000 + 250 * Math.floor(Math.random() * 20)}&minBeds=${Math.floor(Math.random() * 3)}` : '';
+  const filters =
+    Math.random() < 0.5 ? `&maxPrice=${2000 + 250 * Math.floor(Math.random() * 20)}&minBeds=${Math.floor(Math.random() * 3)}` : '';
   return `bbox=${box}&zoom=${zoom}${filters}`;
 }
 const appDraws = drawWithRepeats(apps, config.readCacheSeconds);
@@ -247,12 +293,18 @@ scenarios.push(
     name: `app searches (${MIXED_SEARCHES.toLocaleString('en')} distinct: amenities on half, every sort, pages 1-5 of 20-50)`,
     path: '{varies}',
     vary: appDraws.draw,
-    note: () => `${pct(appDraws.counts.repeated, appDraws.counts.asked)} of ${appDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS`,
+    note: () =>
+      `${pct(appDraws.counts.repeated, appDraws.counts.asked)} of ${appDraws.counts.asked} requests repeated a search within READ_CACHE_SECONDS`,
   },
   // Issue 47's steady rates: p99 at most 20 ms at 500 a second on the whole city, at most 50 ms at 200 a second at a million.
   ...[MIXED_RATE, 200, 500].map((rate) => ({ name: `app searches at ${rate} a second`, path: '{varies}', vary: appDraws.draw, rate })),
   { name: 'map clusters of rentals, a new view each time', path: '/v1/search/rentals/clusters?{varies}', vary: mapView },
-  { name: 'map clusters of rentals, a new view each time, at 50 a second', path: '/v1/search/rentals/clusters?{varies}', vary: mapView, rate: 50 },
+  {
+    name: 'map clusters of rentals, a new view each time, at 50 a second',
+    path: '/v1/search/rentals/clusters?{varies}',
+    vary: mapView,
+    rate: 50,
+  },
 );
 
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)} %`;
@@ -316,14 +368,17 @@ for (const scenario of selected) {
     note: scenario.note?.() ?? null,
   };
   rows.push(row);
-  console.log(`${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${scenario.rate ? row.ratio : `${row.ratio} of bare (rounds: ${row['ratio by round']})`}${row.note ? `; ${row.note}` : ''}`);
+  console.log(
+    `${row.scenario}: ${row['req/s']} req/s (p50 ${row['p50 ms']} ms, p99 ${row['p99 ms']} ms, ${row.failed} failed, ${row['CPU us/req']} us CPU each), ${scenario.rate ? row.ratio : `${row.ratio} of bare (rounds: ${row['ratio by round']})`}${row.note ? `; ${row.note}` : ''}`,
+  );
 }
 const { now: serviceRssMiB, peak: servicePeakRssMiB } = rssOf(service.child.pid!);
 await stop(service.child);
 
 // The peer is measured after the service has stopped, one scenario after another once it answers again:
 // it may go on working through requests the load generator gave up on, and must not compete with the service.
-const peer: Peer | null = postgres || process.env.BENCH_PEER === 'off' ? null : await startPeer(databaseUrl.replace(/^sqlite:/, ''), await freePort());
+const peer: Peer | null =
+  postgres || process.env.BENCH_PEER === 'off' ? null : await startPeer(databaseUrl.replace(/^sqlite:/, ''), await freePort());
 let peerRssMiB: number | null = null;
 if (peer) {
   /** Whether the peer answers a trivial request within 3 minutes (it may still be busy with abandoned ones). */
@@ -371,7 +426,19 @@ console.log(
   `service rss ${serviceRssMiB} MiB at the end, ${servicePeakRssMiB} MiB at most${peer ? `, peer rss ${peerRssMiB} MiB` : ''}; ${connections} connections, ${rounds} rounds of ${seconds} s a scenario; ${listings} active listings on ${dialect}; ` +
     `sync ${sync ? `${sync.perSecond} listings/s` : 'not measured'}${seed ? `, seed ${seed.perSecond} listings/s` : ''}`,
 );
-const env = ['BENCH_SECONDS', 'BENCH_ROUNDS', 'BENCH_CONNECTIONS', 'BENCH_LISTINGS', 'BENCH_PEER', 'BENCH_ONLY', 'BENCH_SYNC', 'BENCH_WEBHOOKS', 'BENCH_NODE_FLAGS'].filter((n) => process.env[n]).map((n) => `${n}=${process.env[n]}`);
+const env = [
+  'BENCH_SECONDS',
+  'BENCH_ROUNDS',
+  'BENCH_CONNECTIONS',
+  'BENCH_LISTINGS',
+  'BENCH_PEER',
+  'BENCH_ONLY',
+  'BENCH_SYNC',
+  'BENCH_WEBHOOKS',
+  'BENCH_NODE_FLAGS',
+]
+  .filter((n) => process.env[n])
+  .map((n) => `${n}=${process.env[n]}`);
 if (process.env.DATABASE_URL) env.push(`DATABASE_URL=${postgres ? '<postgres>' : process.env.DATABASE_URL}`);
 const command = [...env, 'npm run bench'].join(' ');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -93,16 +93,28 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   const runtime = await startRuntime(
-    { ...config, databaseUrl: mirror.url, upstreamUrl: null, webhooks: { ...config.webhooks, allowPrivateTargets: true, pollSeconds: 0.05 } },
+    {
+      ...config,
+      databaseUrl: mirror.url,
+      upstreamUrl: null,
+      webhooks: { ...config.webhooks, allowPrivateTargets: true, pollSeconds: 0.05 },
+    },
     { logger, initialSync: false, scheduler: false, webhooks: false, manualMarketClock: true },
   );
   try {
     await runtime.syncer.syncAll();
     await issueKey(runtime.keys, runtime.config, { plan: 'business', label: 'bench-webhooks', expires: null });
     const keyId = (await runtime.keys.list()).at(-1)!.id;
-    const deps = { webhooks: runtime.webhooks, keys: runtime.keys, changes: runtime.changes, config: runtime.config, clock: () => new Date() };
+    const deps = {
+      webhooks: runtime.webhooks,
+      keys: runtime.keys,
+      changes: runtime.changes,
+      config: runtime.config,
+      clock: () => new Date(),
+    };
     const start = await runtime.changes.latestId();
-    for (const path of ['/fast', '/flaky']) await addSubscription(deps, { keyId, url: `${base}${path}`, events: [...CHANGE_TYPES], filter: '' });
+    for (const path of ['/fast', '/flaky'])
+      await addSubscription(deps, { keyId, url: `${base}${path}`, events: [...CHANGE_TYPES], filter: '' });
     runtime.marketClock!.advance(days * 24 * 3_600_000);
     await runtime.syncer.syncAll();
     runtime.marketClock!.advance(days * 24 * 3_600_000);
@@ -113,7 +125,8 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
     const events = (await runtime.changes.latestId()) - start;
     const deadline = Date.now() + 600_000;
     while ((fastIds.size < events || retryDelays.length < events) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (fastIds.size < events || retryDelays.length < events) throw new Error(`webhook bench: ${fastIds.size} and ${retryDelays.length} of ${events} events delivered in 10 minutes`);
+    if (fastIds.size < events || retryDelays.length < events)
+      throw new Error(`webhook bench: ${fastIds.size} and ${retryDelays.length} of ${events} events delivered in 10 minutes`);
     const during = fastArrivals.filter((t) => t >= syncStarted && t <= syncEnded).length;
     const span = (Math.max(...fastArrivals) - Math.min(...fastArrivals)) / 1000;
     const delays = retryDelays.sort((a, b) => a - b);

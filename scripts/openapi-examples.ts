@@ -47,7 +47,17 @@ for (const [route, url] of REQUESTS) {
   if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`);
   let body = cut(JSON.parse(res.body));
   if (route === '/v1/health') body = { ...body, scopes: body.scopes.slice(0, 2) };
-  if (route === '/v1/areas/{id}') body = { ...body, data: { ...body.data, boundary: { ...body.data.boundary, coordinates: [body.data.boundary.coordinates[0].slice(0, 4).concat([body.data.boundary.coordinates[0][0]])] } } };
+  if (route === '/v1/areas/{id}')
+    body = {
+      ...body,
+      data: {
+        ...body.data,
+        boundary: {
+          ...body.data.boundary,
+          coordinates: [body.data.boundary.coordinates[0].slice(0, 4).concat([body.data.boundary.coordinates[0][0]])],
+        },
+      },
+    };
   examples[route] = { summary: `GET ${url}`, value: body };
 }
 // The README's calls, abridged; an anonymous call (a search) without the key, as the README's curl makes it.
@@ -61,7 +71,10 @@ const readmeFile = join(import.meta.dirname, '..', 'README.md');
 const readme = readFileSync(readmeFile, 'utf8');
 const [start, end] = [readme.indexOf(README_MARKERS[0]), readme.indexOf(README_MARKERS[1])];
 if (start < 0 || end < start) throw new Error(`README.md lacks the markers ${README_MARKERS.join(' ... ')}`);
-writeFileSync(readmeFile, `${readme.slice(0, start + README_MARKERS[0].length)}\n\`\`\`json\n${answers.join('\n\n')}\n\`\`\`\n${readme.slice(end)}`);
+writeFileSync(
+  readmeFile,
+  `${readme.slice(0, start + README_MARKERS[0].length)}\n\`\`\`json\n${answers.join('\n\n')}\n\`\`\`\n${readme.slice(end)}`,
+);
 // The stream: its first two events as they come over a real connection.
 const base = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
 const abort = new AbortController();

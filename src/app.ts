@@ -84,7 +84,10 @@ export interface AppDeps {
  * the logs: `Authorization` is redacted wherever a request's headers are logged.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  const options = { level, redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization'], censor: '[redacted]' } };
+  const options = {
+    level,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization'], censor: '[redacted]' },
+  };
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -131,7 +134,9 @@ const EXAMPLES_FILE = new URL('../docs/openapi-examples.json', import.meta.url);
  * example of its 200 JSON answer (when `docs/openapi-examples.json` has one).
  */
 export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
-  const document = app.swagger() as { paths: Record<string, { get?: { responses?: Record<string, { content?: Record<string, Record<string, unknown>> }> } }> };
+  const document = app.swagger() as {
+    paths: Record<string, { get?: { responses?: Record<string, { content?: Record<string, Record<string, unknown>> }> } }>;
+  };
   let examples: Record<string, unknown> = {};
   try {
     examples = JSON.parse(readFileSync(EXAMPLES_FILE, 'utf8')) as Record<string, unknown>;
@@ -147,12 +152,16 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
   sparseItems(document as unknown as OpenApi);
   // The lowest plan an operation serves, from the route's own `minPlan`, for clients and for the access test.
   for (const route of app.routeIndex.routes()) {
-    const operation = document.paths[route.url.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase() as 'get'] as Record<string, unknown> | undefined;
+    const operation = document.paths[route.url.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase() as 'get'] as
+      | Record<string, unknown>
+      | undefined;
     if (operation && route.minPlan) operation['x-min-plan'] = route.minPlan;
     // An API-only instance refuses every non-public route until the worker's first sync (http/plugins/first-sync.ts).
     const responses = operation?.responses as Record<string, { description: string }> | undefined;
     if (responses?.['500'] && route.access !== 'public') {
-      responses['503'] = responses['503'] ? { ...responses['503'], description: `${responses['503'].description} ${FIRST_SYNC_PENDING}` } : { ...responses['500'], description: FIRST_SYNC_PENDING };
+      responses['503'] = responses['503']
+        ? { ...responses['503'], description: `${responses['503'].description} ${FIRST_SYNC_PENDING}` }
+        : { ...responses['500'], description: FIRST_SYNC_PENDING };
     }
   }
   // The plans from lowest to highest: what `x-min-plan` is compared against (the map explorer reads it).
@@ -160,10 +169,20 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
   for (const item of Object.values(document.paths)) {
     // Every keyed operation may refuse a publishable key used from another origin.
     const responses = item.get?.responses;
-    if (responses?.['401'] && !responses['403']) responses['403'] = { ...responses['401'], description: 'ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.' } as never;
+    if (responses?.['401'] && !responses['403'])
+      responses['403'] = {
+        ...responses['401'],
+        description:
+          'ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.',
+      } as never;
     // Any request whose head (request line and headers) outgrows Node's limit is refused before routing.
     const problem = responses?.['500'];
-    if (responses && problem && !responses['431']) responses['431'] = { ...problem, description: 'HEADERS_TOO_LARGE: the request line and headers together are larger than the server takes (a very long query string counts).' } as never;
+    if (responses && problem && !responses['431'])
+      responses['431'] = {
+        ...problem,
+        description:
+          'HEADERS_TOO_LARGE: the request line and headers together are larger than the server takes (a very long query string counts).',
+      } as never;
   }
   for (const [path, item] of Object.entries(document.paths)) {
     const limited = path.startsWith('/v1/') && path !== '/v1/health' && path !== '/v1/usage';
@@ -171,7 +190,8 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
       const headers: Record<string, unknown> = { 'X-Request-Id': HEADERS['X-Request-Id'] };
       if (limited) for (const name of RATE_LIMIT_HEADERS) headers[name] = HEADERS[name];
       const stream = path === '/v1/changes/stream';
-      if (status === '200' && path.startsWith('/v1/') && !stream) for (const name of ['ETag', 'Last-Modified', 'Cache-Control', 'Vary']) headers[name] = HEADERS[name];
+      if (status === '200' && path.startsWith('/v1/') && !stream)
+        for (const name of ['ETag', 'Last-Modified', 'Cache-Control', 'Vary']) headers[name] = HEADERS[name];
       if (status === '200' && /\/v1\/(search|areas$)/.test(path)) headers.Link = HEADERS.Link;
       if (status === '429' || status === '503') headers['Retry-After'] = HEADERS['Retry-After'];
       if (status === '401') headers['WWW-Authenticate'] = HEADERS['WWW-Authenticate'];
@@ -201,7 +221,15 @@ function parameterExamples(document: OpenApi, route: string, url: string): void 
 }
 
 interface OpenApi {
-  paths: Record<string, { get?: { parameters?: { name: string; in?: string; schema?: { type?: string }; example?: unknown }[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }> } }>;
+  paths: Record<
+    string,
+    {
+      get?: {
+        parameters?: { name: string; in?: string; schema?: { type?: string }; example?: unknown }[];
+        responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }>;
+      };
+    }
+  >;
   components: { schemas: Record<string, Record<string, unknown>> };
 }
 
@@ -213,7 +241,11 @@ interface OpenApi {
 function sparseItems(document: OpenApi): void {
   const sparse = (name: string) => {
     const id = `${name}Fields`;
-    document.components.schemas[id] ??= { ...document.components.schemas[name], required: ['id'], description: `${name} with only the fields asked for (\`fields=\`), and id.` };
+    document.components.schemas[id] ??= {
+      ...document.components.schemas[name],
+      required: ['id'],
+      description: `${name} with only the fields asked for (\`fields=\`), and id.`,
+    };
     return { anyOf: [{ $ref: `#/components/schemas/${name}` }, { $ref: `#/components/schemas/${id}` }] };
   };
   for (const item of Object.values(document.paths)) {
@@ -230,7 +262,7 @@ function sparseItems(document: OpenApi): void {
 const header = (description: string, type: 'string' | 'integer' = 'string') => ({ description, schema: { type } });
 /** The response headers the service sends, as the OpenAPI document describes them. */
 const HEADERS: Record<string, unknown> = {
-  'X-Request-Id': header('The request\'s id (the caller\'s own when it sent a plain one); errors are logged with it.'),
+  'X-Request-Id': header("The request's id (the caller's own when it sent a plain one); errors are logged with it."),
   'RateLimit-Policy': header('IETF draft structured field: `"per-minute";q=<limit>;w=60`.'),
   RateLimit: header('IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`.'),
   'X-RateLimit-Limit': header('Requests a minute the plan allows.', 'integer'),
@@ -268,7 +300,13 @@ class LeveledRequestLog extends LogController {
     const ms = reply.elapsedTime;
     const level = error || status >= 500 ? 'error' : status >= 400 || ms >= this.slowMs ? 'info' : 'debug';
     if (!(request.log as unknown as Logger).isLevelEnabled(level)) return;
-    const facts = { method: request.method, url: redactedUrl(request.url), statusCode: status, ms: Math.round(ms * 10) / 10, ...(error ? { err: error } : {}) };
+    const facts = {
+      method: request.method,
+      url: redactedUrl(request.url),
+      statusCode: status,
+      ms: Math.round(ms * 10) / 10,
+      ...(error ? { err: error } : {}),
+    };
     request.log[level](facts, ms >= this.slowMs ? 'slow request answered' : 'request answered');
   }
 }
@@ -290,7 +328,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : `req-${Date.now().toString(36)}-${(++requestCounter).toString(36)}`;
+      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given)
+        ? given
+        : `req-${Date.now().toString(36)}-${(++requestCounter).toString(36)}`;
     },
   });
   app.setValidatorCompiler(parameterValidatorCompiler());
@@ -307,12 +347,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     credentials: false,
     methods: ['GET', 'HEAD', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Accept', 'Accept-Encoding', 'If-None-Match', 'X-Request-Id'],
-    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id', 'ETag', 'Link', 'Last-Modified', 'X-Total-Count'],
+    exposedHeaders: [
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'X-Request-Id',
+      'ETag',
+      'Link',
+      'Last-Modified',
+      'X-Total-Count',
+    ],
     maxAge: 600,
   });
   // Brotli at a moderate quality: most of its gain at a fraction of the default's cost. Answers only: every
   // route is a GET without a body, so request decompression would be two hooks on every request for nothing.
-  await app.register(compress, { global: true, globalDecompression: false, threshold: 1024, encodings: ['br', 'gzip'], brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
+  await app.register(compress, {
+    global: true,
+    globalDecompression: false,
+    threshold: 1024,
+    encodings: ['br', 'gzip'],
+    brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+  });
   await registerCaching(app, { clock: deps.clock });
   // Set on arrival, so that an answer written outside the send path (an event stream) carries it too.
   // The rule for every hook here and in http/plugins/: one with nothing to wait for takes a callback, as an
@@ -331,7 +389,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done();
     });
   }
-  for (const schema of [...SHARED_SCHEMAS, ListingSummary, ListingDetail, ListingClusterSchema, BuildingSchema, AreaSchema, RecordedSaleSchema]) app.addSchema(schema);
+  for (const schema of [
+    ...SHARED_SCHEMAS,
+    ListingSummary,
+    ListingDetail,
+    ListingClusterSchema,
+    BuildingSchema,
+    AreaSchema,
+    RecordedSaleSchema,
+  ])
+    app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -350,14 +417,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'building', description: 'One building, by id or slug.' },
         { name: 'areas', description: 'Boroughs, sub-boroughs and neighbourhoods.' },
         { name: 'market', description: 'Market figures now, day by day, and of recorded sales month by month.' },
-        { name: 'recorded sales', description: 'What homes actually sold for: NYC Department of Finance recorded sales, via NYC Open Data.' },
+        {
+          name: 'recorded sales',
+          description: 'What homes actually sold for: NYC Department of Finance recorded sales, via NYC Open Data.',
+        },
         { name: 'changes', description: 'What changed in the market, as a feed.' },
         { name: 'meta', description: 'Index, health and usage.' },
       ],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'SERVICE_<uuid v4> API key.' },
-          accessTokenQuery: { type: 'apiKey', in: 'query', name: 'access_token', description: 'The same key as the `access_token` query parameter (RFC 6750, section 2.3): GET /v1/changes/stream only, for EventSource.' },
+          accessTokenQuery: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'access_token',
+            description:
+              'The same key as the `access_token` query parameter (RFC 6750, section 2.3): GET /v1/changes/stream only, for EventSource.',
+          },
         },
       },
     },
@@ -377,20 +453,45 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerRateLimits(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock, logger: deps.logger });
   // After auth and rate limits (a reused answer is counted and limited like any other).
   if (deps.config.answerCacheBytes > 0) {
-    registerAnswerCache(app, { versions: () => deps.mirror.writeVersion, ttlSeconds: deps.config.readCacheSeconds, maxBytes: deps.config.answerCacheBytes, clock: deps.clock, metrics: deps.metrics });
+    registerAnswerCache(app, {
+      versions: () => deps.mirror.writeVersion,
+      ttlSeconds: deps.config.readCacheSeconds,
+      maxBytes: deps.config.answerCacheBytes,
+      clock: deps.clock,
+      metrics: deps.metrics,
+    });
   }
   registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });
   registerBuildingRoutes(app, { mirror: deps.mirror, cityRecords: deps.cityRecords });
-  registerRecordedSalesRoutes(app, { cityRecords: deps.cityRecords, areaTree: () => deps.mirror.areaTree(), findListing: (id) => deps.listings.findById(id), config: deps.config, clock: deps.clock });
+  registerRecordedSalesRoutes(app, {
+    cityRecords: deps.cityRecords,
+    areaTree: () => deps.mirror.areaTree(),
+    findListing: (id) => deps.listings.findById(id),
+    config: deps.config,
+    clock: deps.clock,
+  });
   registerAreaRoutes(app, { mirror: deps.mirror });
   registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
-  registerChangesRoutes(app, { changes: deps.changes, tail: deps.changeTail, mirror: deps.mirror, config: deps.config, clock: deps.clock, metrics: deps.metrics });
+  registerChangesRoutes(app, {
+    changes: deps.changes,
+    tail: deps.changeTail,
+    mirror: deps.mirror,
+    config: deps.config,
+    clock: deps.clock,
+    metrics: deps.metrics,
+  });
   registerIndexRoutes(app, { version: SERVICE_VERSION });
   registerAgentRoutes(app);
   registerExploreRoutes(app);
-  registerHealthRoutes(app, { scopes: deps.scopes, listings: deps.listings, upstream: deps.upstream, jobs: deps.jobs, nextRefreshAt: deps.nextRefreshAt });
+  registerHealthRoutes(app, {
+    scopes: deps.scopes,
+    listings: deps.listings,
+    upstream: deps.upstream,
+    jobs: deps.jobs,
+    nextRefreshAt: deps.nextRefreshAt,
+  });
   let document: unknown;
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));
   await app.ready();

@@ -103,7 +103,14 @@ export interface Config {
    * on private, loopback or link-local addresses (and plain http) are allowed.
    */
   /** Webhook delivery: the retry schedule and timeout (seconds), how often to look for work, attempts in flight in all and per subscription. */
-  webhooks: { schedule: number[]; timeoutSeconds: number; pollSeconds: number; concurrency: number; concurrencyPerSubscription: number; allowPrivateTargets: boolean };
+  webhooks: {
+    schedule: number[];
+    timeoutSeconds: number;
+    pollSeconds: number;
+    concurrency: number;
+    concurrencyPerSubscription: number;
+    allowPrivateTargets: boolean;
+  };
   redisUrl: string | null;
   /** Prefix of every Redis key the service writes. */
   redisKeyPrefix: string;
@@ -150,7 +157,8 @@ function seconds(env: NodeJS.ProcessEnv, name: SettingName, fallback: number[] =
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const values = raw.split(',').map((v) => Number(v.trim()));
-  if (!values.length || values.some((v) => !Number.isFinite(v) || v < 0)) throw new ConfigError(`${name} must be comma-separated seconds >= 0, got "${raw}"`);
+  if (!values.length || values.some((v) => !Number.isFinite(v) || v < 0))
+    throw new ConfigError(`${name} must be comma-separated seconds >= 0, got "${raw}"`);
   return values;
 }
 
@@ -298,7 +306,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL || null,
     redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX'),
     trustProxy: bool(env, 'TRUST_PROXY'),
-    corsOrigins: !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    corsOrigins:
+      !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*'
+        ? '*'
+        : env.CORS_ORIGINS.split(',')
+            .map((o) => o.trim())
+            .filter(Boolean),
     logLevel: text(env, 'LOG_LEVEL'),
   };
 }

@@ -23,13 +23,22 @@ export interface LocalSite {
  */
 export async function startLocalSite(
   config: Config,
-  options: { clock?: () => Date; inventory?: Inventory; manualMarketClock?: boolean; recordQueries?: boolean; port?: number; adminPort?: number } = {},
+  options: {
+    clock?: () => Date;
+    inventory?: Inventory;
+    manualMarketClock?: boolean;
+    recordQueries?: boolean;
+    port?: number;
+    adminPort?: number;
+  } = {},
 ): Promise<LocalSite> {
   const clock = options.clock ?? (() => new Date());
   const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
   const market = new LocalMarket(inventory, clock);
   const marketClock =
-    options.manualMarketClock || config.marketClock ? new MarketClock(market, { seed: config.marketSeed, start: clock(), realTime: !options.manualMarketClock }) : null;
+    options.manualMarketClock || config.marketClock
+      ? new MarketClock(market, { seed: config.marketSeed, start: clock(), realTime: !options.manualMarketClock })
+      : null;
   const upstream = await startLocalUpstream(market, {
     port: options.port,
     adminPort: options.adminPort ?? config.localUpstreamAdminPort,

@@ -62,7 +62,8 @@ function flags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 /** A port number 1-65535, or a {@link UsageError}. */
 function port(value: string, flag = '--port'): number {
   const n = Number(value);
-  if (!/^[0-9]{1,5}$/.test(value) || n < 1 || n > 65535) throw new UsageError(`${flag} must be a whole number from 1 to 65535, got "${value}"`);
+  if (!/^[0-9]{1,5}$/.test(value) || n < 1 || n > 65535)
+    throw new UsageError(`${flag} must be a whole number from 1 to 65535, got "${value}"`);
   return n;
 }
 
@@ -78,7 +79,10 @@ async function cliLogger(level: string): Promise<Logger> {
 async function syncProgress(): Promise<SyncProgress | undefined> {
   if (!process.stderr.isTTY) return undefined;
   const { default: cliProgress } = await import('cli-progress');
-  const bar = new cliProgress.SingleBar({ format: '{step} [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { format: '{step} [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
   let current = '';
   return (step, done, total) => {
     if (step !== current) {
@@ -108,11 +112,17 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case 'serve': {
-      const { values } = flags(rest, { port: { type: 'string' }, host: { type: 'string' }, 'api-only': { type: 'boolean', default: false } });
+      const { values } = flags(rest, {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'api-only': { type: 'boolean', default: false },
+      });
       const listen = { port: values.port === undefined ? config.port : port(values.port), host: values.host ?? config.host };
       const apiOnly = values['api-only'];
       if (apiOnly && (!config.upstreamUrl || !config.openData.url)) {
-        throw new UsageError('serve --api-only starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (nyc-listings upstream runs local ones; docs/operations.md)');
+        throw new UsageError(
+          'serve --api-only starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (nyc-listings upstream runs local ones; docs/operations.md)',
+        );
       }
       const logger = await cliLogger(config.logLevel);
       const { startRuntime } = await import('./runtime.js');
@@ -124,11 +134,17 @@ async function main(argv: string[]): Promise<number> {
         await index.current();
         const { listings, buildSeconds } = index.state();
         // The background hydration of a first start writes listings meanwhile: the index is then built again as it goes.
-        logger.info({ ...listings, buildSeconds }, `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`);
+        logger.info(
+          { ...listings, buildSeconds },
+          `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`,
+        );
       }
       const address = await runtime.app.listen(listen);
       const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
-      logger.info({ address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales, role: apiOnly ? 'api' : 'all' }, `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`);
+      logger.info(
+        { address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales, role: apiOnly ? 'api' : 'all' },
+        `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`,
+      );
       const stop = async () => {
         logger.info('shutting down');
         await runtime.close();
@@ -171,7 +187,14 @@ async function main(argv: string[]): Promise<number> {
       if (values.source !== 'listings') {
         const openDataFailed = await runtime.openData.syncAll();
         failed.push(...openDataFailed);
-        logger.info({ failed: openDataFailed, recordedSales: await runtime.cityRecords.count('recorded_sales'), taxLots: await runtime.cityRecords.count('tax_lots') }, 'open data sync done');
+        logger.info(
+          {
+            failed: openDataFailed,
+            recordedSales: await runtime.cityRecords.count('recorded_sales'),
+            taxLots: await runtime.cityRecords.count('tax_lots'),
+          },
+          'open data sync done',
+        );
       }
       if (!values.watch) {
         await runtime.close();
@@ -192,7 +215,13 @@ async function main(argv: string[]): Promise<number> {
       try {
         const [sub, ...args] = rest;
         if (sub === 'issue') {
-          const { values } = flags(args, { plan: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, origins: { type: 'string' }, operations: { type: 'string' } });
+          const { values } = flags(args, {
+            plan: { type: 'string' },
+            label: { type: 'string' },
+            expires: { type: 'string' },
+            origins: { type: 'string' },
+            operations: { type: 'string' },
+          });
           if (!values.plan || !PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
           let origins: string[] | null = null;
           if (values.origins !== undefined) {
@@ -205,12 +234,26 @@ async function main(argv: string[]): Promise<number> {
           }
           let operations: string[] | null = null;
           if (values.operations !== undefined) {
-            operations = [...new Set(values.operations.split(',').map((o) => o.trim()).filter(Boolean))];
-            const known = Object.values((await apiDocument(config)).paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+            operations = [
+              ...new Set(
+                values.operations
+                  .split(',')
+                  .map((o) => o.trim())
+                  .filter(Boolean),
+              ),
+            ];
+            const known = Object.values((await apiDocument(config)).paths).flatMap((item) =>
+              Object.values(item).map((operation) => operation.operationId),
+            );
             const unknown = operations.filter((o) => !known.includes(o));
-            if (!operations.length || unknown.length) throw new UsageError(`--operations takes operation ids of /v1/openapi.json${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}: ${known.join(', ')}`);
+            if (!operations.length || unknown.length)
+              throw new UsageError(
+                `--operations takes operation ids of /v1/openapi.json${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}: ${known.join(', ')}`,
+              );
           }
-          process.stdout.write(`${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins, operations })}\n`);
+          process.stdout.write(
+            `${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins, operations })}\n`,
+          );
         } else if (sub === 'list') {
           process.stdout.write(`${listKeys(await keys.list())}\n`);
         } else if (sub === 'revoke' && args[0]) {
@@ -220,7 +263,11 @@ async function main(argv: string[]): Promise<number> {
           const result = await importKeys(keys, config, args[0], readFileSync(args[0], 'utf8'));
           process.stderr.write(`imported ${result.inserted} new, ${result.updated} updated\n`);
         } else {
-          throw new UsageError(sub ? `unknown keys command "${sub}" (issue, list, revoke <id>, import <file>)` : 'keys needs a command: issue, list, revoke <id>, import <file>');
+          throw new UsageError(
+            sub
+              ? `unknown keys command "${sub}" (issue, list, revoke <id>, import <file>)`
+              : 'keys needs a command: issue, list, revoke <id>, import <file>',
+          );
         }
         return 0;
       } finally {
@@ -228,44 +275,80 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'webhooks': {
-      const [{ openStore }, { WebhooksRepository }, { KeysRepository }, { ChangesRepository }, { AreasRepository }, { addSubscription, listDeliveries, listSubscriptions, WebhookAdminError }] =
-        await Promise.all([
-          import('./store/database.js'),
-          import('./store/webhooks-repository.js'),
-          import('./store/keys-repository.js'),
-          import('./store/changes-repository.js'),
-          import('./store/areas-repository.js'),
-          import('./notify/webhook-admin.js'),
-        ]);
+      const [
+        { openStore },
+        { WebhooksRepository },
+        { KeysRepository },
+        { ChangesRepository },
+        { AreasRepository },
+        { addSubscription, listDeliveries, listSubscriptions, WebhookAdminError },
+      ] = await Promise.all([
+        import('./store/database.js'),
+        import('./store/webhooks-repository.js'),
+        import('./store/keys-repository.js'),
+        import('./store/changes-repository.js'),
+        import('./store/areas-repository.js'),
+        import('./notify/webhook-admin.js'),
+      ]);
       const store = await openStore(config.databaseUrl);
       const webhooks = new WebhooksRepository(store.db);
       try {
         const [sub, ...args] = rest;
         if (sub === 'add') {
-          const { values } = flags(args, { key: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, filter: { type: 'string', default: '' } });
+          const { values } = flags(args, {
+            key: { type: 'string' },
+            url: { type: 'string' },
+            events: { type: 'string' },
+            filter: { type: 'string', default: '' },
+          });
           if (!values.key || !values.url || !values.events) throw new UsageError('webhooks add needs --key, --url and --events');
           const filter = await checkedFilter(values.filter!, new AreasRepository(store.db));
-          const deps = { webhooks, keys: new KeysRepository(store.db), changes: new ChangesRepository(store.db), config, clock: () => new Date() };
-          const { subscription, secret } = await addSubscription(deps, { keyId: values.key, url: values.url, events: values.events.split(',').map((e) => e.trim()), filter });
-          process.stdout.write(`${JSON.stringify({ id: subscription.id, secret, url: subscription.url, events: subscription.events.split(','), filter: subscription.filter })}\n`);
+          const deps = {
+            webhooks,
+            keys: new KeysRepository(store.db),
+            changes: new ChangesRepository(store.db),
+            config,
+            clock: () => new Date(),
+          };
+          const { subscription, secret } = await addSubscription(deps, {
+            keyId: values.key,
+            url: values.url,
+            events: values.events.split(',').map((e) => e.trim()),
+            filter,
+          });
+          process.stdout.write(
+            `${JSON.stringify({ id: subscription.id, secret, url: subscription.url, events: subscription.events.split(','), filter: subscription.filter })}\n`,
+          );
           process.stderr.write('the signing secret is shown this once: keep it where the receiver can read it\n');
         } else if (sub === 'list') {
           process.stdout.write(`${listSubscriptions(await webhooks.list())}\n`);
         } else if (sub === 'remove' && args[0]) {
-          if (!(await webhooks.remove(args[0], new Date().toISOString()))) throw new WebhookAdminError(`no active subscription with id ${args[0]}`);
+          if (!(await webhooks.remove(args[0], new Date().toISOString())))
+            throw new WebhookAdminError(`no active subscription with id ${args[0]}`);
           process.stderr.write(`removed ${args[0]}\n`);
         } else if (sub === 'deliveries') {
-          const { values } = flags(args, { subscription: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string', default: '50' } });
-          if (values.status && !['pending', 'delivered', 'dead'].includes(values.status)) throw new UsageError('--status must be pending, delivered or dead');
+          const { values } = flags(args, {
+            subscription: { type: 'string' },
+            status: { type: 'string' },
+            limit: { type: 'string', default: '50' },
+          });
+          if (values.status && !['pending', 'delivered', 'dead'].includes(values.status))
+            throw new UsageError('--status must be pending, delivered or dead');
           if (!/^[0-9]{1,6}$/.test(values.limit!)) throw new UsageError(`--limit must be a whole number, got "${values.limit}"`);
-          process.stdout.write(`${listDeliveries(await webhooks.deliveries({ subscriptionId: values.subscription, status: values.status, limit: Number(values.limit) }))}\n`);
+          process.stdout.write(
+            `${listDeliveries(await webhooks.deliveries({ subscriptionId: values.subscription, status: values.status, limit: Number(values.limit) }))}\n`,
+          );
         } else if (sub === 'redeliver' && args[0]) {
           if (!/^[0-9]{1,15}$/.test(args[0]) || !(await webhooks.redeliver(Number(args[0]), new Date().toISOString()))) {
             throw new WebhookAdminError(`no delivery ${args[0]} of an active subscription (see webhooks deliveries)`);
           }
           process.stderr.write(`delivery ${args[0]} will be sent again\n`);
         } else {
-          throw new UsageError(sub ? `unknown webhooks command "${sub}" (add, list, remove <id>, deliveries, redeliver <id>)` : 'webhooks needs a command: add, list, remove <id>, deliveries, redeliver <id>');
+          throw new UsageError(
+            sub
+              ? `unknown webhooks command "${sub}" (add, list, remove <id>, deliveries, redeliver <id>)`
+              : 'webhooks needs a command: add, list, remove <id>, deliveries, redeliver <id>',
+          );
         }
         return 0;
       } finally {
@@ -274,7 +357,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'seed': {
       const { values } = flags(rest, { listings: { type: 'string' }, seed: { type: 'string', default: '2016' } });
-      if (!values.listings || !/^[0-9]{1,8}$/.test(values.listings)) throw new UsageError('seed needs --listings N (a whole number of listings)');
+      if (!values.listings || !/^[0-9]{1,8}$/.test(values.listings))
+        throw new UsageError('seed needs --listings N (a whole number of listings)');
       if (!/^[0-9]{1,10}$/.test(values.seed!)) throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
       const logger = await cliLogger(config.logLevel);
       const [{ openStore }, { seedListings }] = await Promise.all([import('./store/database.js'), import('./sync/seed.js')]);
@@ -288,7 +372,11 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     case 'upstream': {
-      const { values } = flags(rest, { port: { type: 'string', default: '8090' }, 'admin-port': { type: 'string' }, 'open-data-port': { type: 'string', default: '8091' } });
+      const { values } = flags(rest, {
+        port: { type: 'string', default: '8090' },
+        'admin-port': { type: 'string' },
+        'open-data-port': { type: 'string', default: '8091' },
+      });
       const ports = {
         upstream: port(values.port!),
         admin: values['admin-port'] === undefined ? config.localUpstreamAdminPort : port(values['admin-port'], '--admin-port'),
@@ -302,12 +390,18 @@ async function main(argv: string[]): Promise<number> {
       ]);
       const { upstream } = await startLocalSite(config, { port: ports.upstream, adminPort: ports.admin });
       const soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { port: ports.openData });
-      logger.info({ url: upstream.url, admin: upstream.adminUrl, openData: soda.url }, `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data stand-in on ${soda.url}`);
+      logger.info(
+        { url: upstream.url, admin: upstream.adminUrl, openData: soda.url },
+        `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data stand-in on ${soda.url}`,
+      );
       return -1;
     }
     case 'coverage': {
       flags(rest, {});
-      const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([import('./store/database.js'), import('./read/mirror-coverage.js')]);
+      const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([
+        import('./store/database.js'),
+        import('./read/mirror-coverage.js'),
+      ]);
       const store = await openStore(config.databaseUrl);
       try {
         process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store, config.sharedDataDir))}\n`);
@@ -328,7 +422,10 @@ async function main(argv: string[]): Promise<number> {
 async function apiDocument(config: Config): Promise<{ paths: Record<string, Record<string, { operationId: string }>> }> {
   const logger = await cliLogger(config.logLevel);
   const [{ startRuntime }, { openApiDocument }] = await Promise.all([import('./runtime.js'), import('./app.js')]);
-  const runtime = await startRuntime({ ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' }, { logger, initialSync: false, scheduler: false, webhooks: false });
+  const runtime = await startRuntime(
+    { ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' },
+    { logger, initialSync: false, scheduler: false, webhooks: false },
+  );
   try {
     return openApiDocument(runtime.app) as never;
   } finally {
@@ -344,12 +441,22 @@ const COMMANDS = ['serve', 'sync', 'keys', 'webhooks', 'seed', 'coverage', 'mcp'
  * @throws UsageError naming each bad parameter.
  */
 async function checkedFilter(filter: string, areas: AreasRepository): Promise<string> {
-  const [{ parameterValidatorCompiler }, { ChangeFilterQuery }] = await Promise.all([import('./http/validation.js'), import('./http/schemas/change-query.js')]);
-  const validate = parameterValidatorCompiler()({ schema: ChangeFilterQuery as never, httpPart: 'querystring', method: 'GET', url: '/v1/changes' });
+  const [{ parameterValidatorCompiler }, { ChangeFilterQuery }] = await Promise.all([
+    import('./http/validation.js'),
+    import('./http/schemas/change-query.js'),
+  ]);
+  const validate = parameterValidatorCompiler()({
+    schema: ChangeFilterQuery as never,
+    httpPart: 'querystring',
+    method: 'GET',
+    url: '/v1/changes',
+  });
   const params = Object.fromEntries(new URLSearchParams(filter));
   const result = validate(params) as { error?: { instancePath: string; message: string; params?: { additionalProperty?: string } }[] };
   if (result.error) {
-    const named = result.error.map((e) => (e.params?.additionalProperty ? `unknown parameter ${e.params.additionalProperty}` : `${e.instancePath.slice(1)} ${e.message}`));
+    const named = result.error.map((e) =>
+      e.params?.additionalProperty ? `unknown parameter ${e.params.additionalProperty}` : `${e.instancePath.slice(1)} ${e.message}`,
+    );
     throw new UsageError(`--filter: ${named.join('; ')}`);
   }
   const tree = await areas.tree();

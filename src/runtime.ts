@@ -120,7 +120,9 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   if (options.apiOnly) {
     if (!config.upstreamUrl || !config.openData.url) {
-      throw new Error('an API-only instance starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)');
+      throw new Error(
+        'an API-only instance starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)',
+      );
     }
     options = { ...options, initialSync: false, initialOpenDataSync: false, scheduler: false, webhooks: false };
   }
@@ -138,9 +140,17 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   try {
     let marketClock: MarketClock | null = null;
     if (!config.upstreamUrl) {
-      const site = await startLocalSite(config, { clock, inventory: options.inventory, manualMarketClock: options.manualMarketClock, recordQueries: options.recordUpstreamQueries });
+      const site = await startLocalSite(config, {
+        clock,
+        inventory: options.inventory,
+        manualMarketClock: options.manualMarketClock,
+        recordQueries: options.recordUpstreamQueries,
+      });
       ({ upstream, marketClock } = site);
-      logger.info({ url: site.upstream.url, admin: site.upstream.adminUrl, listings: site.listings, marketClock: !!marketClock }, 'local upstream started');
+      logger.info(
+        { url: site.upstream.url, admin: site.upstream.adminUrl, listings: site.listings, marketClock: !!marketClock },
+        'local upstream started',
+      );
     }
     const client = new GraphqlUpstreamClient({
       url: config.upstreamUrl ?? upstream!.url,
@@ -206,19 +216,50 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       const started = Date.now();
       // Searches answer once the crawl is in; listing details are hydrated in the background after it.
       const failed = await syncer.syncAll({ hydrate: false });
-      logger.info({ ms: Date.now() - started, failed, rentals: await listings.count('rental'), sales: await listings.count('sale'), hydrationBacklog: await syncer.backlog() }, 'initial sync done');
+      logger.info(
+        {
+          ms: Date.now() - started,
+          failed,
+          rentals: await listings.count('rental'),
+          sales: await listings.count('sale'),
+          hydrationBacklog: await syncer.backlog(),
+        },
+        'initial sync done',
+      );
     }
     redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
     const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
     const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
     const cityRecords = new CityRecordsRepository(store.db);
-    const openData = new OpenDataSyncer({ client: sodaClient, records: cityRecords, scopes, areas, buildings, districtsAt, clock, logger, pageSize: config.openData.pageSize, metrics });
-    const openDataScheduler = new OpenDataScheduler({ syncer: openData, scopes, coordinator, clock, logger }, config.openData.syncIntervalSeconds);
+    const openData = new OpenDataSyncer({
+      client: sodaClient,
+      records: cityRecords,
+      scopes,
+      areas,
+      buildings,
+      districtsAt,
+      clock,
+      logger,
+      pageSize: config.openData.pageSize,
+      metrics,
+    });
+    const openDataScheduler = new OpenDataScheduler(
+      { syncer: openData, scopes, coordinator, clock, logger },
+      config.openData.syncIntervalSeconds,
+    );
     if ((options.initialOpenDataSync ?? options.initialSync ?? true) && (await cityRecords.count('recorded_sales')) === 0) {
       coordinator.trigger(OPEN_DATA_KEY, async () => {
         const started = Date.now();
         const failed = await openData.syncAll();
-        logger.info({ ms: Date.now() - started, failed, recordedSales: await cityRecords.count('recorded_sales'), taxLots: await cityRecords.count('tax_lots') }, 'first open data sync done');
+        logger.info(
+          {
+            ms: Date.now() - started,
+            failed,
+            recordedSales: await cityRecords.count('recorded_sales'),
+            taxLots: await cityRecords.count('tax_lots'),
+          },
+          'first open data sync done',
+        );
       });
     }
     const hydration = new HydrationJob({
@@ -258,7 +299,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
     };
     const webhooks = new WebhooksRepository(store.db);
-    const dispatcher = new WebhookDispatcher({ webhooks, changes, tail: changeTail, areaTree: () => mirror.areaTree(), config, clock, logger, metrics });
+    const dispatcher = new WebhookDispatcher({
+      webhooks,
+      changes,
+      tail: changeTail,
+      areaTree: () => mirror.areaTree(),
+      config,
+      clock,
+      logger,
+      metrics,
+    });
     const app = await buildApp({
       config,
       mirror,
@@ -280,12 +330,22 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         webhooks: async () => {
           const queue = await webhooks.queue(clock().toISOString());
           const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
-          return { running, inFlight, pending: queue.pending, due: queue.due, oldestDueAt: queue.oldestDueAt, deadLetters: queue.dead, lastError, lastErrorAt };
+          return {
+            running,
+            inFlight,
+            pending: queue.pending,
+            due: queue.due,
+            oldestDueAt: queue.oldestDueAt,
+            deadLetters: queue.dead,
+            lastError,
+            lastErrorAt,
+          };
         },
       },
       metrics,
       // NYC Open Data's scopes run on their own schedule.
-      nextRefreshAt: (scope, lastSuccessAt) => (OPEN_DATA_SCOPES.includes(scope) ? openDataScheduler : scheduler).nextRefreshAt(lastSuccessAt),
+      nextRefreshAt: (scope, lastSuccessAt) =>
+        (OPEN_DATA_SCOPES.includes(scope) ? openDataScheduler : scheduler).nextRefreshAt(lastSuccessAt),
       apiOnly: options.apiOnly,
       clock,
       logger,
@@ -303,9 +363,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       webhooks: async () => {
         const now = clock();
         const queue = await webhooks.queue(now.toISOString());
-        return { pending: queue.pending, due: queue.due, dead: queue.dead, oldestDueAgeSeconds: queue.oldestDueAt ? Math.max(0, (now.getTime() - Date.parse(queue.oldestDueAt)) / 1000) : 0 };
+        return {
+          pending: queue.pending,
+          due: queue.due,
+          dead: queue.dead,
+          oldestDueAgeSeconds: queue.oldestDueAt ? Math.max(0, (now.getTime() - Date.parse(queue.oldestDueAt)) / 1000) : 0,
+        };
       },
-      databasePool: () => (store.pool ? { total: store.pool.totalCount, idle: store.pool.idleCount, waiting: store.pool.waitingCount } : null),
+      databasePool: () =>
+        store.pool ? { total: store.pool.totalCount, idle: store.pool.idleCount, waiting: store.pool.waitingCount } : null,
     });
     if (config.metricsPort !== null) {
       metricsServer = await startMetricsServer(metrics, config.host, config.metricsPort);
@@ -339,21 +405,22 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       app,
       logger,
       // Idempotent: a second call waits for the first.
-      close: () => (closing ??= (async () => {
-        scheduler.stop();
-        hydration.stop();
-        openDataScheduler.stop();
-        await dispatcher.stop();
-        await metricsServer?.close();
-        changeTail.close();
-        await app.close();
-        await quotas.close();
-        redis?.disconnect();
-        await coordinator.idle();
-        await upstream?.close();
-        await soda?.close();
-        await store.close();
-      })()),
+      close: () =>
+        (closing ??= (async () => {
+          scheduler.stop();
+          hydration.stop();
+          openDataScheduler.stop();
+          await dispatcher.stop();
+          await metricsServer?.close();
+          changeTail.close();
+          await app.close();
+          await quotas.close();
+          redis?.disconnect();
+          await coordinator.idle();
+          await upstream?.close();
+          await soda?.close();
+          await store.close();
+        })()),
     };
   } catch (error) {
     await metricsServer?.close();

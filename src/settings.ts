@@ -19,7 +19,10 @@ const PLAN_LIMITS = {
 /** The per-plan limit variables, each plan in turn (PLANS order). */
 const planLimitSettings = Object.fromEntries(
   Object.entries(PLAN_LIMITS).flatMap(([plan, [perMinute, perMonth]]) => [
-    [`RATE_LIMIT_${plan}_PER_MINUTE`, { default: perMinute, meaning: `requests a minute on the ${plan.toLowerCase()} plan (anonymous callers are free, per address)` }],
+    [
+      `RATE_LIMIT_${plan}_PER_MINUTE`,
+      { default: perMinute, meaning: `requests a minute on the ${plan.toLowerCase()} plan (anonymous callers are free, per address)` },
+    ],
     [`QUOTA_${plan}_PER_MONTH`, { default: perMonth, meaning: `requests a calendar month (UTC) on the ${plan.toLowerCase()} plan` }],
   ]),
 ) as Record<`RATE_LIMIT_${keyof typeof PLAN_LIMITS}_PER_MINUTE` | `QUOTA_${keyof typeof PLAN_LIMITS}_PER_MONTH`, Setting>;
@@ -29,7 +32,11 @@ const planLimitSettings = Object.fromEntries(
  * that page's table (`npm run docs:config` writes it; a test fails when they differ). Durations in seconds.
  */
 export const SETTINGS = {
-  ENV_FILE: { default: '.env', meaning: 'a file of `NAME=value` lines every command reads at start, when it is there (variables already set win); `.env.example` lists them all' },
+  ENV_FILE: {
+    default: '.env',
+    meaning:
+      'a file of `NAME=value` lines every command reads at start, when it is there (variables already set win); `.env.example` lists them all',
+  },
   HOST: { default: '127.0.0.1', meaning: 'the address the API listens on' },
   PORT: { default: 8080, meaning: 'the port the API listens on' },
   DATABASE_URL: {
@@ -37,14 +44,32 @@ export const SETTINGS = {
     shownDefault: '`./data/nyc-listings.db`',
     meaning: 'SQLite file, or `postgres://...` (one schema per instance: add `?options=-c%20search_path%3Dname`)',
   },
-  UPSTREAM_URL: { default: null, shownDefault: '(unset: local upstream)', meaning: 'GraphQL endpoint of the real site; unset starts the local upstream on a free loopback port' },
-  UPSTREAM_HEADERS: { default: null, shownDefault: "the site's public clients' headers", meaning: 'JSON object of headers to add or replace' },
+  UPSTREAM_URL: {
+    default: null,
+    shownDefault: '(unset: local upstream)',
+    meaning: 'GraphQL endpoint of the real site; unset starts the local upstream on a free loopback port',
+  },
+  UPSTREAM_HEADERS: {
+    default: null,
+    shownDefault: "the site's public clients' headers",
+    meaning: 'JSON object of headers to add or replace',
+  },
   UPSTREAM_RESULT_CAP: { default: 1000, meaning: 'results one upstream search reaches; larger scopes are crawled in parts' },
   UPSTREAM_BLOCK_BACKOFF_SECONDS: { default: 1800, meaning: 'how long a 403 bot block is waited out' },
   HYDRATION_BATCH: { default: null, shownDefault: '20 against a real site, 100 locally', meaning: 'listings per detail request' },
-  HYDRATION_BUDGET: { default: 2000, meaning: "listings hydrated at most right after a scope's refresh (the background hydration takes the rest of the backlog)" },
-  JOB_RETRY_ATTEMPTS: { default: 5, meaning: "attempts (the first included) of a crawl's page or a hydration's batch, waited out 1 s to 30 s apart with jitter, on top of UPSTREAM_MAX_ATTEMPTS" },
-  HYDRATION_MAX_FAILURES: { default: 5, meaning: "failed detail requests after which a listing is parked (left out of the backlog until a crawl sees it change)" },
+  HYDRATION_BUDGET: {
+    default: 2000,
+    meaning: "listings hydrated at most right after a scope's refresh (the background hydration takes the rest of the backlog)",
+  },
+  JOB_RETRY_ATTEMPTS: {
+    default: 5,
+    meaning:
+      "attempts (the first included) of a crawl's page or a hydration's batch, waited out 1 s to 30 s apart with jitter, on top of UPSTREAM_MAX_ATTEMPTS",
+  },
+  HYDRATION_MAX_FAILURES: {
+    default: 5,
+    meaning: 'failed detail requests after which a listing is parked (left out of the backlog until a crawl sees it change)',
+  },
   HYDRATION_WAIT_SECONDS: { default: 3, meaning: 'how long a property lookup waits for its hydration' },
   UPSTREAM_TIMEOUT_SECONDS: { default: 15, meaning: 'per upstream request' },
   UPSTREAM_MAX_ATTEMPTS: { default: 3, meaning: 'attempts for a transient failure (timeout, network, 5xx), with jittered backoff' },
@@ -56,9 +81,15 @@ export const SETTINGS = {
     shownDefault: '1 against a real site, 0 locally',
     meaning: 'the least time between two upstream request starts (plus up to half again of jitter)',
   },
-  UPSTREAM_MAX_QUEUED: { default: 50, meaning: 'upstream calls that may wait; a lookup a caller waits for beyond this is 503 `UPSTREAM_BUSY`' },
+  UPSTREAM_MAX_QUEUED: {
+    default: 50,
+    meaning: 'upstream calls that may wait; a lookup a caller waits for beyond this is 503 `UPSTREAM_BUSY`',
+  },
   LOCAL_UPSTREAM_RESULT_CAP: { default: 1000, meaning: 'local upstream: the result cap it plays (0: none)' },
-  LOCAL_UPSTREAM_ADMIN_PORT: { default: 0, meaning: "local upstream: its admin server's port (faults, stats, market clock); 0 picks a free one" },
+  LOCAL_UPSTREAM_ADMIN_PORT: {
+    default: 0,
+    meaning: "local upstream: its admin server's port (faults, stats, market clock); 0 picks a free one",
+  },
   LOCAL_UPSTREAM_FAULTS: {
     default: '',
     meaning:
@@ -71,12 +102,30 @@ export const SETTINGS = {
   FRESHNESS_PROPERTY_SECONDS: { default: 3600, meaning: 'freshness threshold of a listing' },
   FRESHNESS_BUILDING_SECONDS: { default: 86400, meaning: 'freshness threshold of a building' },
   FRESHNESS_AREAS_SECONDS: { default: 604800, meaning: 'freshness threshold of the area list' },
-  SYNC_INTERVAL_SECONDS: { default: null, shownDefault: '90 % of `FRESHNESS_SEARCH_SECONDS`', meaning: 'scheduled refresh of every scope; 0 turns the scheduler off' },
-  OPEN_DATA_URL: { default: null, shownDefault: '(unset: local SODA stand-in)', meaning: 'NYC Open Data (SODA) site, `https://data.cityofnewyork.us`; unset starts the local stand-in on a free loopback port' },
-  OPEN_DATA_APP_TOKEN: { default: null, shownDefault: '(none)', meaning: 'sent as `X-App-Token` to SODA (requests then count against the application, not this address)' },
+  SYNC_INTERVAL_SECONDS: {
+    default: null,
+    shownDefault: '90 % of `FRESHNESS_SEARCH_SECONDS`',
+    meaning: 'scheduled refresh of every scope; 0 turns the scheduler off',
+  },
+  OPEN_DATA_URL: {
+    default: null,
+    shownDefault: '(unset: local SODA stand-in)',
+    meaning: 'NYC Open Data (SODA) site, `https://data.cityofnewyork.us`; unset starts the local stand-in on a free loopback port',
+  },
+  OPEN_DATA_APP_TOKEN: {
+    default: null,
+    shownDefault: '(none)',
+    meaning: 'sent as `X-App-Token` to SODA (requests then count against the application, not this address)',
+  },
   OPEN_DATA_PAGE_SIZE: { default: 50000, meaning: 'rows a SODA request (`$limit`; 50,000 is the most a 2.0 endpoint answers)' },
-  OPEN_DATA_FRESHNESS_SECONDS: { default: 2678400, meaning: 'freshness threshold of recorded sales and tax lots (the city publishes monthly)' },
-  LOCAL_SODA_FAULTS: { default: '', meaning: 'local SODA stand-in: faults to inject, as `LOCAL_UPSTREAM_FAULTS` (a block is a 429; docs/operations.md)' },
+  OPEN_DATA_FRESHNESS_SECONDS: {
+    default: 2678400,
+    meaning: 'freshness threshold of recorded sales and tax lots (the city publishes monthly)',
+  },
+  LOCAL_SODA_FAULTS: {
+    default: '',
+    meaning: 'local SODA stand-in: faults to inject, as `LOCAL_UPSTREAM_FAULTS` (a block is a 429; docs/operations.md)',
+  },
   OPEN_DATA_SYNC_INTERVAL_SECONDS: { default: 86400, meaning: 'scheduled incremental sync of NYC Open Data; 0 turns it off' },
   MORTGAGE_RATE_PERCENT: { default: 6.5, meaning: "a sale's monthly cost: the mortgage rate, percent a year" },
   MORTGAGE_DOWN_PAYMENT_PERCENT: { default: 20, meaning: "a sale's monthly cost: the down payment, percent of the price" },
@@ -103,15 +152,33 @@ export const SETTINGS = {
   WEBHOOK_TIMEOUT_SECONDS: { default: 15, meaning: "one webhook attempt's timeout" },
   WEBHOOK_POLL_SECONDS: { default: 1, meaning: 'how often due webhook work is looked for' },
   WEBHOOK_CONCURRENCY: { default: 32, meaning: 'webhook attempts in flight' },
-  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: { default: 8, meaning: "one subscription's webhook attempts in flight (a slow receiver holds back only its own)" },
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: {
+    default: 8,
+    meaning: "one subscription's webhook attempts in flight (a slow receiver holds back only its own)",
+  },
   WEBHOOK_ALLOW_PRIVATE_TARGETS: { default: false, meaning: 'allow plain http and private, loopback or link-local webhook targets' },
   KEY_CACHE_SECONDS: { default: 30, meaning: 'how long a key looked up is reused: how long a revoke made elsewhere takes to be seen' },
   QUOTA_FLUSH_SECONDS: { default: 1, meaning: 'between two writes of the monthly counts (the most a crash leaves uncounted)' },
-  SEARCH_INDEX: { default: true, meaning: 'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md)' },
+  SEARCH_INDEX: {
+    default: true,
+    meaning:
+      'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md)',
+  },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
-  ANSWER_CACHE_MB: { default: 16, meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)' },
-  SQLITE_READ_THREAD: { default: true, meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/decisions.md)' },
-  METRICS_PORT: { default: null, shownDefault: '(unset: off)', meaning: 'serves Prometheus metrics at `GET /metrics` on this port of `HOST` (0: a free one, logged), never on the public port (docs/operations.md)' },
+  ANSWER_CACHE_MB: {
+    default: 16,
+    meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)',
+  },
+  SQLITE_READ_THREAD: {
+    default: true,
+    meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/decisions.md)',
+  },
+  METRICS_PORT: {
+    default: null,
+    shownDefault: '(unset: off)',
+    meaning:
+      'serves Prometheus metrics at `GET /metrics` on this port of `HOST` (0: a free one, logged), never on the public port (docs/operations.md)',
+  },
   SLOW_REQUEST_MS: { default: 1000, meaning: 'successful answers slower than this (milliseconds) are logged at info' },
   LOG_LEVEL: { default: 'info', meaning: 'pino level; `Authorization` is redacted from logs' },
 } satisfies Record<string, Setting>;
@@ -142,7 +209,18 @@ export function envExample(): string {
 /** The Markdown table of every setting (docs/configuration.md holds it between its markers). */
 export function settingsTable(): string {
   const shown = (s: Setting) =>
-    s.shownDefault ?? (s.default === null ? '(none)' : Array.isArray(s.default) ? `\`${s.default.join(',')}\`` : typeof s.default === 'boolean' ? (s.default ? 'on' : 'off') : s.default === '' ? '(none)' : String(s.default));
+    s.shownDefault ??
+    (s.default === null
+      ? '(none)'
+      : Array.isArray(s.default)
+        ? `\`${s.default.join(',')}\``
+        : typeof s.default === 'boolean'
+          ? s.default
+            ? 'on'
+            : 'off'
+          : s.default === ''
+            ? '(none)'
+            : String(s.default));
   const rows = Object.entries(SETTINGS).map(([name, s]: [string, Setting]) => `| \`${name}\` | ${shown(s)} | ${s.meaning} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }

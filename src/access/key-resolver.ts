@@ -30,5 +30,4 @@ export class KeyResolver {
     this.cache.set(digest, { row: row ?? null });
     return row;
   }
-
 }

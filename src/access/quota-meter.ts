@@ -98,7 +98,9 @@ export class QuotaMeter {
     const due = [...this.tallies].filter(([, t]) => t.pending !== 0).map(([id, t]) => ({ id, tally: t, delta: t.pending }));
     if (due.length) {
       try {
-        const stored = await this.repository.addAll(due.map(({ id, delta }) => ({ subject: id.split('\n')[0], month: id.split('\n')[1], delta })));
+        const stored = await this.repository.addAll(
+          due.map(({ id, delta }) => ({ subject: id.split('\n')[0], month: id.split('\n')[1], delta })),
+        );
         due.forEach(({ tally, delta }, i) => {
           tally.pending -= delta;
           tally.stored = stored[i];

@@ -31,7 +31,9 @@ export function createMcpServer(app: FastifyInstance, caller: McpCaller): Server
     const unknown = Object.keys(args).filter((k) => !(k in tool.inputSchema.properties));
     if (unknown.length) {
       // As the HTTP API refuses an unknown query parameter, so that a misspelt filter never widens a search.
-      const problem = new Problem('INVALID_PARAMS', `Unknown argument ${unknown.join(', ')} of ${tool.name}.`, { errors: unknown.map((name) => ({ name, in: 'arguments', message: 'is not an argument of this tool' })) });
+      const problem = new Problem('INVALID_PARAMS', `Unknown argument ${unknown.join(', ')} of ${tool.name}.`, {
+        errors: unknown.map((name) => ({ name, in: 'arguments', message: 'is not an argument of this tool' })),
+      });
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem.body(`/mcp#${tool.name}`)) }] };
     }
     const res = await app.inject({

@@ -42,7 +42,7 @@ function llmsText(app: FastifyInstance): string {
     '',
     'Keys: `Authorization: Bearer <key>` (searches work without one, as the Free plan). Plans cap `perPage` at 10 / 50 / 500 / 500.',
     'Errors are RFC 9457 problem+json with a stable `code`. Prices in US dollars, areas in square feet, distances in metres, instants in UTC.',
-    "Areas are given by id or slug (`areas=williamsburg`); find them with `GET /v1/areas?q=`.",
+    'Areas are given by id or slug (`areas=williamsburg`); find them with `GET /v1/areas?q=`.',
     '',
     '## Docs',
     '',
@@ -52,7 +52,10 @@ function llmsText(app: FastifyInstance): string {
     '',
     '## Operations',
     '',
-    ...routes.map((r) => `- \`GET ${r.url.replace(/:(\w+)/g, '{$1}')}\`: ${r.summary ?? ''}${r.minPlan ? ` (${r.minPlan} plan and up)` : ''}${tools.has(r.operationId ?? '') ? ` [MCP tool \`${tools.get(r.operationId!)}\`]` : ''}`),
+    ...routes.map(
+      (r) =>
+        `- \`GET ${r.url.replace(/:(\w+)/g, '{$1}')}\`: ${r.summary ?? ''}${r.minPlan ? ` (${r.minPlan} plan and up)` : ''}${tools.has(r.operationId ?? '') ? ` [MCP tool \`${tools.get(r.operationId!)}\`]` : ''}`,
+    ),
     '',
   ].join('\n');
 }

@@ -20,15 +20,49 @@ export const CITY_FILES = {
 
 /** The rolling sales columns the stand-in serves, as usep-8jbt names them; a file's header maps onto them. */
 export const SALE_COLUMNS = [
-  'borough', 'neighborhood', 'building_class_category', 'tax_class_at_present', 'block', 'lot', 'building_class_at_present',
-  'address', 'apartment_number', 'zip_code', 'residential_units', 'commercial_units', 'total_units', 'land_square_feet',
-  'gross_square_feet', 'year_built', 'tax_class_at_time_of_sale', 'building_class_at_time_of_sale', 'sale_price', 'sale_date',
+  'borough',
+  'neighborhood',
+  'building_class_category',
+  'tax_class_at_present',
+  'block',
+  'lot',
+  'building_class_at_present',
+  'address',
+  'apartment_number',
+  'zip_code',
+  'residential_units',
+  'commercial_units',
+  'total_units',
+  'land_square_feet',
+  'gross_square_feet',
+  'year_built',
+  'tax_class_at_time_of_sale',
+  'building_class_at_time_of_sale',
+  'sale_price',
+  'sale_date',
 ] as const;
 
 /** PLUTO columns the stand-in serves (of 84), lower case as dataset 64uk-42ks names them. */
 export const PLUTO_COLUMNS = [
-  'bbl', 'borough', 'block', 'lot', 'address', 'zipcode', 'cd', 'council', 'policeprct', 'bldgclass', 'landuse',
-  'numfloors', 'unitsres', 'unitstotal', 'yearbuilt', 'histdist', 'landmark', 'xcoord', 'ycoord',
+  'bbl',
+  'borough',
+  'block',
+  'lot',
+  'address',
+  'zipcode',
+  'cd',
+  'council',
+  'policeprct',
+  'bldgclass',
+  'landuse',
+  'numfloors',
+  'unitsres',
+  'unitstotal',
+  'yearbuilt',
+  'histdist',
+  'landmark',
+  'xcoord',
+  'ycoord',
 ] as const;
 
 const WORKBOOKS = ['manhattan', 'bronx', 'brooklyn', 'queens', 'statenisland'] as const;
@@ -77,14 +111,34 @@ function floatingTimestamp(raw: unknown): string | undefined {
  * @throws Error when a file is missing or malformed.
  */
 export async function readRollingSales(sharedDataDir: string, cacheDir: string): Promise<SodaRow[]> {
-  const sources = [CITY_FILES.rollingSales2016, CITY_FILES.manhattanSales2022, ...WORKBOOKS.map((b) => `${CITY_FILES.rollingSales2023}/rollingsales_${b}.xlsx`)];
-  const stamp = sources.map((f) => { const s = statSync(join(sharedDataDir, f)); return `${f}:${s.size}:${s.mtimeMs}`; }).join('|');
+  const sources = [
+    CITY_FILES.rollingSales2016,
+    CITY_FILES.manhattanSales2022,
+    ...WORKBOOKS.map((b) => `${CITY_FILES.rollingSales2023}/rollingsales_${b}.xlsx`),
+  ];
+  const stamp = sources
+    .map((f) => {
+      const s = statSync(join(sharedDataDir, f));
+      return `${f}:${s.size}:${s.mtimeMs}`;
+    })
+    .join('|');
   const cache = join(cacheDir, `rolling-sales-${createHash('sha1').update(stamp).digest('hex').slice(0, 12)}.json`);
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, 'utf8')) as SodaRow[];
   const rows: SodaRow[] = [];
   const kaggle = readCsv(join(sharedDataDir, CITY_FILES.rollingSales2016));
   kaggle.forEach((r, i) => {
-    rows.push(sodaRow(Object.fromEntries(SALE_COLUMNS.map((c) => [c, c === 'sale_date' ? floatingTimestamp(r['SALE DATE']) : sodaValue(r[c.toUpperCase().replace(/_/g, ' ')])])), rowId(CITY_FILES.rollingSales2016, i), '2017-09-22T00:00:00.000Z'));
+    rows.push(
+      sodaRow(
+        Object.fromEntries(
+          SALE_COLUMNS.map((c) => [
+            c,
+            c === 'sale_date' ? floatingTimestamp(r['SALE DATE']) : sodaValue(r[c.toUpperCase().replace(/_/g, ' ')]),
+          ]),
+        ),
+        rowId(CITY_FILES.rollingSales2016, i),
+        '2017-09-22T00:00:00.000Z',
+      ),
+    );
   });
   const manhattan = readCsv(join(sharedDataDir, CITY_FILES.manhattanSales2022));
   manhattan.forEach((r, i) => {
@@ -98,13 +152,21 @@ export async function readRollingSales(sharedDataDir: string, cacheDir: string):
     const book = new ExcelJS.Workbook();
     await book.xlsx.readFile(join(sharedDataDir, file));
     const sheet = book.worksheets[0];
-    const header = (sheet.getRow(5).values as unknown[]).map((v) => (typeof v === 'string' ? v.trim().toLowerCase().replace(/[\s-]+/g, '_') : ''));
+    const header = (sheet.getRow(5).values as unknown[]).map((v) =>
+      typeof v === 'string'
+        ? v
+            .trim()
+            .toLowerCase()
+            .replace(/[\s-]+/g, '_')
+        : '',
+    );
     for (let n = 6; n <= sheet.rowCount; n++) {
       const cells = sheet.getRow(n).values as unknown[];
       if (!cells.length) continue;
       const values: Record<string, string | undefined> = {};
       header.forEach((name, i) => {
-        if ((SALE_COLUMNS as readonly string[]).includes(name)) values[name] = name === 'sale_date' ? floatingTimestamp(cells[i]) : sodaValue(cells[i]);
+        if ((SALE_COLUMNS as readonly string[]).includes(name))
+          values[name] = name === 'sale_date' ? floatingTimestamp(cells[i]) : sodaValue(cells[i]);
       });
       if (!values.borough) continue;
       rows.push(sodaRow(values, rowId(file, n), '2024-03-12T00:00:00.000Z'));
@@ -121,8 +183,32 @@ export async function readRollingSales(sharedDataDir: string, cacheDir: string):
  * @throws Error when the file is missing or malformed.
  */
 export function readPluto(sharedDataDir: string): SodaRow[] {
-  const header = ['BBL', 'Borough', 'Block', 'Lot', 'Address', 'ZipCode', 'CD', 'Council', 'PolicePrct', 'BldgClass', 'LandUse', 'NumFloors', 'UnitsRes', 'UnitsTotal', 'YearBuilt', 'HistDist', 'Landmark', 'XCoord', 'YCoord'] as const;
+  const header = [
+    'BBL',
+    'Borough',
+    'Block',
+    'Lot',
+    'Address',
+    'ZipCode',
+    'CD',
+    'Council',
+    'PolicePrct',
+    'BldgClass',
+    'LandUse',
+    'NumFloors',
+    'UnitsRes',
+    'UnitsTotal',
+    'YearBuilt',
+    'HistDist',
+    'Landmark',
+    'XCoord',
+    'YCoord',
+  ] as const;
   return readCsv(join(sharedDataDir, CITY_FILES.pluto), 'latin1', header).map((r, i) =>
-    sodaRow(Object.fromEntries(header.map((h, k) => [PLUTO_COLUMNS[k], sodaValue(r[h])])), rowId(CITY_FILES.pluto, i), '2016-09-01T00:00:00.000Z'),
+    sodaRow(
+      Object.fromEntries(header.map((h, k) => [PLUTO_COLUMNS[k], sodaValue(r[h])])),
+      rowId(CITY_FILES.pluto, i),
+      '2016-09-01T00:00:00.000Z',
+    ),
   );
 }

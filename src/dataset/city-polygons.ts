@@ -15,7 +15,9 @@ interface Shape {
 
 function readShapes(path: string, property: string): Shape[] {
   if (!existsSync(path)) return [];
-  const file = JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as { features: { properties: Record<string, string>; geometry: Polygon | MultiPolygon }[] };
+  const file = JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as {
+    features: { properties: Record<string, string>; geometry: Polygon | MultiPolygon }[];
+  };
   return file.features.map((f) => ({ value: String(f.properties[property]), outline: f.geometry, box: boundingBox(f.geometry) }));
 }
 
@@ -77,7 +79,11 @@ export class CityPolygons {
   /** The districts holding `point` that listings and recorded sales are filtered by; all null without a point. */
   districtsAt(point: GeoPoint | null): Districts {
     if (!point) return { communityDistrict: null, policePrecinct: null, schoolDistrict: null };
-    return { communityDistrict: this.communityDistrictAt(point), policePrecinct: this.policePrecinctAt(point), schoolDistrict: this.schoolDistrictAt(point) };
+    return {
+      communityDistrict: this.communityDistrictAt(point),
+      policePrecinct: this.policePrecinctAt(point),
+      schoolDistrict: this.schoolDistrictAt(point),
+    };
   }
 
   /** The council district (1-51) holding `point`; null in none (water, piers) or without the file. */

@@ -4,7 +4,9 @@ import type { LocalListingNode } from '../upstream/local/inventory.js';
  * A listing of the local upstream from what its source row gives (`known`), every other fact unknown:
  * null, no amenities, a living area of 0 (the site's way of saying unknown), state NY.
  */
-export function listingNode(known: Pick<LocalListingNode, 'id' | 'price' | 'status' | 'urlPath'> & Partial<LocalListingNode>): LocalListingNode {
+export function listingNode(
+  known: Pick<LocalListingNode, 'id' | 'price' | 'status' | 'urlPath'> & Partial<LocalListingNode>,
+): LocalListingNode {
   return {
     areaName: null,
     bedroomCount: null,

@@ -51,7 +51,12 @@ export class BoroughLand {
       (b, p) => [Math.min(b[0], p.box[0]), Math.min(b[1], p.box[1]), Math.max(b[2], p.box[2]), Math.max(b[3], p.box[3])],
       [Infinity, Infinity, -Infinity, -Infinity],
     );
-    const attempts: [BoundingBox, Outline | null][] = outline ? [[boundingBox(outline), outline], [landBox, null]] : [[landBox, null]];
+    const attempts: [BoundingBox, Outline | null][] = outline
+      ? [
+          [boundingBox(outline), outline],
+          [landBox, null],
+        ]
+      : [[landBox, null]];
     for (const [box, within] of attempts) {
       for (let i = 0; i < 5000; i++) {
         const point = { latitude: round6(box[1] + random() * (box[3] - box[1])), longitude: round6(box[0] + random() * (box[2] - box[0])) };

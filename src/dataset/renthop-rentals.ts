@@ -32,7 +32,13 @@ export function buildRentHopRentals(
   land: BoroughLand,
   asOf: Date,
 ): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
-  const rows = readCsv(sharedDataFile(sharedDataDir, 'rentHopRentals'), 'utf8', ['bathrooms', 'bedrooms', 'price', 'longitude', 'latitude'] as const);
+  const rows = readCsv(sharedDataFile(sharedDataDir, 'rentHopRentals'), 'utf8', [
+    'bathrooms',
+    'bedrooms',
+    'price',
+    'longitude',
+    'latitude',
+  ] as const);
   const listings: InventoryListing[] = [];
   const buildings = new Map<string, LocalBuilding>();
   /** Borough and area of each distinct point, worked out once a point (10,933 points for 49,352 rows). */
@@ -47,7 +53,10 @@ export function buildRentHopRentals(
     if (place === undefined) {
       const borough = land.boroughAt(point);
       const area = borough === null ? undefined : areas.deepestContaining(borough, point);
-      place = borough === null ? null : { borough, areaId: area?.numericId ?? borough, areaName: area?.name ?? BOROUGH_NAME_BY_UPSTREAM_ID[borough] };
+      place =
+        borough === null
+          ? null
+          : { borough, areaId: area?.numericId ?? borough, areaName: area?.name ?? BOROUGH_NAME_BY_UPSTREAM_ID[borough] };
       places.set(key, place);
     }
     if (!place) return;
@@ -60,7 +69,12 @@ export function buildRentHopRentals(
         status: null,
         yearBuilt: null,
         unitCount: null,
-        address: { street: null, city: place.borough === 100 ? 'New York' : BOROUGH_NAME_BY_UPSTREAM_ID[place.borough], state: 'NY', zipCode: null },
+        address: {
+          street: null,
+          city: place.borough === 100 ? 'New York' : BOROUGH_NAME_BY_UPSTREAM_ID[place.borough],
+          state: 'NY',
+          zipCode: null,
+        },
         areaId: place.areaId,
         policies: { list: [], petPolicy: null },
       };

@@ -38,8 +38,23 @@ const BUILDING_LABEL: Readonly<Record<string, string>> = {
 };
 
 const COLUMNS = [
-  'BROKERTITLE', 'TYPE', 'PRICE', 'BEDS', 'BATH', 'PROPERTYSQFT', 'ADDRESS', 'STATE', 'MAIN_ADDRESS', 'ADMINISTRATIVE_AREA_LEVEL_2',
-  'LOCALITY', 'SUBLOCALITY', 'STREET_NAME', 'LONG_NAME', 'FORMATTED_ADDRESS', 'LATITUDE', 'LONGITUDE',
+  'BROKERTITLE',
+  'TYPE',
+  'PRICE',
+  'BEDS',
+  'BATH',
+  'PROPERTYSQFT',
+  'ADDRESS',
+  'STATE',
+  'MAIN_ADDRESS',
+  'ADMINISTRATIVE_AREA_LEVEL_2',
+  'LOCALITY',
+  'SUBLOCALITY',
+  'STREET_NAME',
+  'LONG_NAME',
+  'FORMATTED_ADDRESS',
+  'LATITUDE',
+  'LONGITUDE',
 ] as const;
 
 /** `ADDRESS` -> street and unit: the unit is what follows the last " Unit " or " Apt ". */
@@ -50,7 +65,10 @@ export function splitSaleAddress(address: string): { street: string; unit: strin
 
 /** The brokerage of `BROKERTITLE`: the text after "Brokered by", spaces collapsed; null when empty. */
 export function brokerage(title: string): string | null {
-  const name = title.replace(/^Brokered by\s*/, '').replace(/\s+/g, ' ').trim();
+  const name = title
+    .replace(/^Brokered by\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return name || null;
 }
 

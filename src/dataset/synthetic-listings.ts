@@ -62,9 +62,13 @@ export function* deriveSyntheticListings<T extends SourceListing>(
       }
     }
     if (!placed && source.latitude !== null && source.longitude !== null) {
-      position = { latitude: round6(source.latitude + (random() - 0.5) * 0.002), longitude: round6(source.longitude + (random() - 0.5) * 0.002) };
+      position = {
+        latitude: round6(source.latitude + (random() - 0.5) * 0.002),
+        longitude: round6(source.longitude + (random() - 0.5) * 0.002),
+      };
     }
-    const listedAt = source.listed_at === null ? null : new Date(Date.parse(source.listed_at) - Math.floor(random() * 61) * 86_400_000).toISOString();
+    const listedAt =
+      source.listed_at === null ? null : new Date(Date.parse(source.listed_at) - Math.floor(random() * 61) * 86_400_000).toISOString();
     yield {
       source,
       listing: {

@@ -84,7 +84,12 @@ export function buildAreas(rows: AreaRow[]): Area[] {
 
 /** A name folded for matching: lower case, accents removed (`Óvalo` -> `ovalo`), spaces collapsed. */
 export function foldName(name: string): string {
-  return name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  return name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Read-only index over the area list: descendants, borough of an area, lookup by name. */

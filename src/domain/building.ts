@@ -1,7 +1,17 @@
 import type { Building, Inventory } from '../wire/building.js';
 
 /** Amenities that belong to a building rather than a unit: a building lists those its units report. */
-export const BUILDING_AMENITIES: readonly string[] = ['DOORMAN', 'ELEVATOR', 'GYM', 'ROOF_DECK', 'LAUNDRY', 'PARKING', 'POOL', 'STORAGE_SPACE', 'SHARED_OUTDOOR_SPACE'];
+export const BUILDING_AMENITIES: readonly string[] = [
+  'DOORMAN',
+  'ELEVATOR',
+  'GYM',
+  'ROOF_DECK',
+  'LAUNDRY',
+  'PARKING',
+  'POOL',
+  'STORAGE_SPACE',
+  'SHARED_OUTDOOR_SPACE',
+];
 
 /** Bedroom label of an inventory row: `STUDIO`, `1`, `2`, ..., `UNKNOWN`. */
 function bedroomLabel(n: number | null): string {
@@ -45,7 +55,18 @@ export function withRecordedSales(inventory: Inventory, salePrices: number[]): I
   if (!salePrices.length) return inventory;
   const rows = inventory.byBedroom.some((r) => r.bedrooms === 'UNKNOWN')
     ? inventory.byBedroom
-    : [...inventory.byBedroom, { bedrooms: 'UNKNOWN', availableCount: 0, minPrice: null, maxPrice: null, historicalCount: 0, historicalMinPrice: null, historicalMaxPrice: null }];
+    : [
+        ...inventory.byBedroom,
+        {
+          bedrooms: 'UNKNOWN',
+          availableCount: 0,
+          minPrice: null,
+          maxPrice: null,
+          historicalCount: 0,
+          historicalMinPrice: null,
+          historicalMaxPrice: null,
+        },
+      ];
   const low = Math.min(...salePrices);
   const high = Math.max(...salePrices);
   return {

@@ -31,7 +31,11 @@ export interface ChangeEvent {
  */
 export function changedFields<T extends object>(before: T | undefined, after: T, ignore: readonly (keyof T)[] = []): string[] {
   if (!before) return [];
-  return Object.keys(after).filter((k) => !ignore.includes(k as keyof T) && JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify((after as Record<string, unknown>)[k]));
+  return Object.keys(after).filter(
+    (k) =>
+      !ignore.includes(k as keyof T) &&
+      JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify((after as Record<string, unknown>)[k]),
+  );
 }
 
 /**
@@ -56,7 +60,11 @@ const typeList = CHANGE_TYPES.map((t) => t.replace('.', '\\.')).join('|');
  * all read this one definition. Price and bedrooms are the listing's after the change.
  */
 export const CHANGE_FILTERS = {
-  types: Type.String({ pattern: `^(${typeList})(,(${typeList}))*$`, maxLength: 200, description: `Comma-separated event types: ${CHANGE_TYPES.join(', ')}.` }),
+  types: Type.String({
+    pattern: `^(${typeList})(,(${typeList}))*$`,
+    maxLength: 200,
+    description: `Comma-separated event types: ${CHANGE_TYPES.join(', ')}.`,
+  }),
   kind: Type.Enum(['rental', 'sale'], { description: 'Only rentals or only sales.' }),
   areas: AREA_LIST,
   minPrice: COMMON_FILTERS.minPrice,
@@ -78,7 +86,17 @@ export function changeFilterOf(params: ChangeFilterParams, tree: AreaTree): Chan
   return {
     ...rest,
     types: types?.split(','),
-    areaIds: areas === undefined ? undefined : [...new Set(areas.split(',').flatMap((token) => { const area = tree.find(token); return area ? tree.withDescendants(area.id) : []; }))],
+    areaIds:
+      areas === undefined
+        ? undefined
+        : [
+            ...new Set(
+              areas.split(',').flatMap((token) => {
+                const area = tree.find(token);
+                return area ? tree.withDescendants(area.id) : [];
+              }),
+            ),
+          ],
   };
 }
 
@@ -89,5 +107,13 @@ export function changeFilterOf(params: ChangeFilterParams, tree: AreaTree): Chan
  * changedFields}`.
  */
 export function changeBody(e: ChangeEvent): Record<string, unknown> {
-  return { id: String(e.id), type: e.type, occurredAt: e.occurredAt, listingId: e.listingId, kind: e.kind, ...(e.buildingId ? { buildingId: e.buildingId } : {}), ...e.data };
+  return {
+    id: String(e.id),
+    type: e.type,
+    occurredAt: e.occurredAt,
+    listingId: e.listingId,
+    kind: e.kind,
+    ...(e.buildingId ? { buildingId: e.buildingId } : {}),
+    ...e.data,
+  };
 }

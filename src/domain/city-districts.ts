@@ -62,5 +62,7 @@ export function parseDistrictList(text: string): number[] {
 
 /** The district filters a validated query sets, as lists of numbers (absent ones left out). */
 export function districtFilters(query: Partial<Record<DistrictName, string>>): Partial<Record<DistrictName, number[]>> {
-  return Object.fromEntries(DISTRICT_NAMES.filter((name) => query[name] !== undefined).map((name) => [name, parseDistrictList(query[name]!)]));
+  return Object.fromEntries(
+    DISTRICT_NAMES.filter((name) => query[name] !== undefined).map((name) => [name, parseDistrictList(query[name]!)]),
+  );
 }

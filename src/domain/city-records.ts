@@ -11,7 +11,18 @@ export type SodaRow = Record<string, string>;
  * API borough ids (100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island) by the city's borough
  * code (1 Manhattan, 2 Bronx, 3 Brooklyn, 4 Queens, 5 Staten Island) and by PLUTO's two letters.
  */
-const BOROUGH_BY_CODE: Record<string, number> = { '1': 100, '2': 400, '3': 200, '4': 300, '5': 500, MN: 100, BX: 400, BK: 200, QN: 300, SI: 500 };
+const BOROUGH_BY_CODE: Record<string, number> = {
+  '1': 100,
+  '2': 400,
+  '3': 200,
+  '4': 300,
+  '5': 500,
+  MN: 100,
+  BX: 400,
+  BK: 200,
+  QN: 300,
+  SI: 500,
+};
 
 /** A sale under this many dollars is a transfer without consideration (a deed between relatives, a correction): kept, flagged, out of every figure. */
 export const NO_CONSIDERATION_BELOW = 10_000;
@@ -104,8 +115,22 @@ export function bblOf(boroughCode: string | undefined, block: string | undefined
 }
 
 const WORDS: Record<string, string> = {
-  STREET: 'ST', AVENUE: 'AVE', AV: 'AVE', PLACE: 'PL', BOULEVARD: 'BLVD', ROAD: 'RD', DRIVE: 'DR', PARKWAY: 'PKWY',
-  LANE: 'LN', TERRACE: 'TER', COURT: 'CT', SQUARE: 'SQ', EAST: 'E', WEST: 'W', NORTH: 'N', SOUTH: 'S',
+  STREET: 'ST',
+  AVENUE: 'AVE',
+  AV: 'AVE',
+  PLACE: 'PL',
+  BOULEVARD: 'BLVD',
+  ROAD: 'RD',
+  DRIVE: 'DR',
+  PARKWAY: 'PKWY',
+  LANE: 'LN',
+  TERRACE: 'TER',
+  COURT: 'CT',
+  SQUARE: 'SQ',
+  EAST: 'E',
+  WEST: 'W',
+  NORTH: 'N',
+  SOUTH: 'S',
 };
 
 /**
@@ -117,7 +142,10 @@ export function addressKey(address: string | null | undefined): string | null {
   if (!address) return null;
   const street = address.split(',')[0].toUpperCase().replace(/[.#']/g, '').replace(/\s+/g, ' ').trim();
   if (!street) return null;
-  return street.split(' ').map((w) => WORDS[w] ?? w.replace(/^(\d+)(ST|ND|RD|TH)$/, '$1')).join(' ');
+  return street
+    .split(' ')
+    .map((w) => WORDS[w] ?? w.replace(/^(\d+)(ST|ND|RD|TH)$/, '$1'))
+    .join(' ');
 }
 
 /** A recorded sale from its SODA row (dataset usep-8jbt). Null when the row has no borough or sale date. */
@@ -166,7 +194,8 @@ export function recordedSaleFromSoda(row: SodaRow): RecordedSaleRow | null {
 }
 
 // NAD83 / New York Long Island (US feet), EPSG:2263: the projection of PLUTO's XCoord and YCoord.
-const LONG_ISLAND_FEET = '+proj=lcc +lat_1=41.03333333333333 +lat_2=40.66666666666666 +lat_0=40.16666666666666 +lon_0=-74 +x_0=300000.0000000001 +y_0=0 +ellps=GRS80 +datum=NAD83 +to_meter=0.3048006096012192 +no_defs';
+const LONG_ISLAND_FEET =
+  '+proj=lcc +lat_1=41.03333333333333 +lat_2=40.66666666666666 +lat_0=40.16666666666666 +lon_0=-74 +x_0=300000.0000000001 +y_0=0 +ellps=GRS80 +datum=NAD83 +to_meter=0.3048006096012192 +no_defs';
 const toWgs84 = proj4(LONG_ISLAND_FEET, 'WGS84');
 
 /** Longitude and latitude (WGS84, 6 decimals) of a point in New York State Plane Long Island feet. */

@@ -9,7 +9,8 @@ export interface ComparableFacts {
 /** Radii tried in turn, metres, until enough comparables are found. */
 export const COMPARABLE_RADII = [500, 1000, 2000, 5000, 10_000] as const;
 
-const near = (a: number | null, b: number | null, scale: number) => (a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale));
+const near = (a: number | null, b: number | null, scale: number) =>
+  a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale);
 
 /**
  * Similarity 0-100 of a candidate to the subject listing, `distance` metres away within `radius`:

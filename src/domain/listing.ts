@@ -104,19 +104,22 @@ export function pricePerSqft(price: number, sqft: number | null): number | null 
 }
 
 /** Amenity names the upstream site uses as filter values (open set; these are the known ones). */
-export const KNOWN_AMENITIES = [
-  'DOORMAN',
-  'ELEVATOR',
-  'GYM',
-  'ROOF_DECK',
-  'WASHER_DRYER',
-  'DISHWASHER',
-  'PATIO',
-] as const;
+export const KNOWN_AMENITIES = ['DOORMAN', 'ELEVATOR', 'GYM', 'ROOF_DECK', 'WASHER_DRYER', 'DISHWASHER', 'PATIO'] as const;
 
 /** Building types seen on the upstream site (open set; ../shared/data/upstream-api.md). */
 export const KNOWN_BUILDING_TYPES = [
-  'RENTAL', 'CONDO', 'CO_OP', 'TOWNHOUSE', 'HOUSE', 'MIXED_USE', 'TWOFAMILY', 'THREEFAMILY', 'FOURFAMILY', 'MULTIFAMILY', 'HYBRID', 'COMMERCIAL',
+  'RENTAL',
+  'CONDO',
+  'CO_OP',
+  'TOWNHOUSE',
+  'HOUSE',
+  'MIXED_USE',
+  'TWOFAMILY',
+  'THREEFAMILY',
+  'FOURFAMILY',
+  'MULTIFAMILY',
+  'HYBRID',
+  'COMMERCIAL',
 ] as const;
 
 /** Sale types the sales search accepts (spec 4.1). */

@@ -72,7 +72,9 @@ export async function marketFiguresByRank(listings: RankedListings, now: Date): 
   ]);
   const byBedroom = groups
     .map((g, i) => ({ bedrooms: bedroomLabel(g.bedrooms), activeCount: g.count, medianPrice: groupMedians[i] }))
-    .sort((a, b) => (a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true })));
+    .sort((a, b) =>
+      a.bedrooms === 'STUDIO' ? -1 : b.bedrooms === 'STUDIO' ? 1 : a.bedrooms.localeCompare(b.bedrooms, 'en', { numeric: true }),
+    );
   return { activeCount, medianPrice, p25Price, p75Price, medianPricePerSqft, medianDaysOnMarket, byBedroom };
 }
 
@@ -101,10 +103,19 @@ export function recordedSalesByMonth(
     if (s.price_per_sqft !== null) m.perSqft.push(s.price_per_sqft);
   }
   const out = [];
-  for (let [y, mo] = fromMonth.split('-').map(Number); `${y}-${String(mo).padStart(2, '0')}` <= toMonth; mo === 12 ? ((y += 1), (mo = 1)) : (mo += 1)) {
+  for (
+    let [y, mo] = fromMonth.split('-').map(Number);
+    `${y}-${String(mo).padStart(2, '0')}` <= toMonth;
+    mo === 12 ? ((y += 1), (mo = 1)) : (mo += 1)
+  ) {
     const month = `${y}-${String(mo).padStart(2, '0')}`;
     const m = byMonth.get(month);
-    out.push({ month, saleCount: m?.prices.length ?? 0, medianPrice: m ? median(m.prices) : null, medianPricePerSqft: m ? median(m.perSqft) : null });
+    out.push({
+      month,
+      saleCount: m?.prices.length ?? 0,
+      medianPrice: m ? median(m.prices) : null,
+      medianPricePerSqft: m ? median(m.perSqft) : null,
+    });
   }
   return out;
 }

@@ -10,10 +10,7 @@ export function recommendedScore(input: {
   noFee: boolean | null;
 }): number {
   return (
-    transitPart(input.transitScore ?? 0) +
-    (input.sqft && input.sqft > 0 ? 20 : 0) +
-    (input.leadPhotoKey ? 10 : 0) +
-    (input.noFee ? 10 : 0)
+    transitPart(input.transitScore ?? 0) + (input.sqft && input.sqft > 0 ? 20 : 0) + (input.leadPhotoKey ? 10 : 0) + (input.noFee ? 10 : 0)
   );
 }
 

@@ -17,8 +17,9 @@ const Flag = (description: string) => Type.Boolean({ description });
 export const AREA_LIST = Type.String({
   pattern: '^[0-9A-Za-z-]{1,80}(,[0-9A-Za-z-]{1,80}){0,49}$',
   maxLength: 2000,
-  description: 'Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed.',
-})
+  description:
+    'Comma-separated areas from /v1/areas (at most 50), by id or slug (`200,williamsburg`; find slugs with /v1/areas?q=). A listing matches when its area or any ancestor is listed.',
+});
 
 /** Filters of every search. */
 export const COMMON_FILTERS = {
@@ -28,14 +29,30 @@ export const COMMON_FILTERS = {
   maxBeds: Count('Maximum bedrooms.'),
   minBaths: Count('Minimum full bathrooms.'),
   maxBaths: Count('Maximum full bathrooms.'),
-  minSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Minimum floor area, square feet (listings of unknown area are left out).' }),
-  maxSqft: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Maximum floor area, square feet (listings of unknown area are left out).' }),
+  minSqft: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    description: 'Minimum floor area, square feet (listings of unknown area are left out).',
+  }),
+  maxSqft: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    description: 'Maximum floor area, square feet (listings of unknown area are left out).',
+  }),
   petsAllowed: Flag('true: pets known to be allowed; false: the others.'),
   prewar: Flag('true: built before 1940; false: built 1940 or later, or year unknown.'),
   minDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Minimum whole days on market (UTC).' }),
   maxDaysOnMarket: Type.Integer({ minimum: 0, maximum: 100_000, description: 'Maximum whole days on market (UTC).' }),
-  listedAfter: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly after this instant (ISO 8601). Listings with no known date are left out.' }),
-  listedBefore: Type.String({ format: 'date-time', maxLength: 40, description: 'Listed strictly before this instant (ISO 8601). Listings with no known date are left out.' }),
+  listedAfter: Type.String({
+    format: 'date-time',
+    maxLength: 40,
+    description: 'Listed strictly after this instant (ISO 8601). Listings with no known date are left out.',
+  }),
+  listedBefore: Type.String({
+    format: 'date-time',
+    maxLength: 40,
+    description: 'Listed strictly before this instant (ISO 8601). Listings with no known date are left out.',
+  }),
   hasOpenHouse: Flag('true: an open house is scheduled in the future.'),
   has3dTour: Flag('true: the listing has a 3D tour.'),
   minTransitScore: Type.Integer({
@@ -58,7 +75,10 @@ export const SALE_FILTERS = {
 export const RENTAL_FILTERS = {
   noFee: Flag('true: no broker fee.'),
   furnished: Flag('true: furnished.'),
-  availableBefore: Type.String({ format: 'date', description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.' }),
+  availableBefore: Type.String({
+    format: 'date',
+    description: 'Available on or before this day (YYYY-MM-DD); listings with no known date are left out.',
+  }),
 };
 
 /** Every filter above, each optional: what a search of either kind may carry. */

@@ -26,6 +26,10 @@ export function isFresh(refreshedAt: Date, thresholdSeconds: number, now: Date):
 export function oldestOf(judged: readonly Freshness[], threshold: number, now: Date): Freshness {
   if (!judged.length) return { dataAge: now.toISOString(), source: 'cached', freshnessThreshold: threshold, refreshTriggered: false };
   const oldest = judged.reduce((a, b) => (a.dataAge <= b.dataAge ? a : b));
-  const source = judged.some((f) => f.source === 'stale') ? 'stale' : judged.some((f) => f.source === 'refreshing') ? 'refreshing' : 'cached';
+  const source = judged.some((f) => f.source === 'stale')
+    ? 'stale'
+    : judged.some((f) => f.source === 'refreshing')
+      ? 'refreshing'
+      : 'cached';
   return { dataAge: oldest.dataAge, source, freshnessThreshold: threshold, refreshTriggered: judged.some((f) => f.refreshTriggered) };
 }

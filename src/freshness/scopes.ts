@@ -32,7 +32,11 @@ export class ScopeFreshness {
   private readonly states: VersionedMemo<Map<string, string | null>>;
 
   constructor(private readonly deps: ScopeFreshnessDeps) {
-    this.states = new VersionedMemo(deps.readCacheSeconds, () => deps.scopes.version, async () => new Map((await deps.scopes.all()).map((s) => [s.scope, s.last_success_at])));
+    this.states = new VersionedMemo(
+      deps.readCacheSeconds,
+      () => deps.scopes.version,
+      async () => new Map((await deps.scopes.all()).map((s) => [s.scope, s.last_success_at])),
+    );
   }
 
   /**
@@ -45,7 +49,15 @@ export class ScopeFreshness {
     const each = await Promise.all(
       scopes.map((s) => {
         const at = states.get(s.scope);
-        return judgeFreshness(this.deps.coordinator, now, s.refreshKey ?? s.scope, at ? new Date(at) : NEVER, threshold, canRefresh, s.refresh);
+        return judgeFreshness(
+          this.deps.coordinator,
+          now,
+          s.refreshKey ?? s.scope,
+          at ? new Date(at) : NEVER,
+          threshold,
+          canRefresh,
+          s.refresh,
+        );
       }),
     );
     return oldestOf(each, threshold, now);

@@ -29,5 +29,8 @@ export function areaIdsOf(areas: string, tree: AreaTree): number[] {
 export function resolveAreas(areas: string | undefined, tree: AreaTree): { areaIds: number[] | undefined; boroughs: number[] } {
   if (!areas) return { areaIds: undefined, boroughs: [] };
   const ids = areaIdsOf(areas, tree);
-  return { areaIds: [...new Set(ids.flatMap((id) => tree.withDescendants(id)))], boroughs: [...new Set(ids.map((id) => tree.boroughOf(id)!))] };
+  return {
+    areaIds: [...new Set(ids.flatMap((id) => tree.withDescendants(id)))],
+    boroughs: [...new Set(ids.map((id) => tree.boroughOf(id)!))],
+  };
 }

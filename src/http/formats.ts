@@ -19,7 +19,10 @@ export function searchFormat(format: string | undefined, accept: string | undefi
 }
 
 /** A page of listings as a GeoJSON FeatureCollection: a Point a listing (null without a position), the summary as properties, `meta` as a foreign member. */
-export function toFeatureCollection<T extends { id: string; geoPoint: { latitude: number; longitude: number } | null }>(items: T[], meta: unknown) {
+export function toFeatureCollection<T extends { id: string; geoPoint: { latitude: number; longitude: number } | null }>(
+  items: T[],
+  meta: unknown,
+) {
   return {
     type: 'FeatureCollection' as const,
     features: items.map(({ geoPoint, ...properties }) => ({
@@ -34,8 +37,27 @@ export function toFeatureCollection<T extends { id: string; geoPoint: { latitude
 
 /** The CSV columns of a listing summary, flattened: address and position parts get their own column. */
 export const CSV_COLUMNS = [
-  'id', 'street', 'unit', 'city', 'state', 'zipCode', 'price', 'bedroomCount', 'fullBathroomCount', 'halfBathroomCount', 'buildingType',
-  'areaName', 'status', 'latitude', 'longitude', 'leadPhotoKey', 'sourceGroupLabel', 'urlPath', 'tier', 'daysOnMarket', 'distance',
+  'id',
+  'street',
+  'unit',
+  'city',
+  'state',
+  'zipCode',
+  'price',
+  'bedroomCount',
+  'fullBathroomCount',
+  'halfBathroomCount',
+  'buildingType',
+  'areaName',
+  'status',
+  'latitude',
+  'longitude',
+  'leadPhotoKey',
+  'sourceGroupLabel',
+  'urlPath',
+  'tier',
+  'daysOnMarket',
+  'distance',
 ] as const;
 
 /** A page of listings as CSV (RFC 4180, header row first), streamed row by row (csv-stringify). Unknown values are empty. */
@@ -65,8 +87,14 @@ export const FeatureCollectionSchema = Type.Object(
       Type.Object({
         type: Type.Literal('Feature'),
         id: Type.String(),
-        geometry: Type.Union([Type.Object({ type: Type.Literal('Point'), coordinates: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }) }), Type.Null()]),
-        properties: Type.Object({}, { additionalProperties: true, description: 'The item (listing summary, recorded sale) without `geoPoint`.' }),
+        geometry: Type.Union([
+          Type.Object({ type: Type.Literal('Point'), coordinates: Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }) }),
+          Type.Null(),
+        ]),
+        properties: Type.Object(
+          {},
+          { additionalProperties: true, description: 'The item (listing summary, recorded sale) without `geoPoint`.' },
+        ),
       }),
     ),
     meta: Type.Ref('ListMeta'),

@@ -15,14 +15,23 @@ export interface GeoQuery {
  * radius (the radius only with a point; `sort=DISTANCE` only with a point), a polygon that decodes to
  * at least three points inside valid coordinates. Every mistake is a 400 naming the parameter.
  */
-export function geoFilters(q: GeoQuery): { bbox?: BoundingBox; near?: { latitude: number; longitude: number; radius: number }; polygon?: Outline } {
+export function geoFilters(q: GeoQuery): {
+  bbox?: BoundingBox;
+  near?: { latitude: number; longitude: number; radius: number };
+  polygon?: Outline;
+} {
   const errors: { name: string; in: string; message: string }[] = [];
   const valid = (lat: number, lon: number) => Math.abs(lat) <= 90 && Math.abs(lon) <= 180;
   let bbox: BoundingBox | undefined;
   if (q.bbox) {
     const [minLon, minLat, maxLon, maxLat] = q.bbox.split(',').map(Number);
     if (!valid(minLat, minLon) || !valid(maxLat, maxLon) || minLon > maxLon || minLat > maxLat) {
-      errors.push({ name: 'bbox', in: 'query', message: 'must be minLon,minLat,maxLon,maxLat with each minimum at most its maximum, latitudes within ±90 and longitudes within ±180' });
+      errors.push({
+        name: 'bbox',
+        in: 'query',
+        message:
+          'must be minLon,minLat,maxLon,maxLat with each minimum at most its maximum, latitudes within ±90 and longitudes within ±180',
+      });
     } else bbox = [minLon, minLat, maxLon, maxLat];
   }
   let near: { latitude: number; longitude: number; radius: number } | undefined;
@@ -42,10 +51,13 @@ export function geoFilters(q: GeoQuery): { bbox?: BoundingBox; near?: { latitude
     }
     const ring = decoded?.type === 'Polygon' ? decoded.coordinates[0] : [];
     if (!decoded || ring.length < 4 || ring.some(([lon, lat]) => !valid(lat, lon))) {
-      errors.push({ name: 'polygon', in: 'query', message: 'must be a Google encoded polyline of at least three points (latitude first, 5 decimals)' });
+      errors.push({
+        name: 'polygon',
+        in: 'query',
+        message: 'must be a Google encoded polyline of at least three points (latitude first, 5 decimals)',
+      });
     } else polygon = decoded;
   }
   if (errors.length) throw invalidParams(errors);
   return { bbox, near, polygon };
 }
-

@@ -73,7 +73,9 @@ export class RouteIndex {
         access: route.config?.access ?? 'key',
         minPlan: route.config?.minPlan,
         hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide),
-        ...(route.schema as { operationId?: string; summary?: string; description?: string; params?: TSchema; querystring?: TSchema } | undefined),
+        ...(route.schema as
+          | { operationId?: string; summary?: string; description?: string; params?: TSchema; querystring?: TSchema }
+          | undefined),
       })),
     );
   }

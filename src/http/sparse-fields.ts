@@ -25,7 +25,8 @@ export function sparseFields(fields: string | undefined, item: TObject, reply: F
   const known = Object.keys(item.properties);
   const asked = fields.split(',');
   const unknown = asked.filter((name) => !known.includes(name));
-  if (unknown.length) throw invalidParams([{ name: 'fields', in: 'query', message: `unknown field ${unknown.join(', ')}; known: ${known.join(', ')}` }]);
+  if (unknown.length)
+    throw invalidParams([{ name: 'fields', in: 'query', message: `unknown field ${unknown.join(', ')}; known: ${known.join(', ')}` }]);
   reply.serializer((payload: unknown) => JSON.stringify(payload));
   return new Set(['id', ...asked]);
 }

@@ -86,7 +86,9 @@ const problem = (name: string, keyword: string, message: string): ErrorObject =>
  * convert are left as strings, so the schema then reports them; repeated parameters stay arrays.
  */
 function strictConversion(schema: JsonSchema): (data: Record<string, unknown>) => ErrorObject[] {
-  const types = new Map(Object.entries(schema.properties ?? {}).map(([name, s]) => [name, typeof s.type === 'string' ? s.type : undefined]));
+  const types = new Map(
+    Object.entries(schema.properties ?? {}).map(([name, s]) => [name, typeof s.type === 'string' ? s.type : undefined]),
+  );
   return (data) => {
     const errors: ErrorObject[] = [];
     for (const [name, value] of Object.entries(data)) {
@@ -100,7 +102,8 @@ function strictConversion(schema: JsonSchema): (data: Record<string, unknown>) =
       if (type === 'integer' && INTEGER.test(value)) data[name] = Number(value);
       else if (type === 'number' && NUMBER.test(value)) data[name] = Number(value);
       else if (type === 'boolean' && BOOLEAN.test(value)) data[name] = value === 'true';
-      else if (type === 'integer' || type === 'number') errors.push(problem(name, 'type', `must be a ${type === 'integer' ? 'whole' : 'decimal'} number in plain digits`));
+      else if (type === 'integer' || type === 'number')
+        errors.push(problem(name, 'type', `must be a ${type === 'integer' ? 'whole' : 'decimal'} number in plain digits`));
       else if (type === 'boolean') errors.push(problem(name, 'type', 'must be true or false'));
     }
     return errors;
@@ -125,7 +128,7 @@ export function parameterValidatorCompiler(): FastifySchemaCompiler<JsonSchema> 
       const valid = validate(input);
       // A refused conversion leaves a string behind, which the schema would report again: name it once.
       const refused = new Set(conversionErrors.map((e) => e.instancePath));
-      const errors = [...conversionErrors, ...(valid ? [] : validate.errors ?? []).filter((e) => !refused.has(e.instancePath))];
+      const errors = [...conversionErrors, ...(valid ? [] : (validate.errors ?? [])).filter((e) => !refused.has(e.instancePath))];
       return errors.length ? { error: errors as unknown as Error } : { value: input };
     };
   };

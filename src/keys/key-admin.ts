@@ -16,18 +16,32 @@ function instant(value: string | null): string | null {
  * @throws Error naming a value that is not an http(s) origin.
  */
 export function parseOrigins(text: string): string[] {
-  return [...new Set(text.split(',').map((o) => o.trim()).filter(Boolean).map((o) => {
-    let url: URL;
-    try {
-      url = new URL(o);
-    } catch {
-      throw new Error(`not an origin: ${o} (write https://host or http://host:port)`);
-    }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin === 'null' || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-      throw new Error(`not an origin: ${o} (write https://host or http://host:port, no path)`);
-    }
-    return url.origin;
-  }))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean)
+        .map((o) => {
+          let url: URL;
+          try {
+            url = new URL(o);
+          } catch {
+            throw new Error(`not an origin: ${o} (write https://host or http://host:port)`);
+          }
+          if (
+            (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+            url.origin === 'null' ||
+            (url.pathname !== '/' && url.pathname !== '') ||
+            url.search ||
+            url.hash
+          ) {
+            throw new Error(`not an origin: ${o} (write https://host or http://host:port, no path)`);
+          }
+          return url.origin;
+        }),
+    ),
+  ];
 }
 
 /**
@@ -42,7 +56,8 @@ export async function issueKey(
   input: { plan: Plan; label: string | null; expires: string | null; origins?: string[] | null; operations?: string[] | null },
 ): Promise<string> {
   const expiresAt = instant(input.expires);
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw new Error(`the expiry ${expiresAt} is in the past: a key issued so would never work`);
+  if (expiresAt && Date.parse(expiresAt) <= Date.now())
+    throw new Error(`the expiry ${expiresAt} is in the past: a key issued so would never work`);
   const key = newApiKey(config.apiKeyPrefix);
   await keys.insert({
     digest: keyDigest(key, config.apiKeyPepper),
@@ -60,7 +75,18 @@ export async function issueKey(
 /** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, a publishable key's origins, the operations a key is limited to. */
 export function listKeys(rows: ApiKeyRow[]): string {
   const lines = rows.map((r) =>
-    [r.id, r.plan, r.label ?? '-', `${r.prefix_hint}…`, r.created_at, r.expires_at ?? '-', r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active', r.last_used_at ?? '-', r.origins ? `publishable: ${r.origins}` : 'secret', r.operations ?? 'all'].join('\t'),
+    [
+      r.id,
+      r.plan,
+      r.label ?? '-',
+      `${r.prefix_hint}…`,
+      r.created_at,
+      r.expires_at ?? '-',
+      r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active',
+      r.last_used_at ?? '-',
+      r.origins ? `publishable: ${r.origins}` : 'secret',
+      r.operations ?? 'all',
+    ].join('\t'),
   );
   return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind\toperations', ...lines].join('\n');
 }
@@ -70,7 +96,12 @@ export function listKeys(rows: ApiKeyRow[]): string {
  * @throws Error naming the first row that is not well-formed CSV.
  */
 function csvRows(text: string): Record<string, string>[] {
-  const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true, transformHeader: (h) => h.trim(), transform: (v) => v.trim() });
+  const parsed = Papa.parse<Record<string, string>>(text, {
+    header: true,
+    skipEmptyLines: true,
+    transformHeader: (h) => h.trim(),
+    transform: (v) => v.trim(),
+  });
   const error = parsed.errors[0];
   if (error) throw new Error(`CSV row ${error.row === undefined ? '?' : error.row + 1}: ${error.message}`);
   return parsed.data;
@@ -81,13 +112,24 @@ function csvRows(text: string): Record<string, string>[] {
  * `key, plan, label, expires`. A key already stored gets its plan, label and expiry updated.
  * @throws Error naming the row of a malformed key or unknown plan (nothing is imported then).
  */
-export async function importKeys(keys: KeysRepository, config: Config, fileName: string, text: string): Promise<{ inserted: number; updated: number }> {
+export async function importKeys(
+  keys: KeysRepository,
+  config: Config,
+  fileName: string,
+  text: string,
+): Promise<{ inserted: number; updated: number }> {
   const rows = (fileName.endsWith('.json') ? JSON.parse(text) : csvRows(text)) as Record<string, string>[];
   const checked = rows.map((row, i) => {
     const plan = String(row.plan ?? '').toLowerCase();
-    if (!isWellFormedKey(String(row.key ?? ''), config.apiKeyPrefix)) throw new Error(`row ${i + 1}: key is not ${config.apiKeyPrefix}_<uuid v4>`);
+    if (!isWellFormedKey(String(row.key ?? ''), config.apiKeyPrefix))
+      throw new Error(`row ${i + 1}: key is not ${config.apiKeyPrefix}_<uuid v4>`);
     if (!PLANS.includes(plan as Plan)) throw new Error(`row ${i + 1}: plan must be one of ${PLANS.join(', ')}`);
-    return { key: String(row.key), plan: plan as Plan, label: row.label ? String(row.label) : null, expiresAt: instant(row.expires ? String(row.expires) : null) };
+    return {
+      key: String(row.key),
+      plan: plan as Plan,
+      label: row.label ? String(row.label) : null,
+      expiresAt: instant(row.expires ? String(row.expires) : null),
+    };
   });
   let inserted = 0;
   let updated = 0;
@@ -97,7 +139,12 @@ export async function importKeys(keys: KeysRepository, config: Config, fileName:
       await keys.update(digest, row);
       updated++;
     } else {
-      await keys.insert({ digest, hint: row.key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9), ...row, createdAt: new Date().toISOString() });
+      await keys.insert({
+        digest,
+        hint: row.key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9),
+        ...row,
+        createdAt: new Date().toISOString(),
+      });
       inserted++;
     }
   }

@@ -145,35 +145,71 @@ export class Metrics {
           else for (const { labels, value: v } of value) this.set(labels, v);
         },
       });
-    const byUpstream = (s: Snapshot, pick: (u: UpstreamReading) => number) => s.upstreams?.map((u) => ({ labels: { upstream: u.upstream }, value: pick(u) }));
-    gauge('nyc_listings_upstream_circuit_state', 'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open', (s) => byUpstream(s, (u) => CIRCUIT_STATE_VALUE[u.circuit]), ['upstream']);
-    gauge('nyc_listings_upstream_queued_requests', 'Upstream calls waiting their turn', (s) => byUpstream(s, (u) => u.queued), ['upstream']);
+    const byUpstream = (s: Snapshot, pick: (u: UpstreamReading) => number) =>
+      s.upstreams?.map((u) => ({ labels: { upstream: u.upstream }, value: pick(u) }));
+    gauge(
+      'nyc_listings_upstream_circuit_state',
+      'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open',
+      (s) => byUpstream(s, (u) => CIRCUIT_STATE_VALUE[u.circuit]),
+      ['upstream'],
+    );
+    gauge('nyc_listings_upstream_queued_requests', 'Upstream calls waiting their turn', (s) => byUpstream(s, (u) => u.queued), [
+      'upstream',
+    ]);
     gauge('nyc_listings_hydration_backlog', 'Active listings waiting for their details', (s) => s.hydration?.backlog);
     gauge('nyc_listings_hydration_parked', 'Active listings parked after repeated detail failures', (s) => s.hydration?.parked);
-    gauge('nyc_listings_hydration_running', '1 while a hydration of the backlog runs on this instance', (s) => (s.hydration ? Number(s.hydration.running) : undefined));
+    gauge('nyc_listings_hydration_running', '1 while a hydration of the backlog runs on this instance', (s) =>
+      s.hydration ? Number(s.hydration.running) : undefined,
+    );
     gauge('nyc_listings_hydrated_listings', 'Listings hydrated by this instance since it started', (s) => s.hydration?.hydrated);
     const index = (s: Snapshot) => (s.searchIndex?.enabled ? s.searchIndex : undefined);
-    gauge('nyc_listings_search_index_listings', 'Active listings the search index holds, by kind (absent with SEARCH_INDEX off)', (s) =>
-      index(s)?.listings ? Object.entries(index(s)!.listings!).map(([kind, value]) => ({ labels: { kind }, value })) : undefined,
-    ['kind']);
-    gauge('nyc_listings_search_index_building', '1 while the search index is being built on this instance', (s) => (index(s) ? Number(index(s)!.building) : undefined));
+    gauge(
+      'nyc_listings_search_index_listings',
+      'Active listings the search index holds, by kind (absent with SEARCH_INDEX off)',
+      (s) => (index(s)?.listings ? Object.entries(index(s)!.listings!).map(([kind, value]) => ({ labels: { kind }, value })) : undefined),
+      ['kind'],
+    );
+    gauge('nyc_listings_search_index_building', '1 while the search index is being built on this instance', (s) =>
+      index(s) ? Number(index(s)!.building) : undefined,
+    );
     gauge('nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds);
-    gauge('nyc_listings_search_index_failed_builds', 'Search index builds that failed on this instance since it started', (s) => index(s)?.failedBuilds);
-    gauge('nyc_listings_search_index_build_seconds', "The last search index build's duration, reading the store included", (s) => index(s)?.buildSeconds ?? undefined);
+    gauge(
+      'nyc_listings_search_index_failed_builds',
+      'Search index builds that failed on this instance since it started',
+      (s) => index(s)?.failedBuilds,
+    );
+    gauge(
+      'nyc_listings_search_index_build_seconds',
+      "The last search index build's duration, reading the store included",
+      (s) => index(s)?.buildSeconds ?? undefined,
+    );
     gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
     gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
-    gauge('nyc_listings_webhook_oldest_due_age_seconds', 'Seconds since the oldest due webhook delivery fell due (0 when none is due)', (s) => s.webhooks?.oldestDueAgeSeconds);
+    gauge(
+      'nyc_listings_webhook_oldest_due_age_seconds',
+      'Seconds since the oldest due webhook delivery fell due (0 when none is due)',
+      (s) => s.webhooks?.oldestDueAgeSeconds,
+    );
     gauge('nyc_listings_webhook_dead_letters', 'Webhook deliveries given up after their last attempt', (s) => s.webhooks?.dead);
-    gauge('nyc_listings_db_pool_connections', 'PostgreSQL pool connections, by state (total, idle, waiting requests)', (s) =>
-      s.databasePool ? Object.entries(s.databasePool).map(([state, value]) => ({ labels: { state }, value })) : undefined,
-    ['state']);
+    gauge(
+      'nyc_listings_db_pool_connections',
+      'PostgreSQL pool connections, by state (total, idle, waiting requests)',
+      (s) => (s.databasePool ? Object.entries(s.databasePool).map(([state, value]) => ({ labels: { state }, value })) : undefined),
+      ['state'],
+    );
   }
 
   /** The text a scrape answers (Prometheus' exposition format), and its content type. */
   async scrape(): Promise<{ body: string; contentType: string }> {
     const src = this.sources;
     const [hydration, webhooks] = await Promise.all([src.hydration?.(), src.webhooks?.()]);
-    this.snapshot = { upstreams: src.upstreams?.(), hydration, webhooks, databasePool: src.databasePool?.() ?? undefined, searchIndex: src.searchIndex?.() };
+    this.snapshot = {
+      upstreams: src.upstreams?.(),
+      hydration,
+      webhooks,
+      databasePool: src.databasePool?.() ?? undefined,
+      searchIndex: src.searchIndex?.(),
+    };
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
 }

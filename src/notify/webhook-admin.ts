@@ -25,16 +25,25 @@ export interface WebhookAdminDeps {
  * @throws WebhookAdminError for an unknown, revoked or expired key, a plan below `featurePlans.webhooks`,
  * an unknown event type, or a refused target (see {@link targetRefusal}).
  */
-export async function addSubscription(deps: WebhookAdminDeps, input: { keyId: string; url: string; events: string[]; filter: string }): Promise<{ subscription: WebhookSubscriptionRow; secret: string }> {
+export async function addSubscription(
+  deps: WebhookAdminDeps,
+  input: { keyId: string; url: string; events: string[]; filter: string },
+): Promise<{ subscription: WebhookSubscriptionRow; secret: string }> {
   const now = deps.clock();
   const key = await deps.keys.findById(input.keyId);
   if (!key) throw new WebhookAdminError(`no key with id ${input.keyId} (see keys list)`);
   if (key.revoked_at) throw new WebhookAdminError(`key ${input.keyId} is revoked`);
   if (key.expires_at && new Date(key.expires_at) <= now) throw new WebhookAdminError(`key ${input.keyId} expired on ${key.expires_at}`);
   const required = deps.config.featurePlans.webhooks;
-  if (PLANS.indexOf(key.plan as Plan) < PLANS.indexOf(required)) throw new WebhookAdminError(`webhooks are for the ${required} plan and above; key ${input.keyId} is on ${key.plan} (MIN_PLAN_WEBHOOKS)`);
+  if (PLANS.indexOf(key.plan as Plan) < PLANS.indexOf(required))
+    throw new WebhookAdminError(
+      `webhooks are for the ${required} plan and above; key ${input.keyId} is on ${key.plan} (MIN_PLAN_WEBHOOKS)`,
+    );
   const unknown = input.events.filter((e) => !(CHANGE_TYPES as readonly string[]).includes(e));
-  if (!input.events.length || unknown.length) throw new WebhookAdminError(`--events takes a comma-separated list of ${CHANGE_TYPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  if (!input.events.length || unknown.length)
+    throw new WebhookAdminError(
+      `--events takes a comma-separated list of ${CHANGE_TYPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`,
+    );
   const refusal = await targetRefusal(input.url, deps.config.webhooks.allowPrivateTargets);
   if (refusal) throw new WebhookAdminError(`--url ${input.url}: ${refusal}`);
   const secret = newSigningSecret();
@@ -55,14 +64,26 @@ export async function addSubscription(deps: WebhookAdminDeps, input: { keyId: st
 
 /** A table of subscriptions for people (never the secret): id, key, url, events, filter, created, status. */
 export function listSubscriptions(rows: WebhookSubscriptionRow[]): string {
-  const lines = rows.map((r) => [r.id, r.key_id, r.url, r.events, r.filter || '-', r.created_at, r.removed_at ? `removed ${r.removed_at}` : 'active'].join('\t'));
+  const lines = rows.map((r) =>
+    [r.id, r.key_id, r.url, r.events, r.filter || '-', r.created_at, r.removed_at ? `removed ${r.removed_at}` : 'active'].join('\t'),
+  );
   return ['id\tkey\turl\tevents\tfilter\tcreated\tstatus', ...lines].join('\n');
 }
 
 /** A table of deliveries for people: id, subscription, webhook-id, event, status, attempts, last answer, next attempt. */
 export function listDeliveries(rows: WebhookDeliveryRow[]): string {
   const lines = rows.map((r) =>
-    [r.id, r.subscription_id, r.message_id, r.event_id, r.status, r.attempts, r.last_status_code ?? '-', r.last_error ?? '-', r.status === 'pending' ? r.next_attempt_at : r.finished_at ?? '-'].join('\t'),
+    [
+      r.id,
+      r.subscription_id,
+      r.message_id,
+      r.event_id,
+      r.status,
+      r.attempts,
+      r.last_status_code ?? '-',
+      r.last_error ?? '-',
+      r.status === 'pending' ? r.next_attempt_at : (r.finished_at ?? '-'),
+    ].join('\t'),
   );
   return ['id\tsubscription\twebhook-id\tevent\tstatus\tattempts\tlast status\tlast error\tnext attempt / finished', ...lines].join('\n');
 }

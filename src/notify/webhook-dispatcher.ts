@@ -44,7 +44,16 @@ export interface DispatcherState {
 }
 
 /** A claimed delivery, as an attempt needs it. */
-type Claimed = { id: number; subscription_id: string; message_id: string; payload: string; attempts: number; url: string; secret: string; next_attempt_at: string };
+type Claimed = {
+  id: number;
+  subscription_id: string;
+  message_id: string;
+  payload: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  next_attempt_at: string;
+};
 
 /** A stored filter (a query string checked when the subscription was added) -> its parameters. */
 export function filterParams(filter: string): ChangeFilterParams {
@@ -150,7 +159,10 @@ export class WebhookDispatcher {
         });
     };
     const inFlightOf = (subscription: string) => [...this.inFlight.values()].filter((s) => s === subscription).length;
-    const renew = setInterval(() => void this.renewLeases().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'webhook leases not renewed')), this.leaseMs() / 3);
+    const renew = setInterval(
+      () => void this.renewLeases().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'webhook leases not renewed')),
+      this.leaseMs() / 3,
+    );
     renew.unref();
     let attempted = 0;
     let exhausted = false;
@@ -170,12 +182,18 @@ export class WebhookDispatcher {
           lastClaim = performance.now();
           const now = this.deps.clock();
           const bySubscription = new Map<string, number>();
-          for (const s of [...queue.map((d) => d.subscription_id), ...this.inFlight.values()]) bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
+          for (const s of [...queue.map((d) => d.subscription_id), ...this.inFlight.values()])
+            bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
           const full = [...bySubscription].filter(([, n]) => n >= perSubscriptionQueued).map(([s]) => s);
-          const claimed = await this.deps.webhooks.claim(now.toISOString(), new Date(now.getTime() + this.leaseMs()).toISOString(), prefetch - queue.length, {
-            perSubscription: perSubscriptionQueued,
-            except: full,
-          });
+          const claimed = await this.deps.webhooks.claim(
+            now.toISOString(),
+            new Date(now.getTime() + this.leaseMs()).toISOString(),
+            prefetch - queue.length,
+            {
+              perSubscription: perSubscriptionQueued,
+              except: full,
+            },
+          );
           for (const d of claimed) this.held.add(d.id);
           queue.push(...claimed);
           // Nothing more due now: the pass ends once the queue is done (retries falling due meanwhile wait for the next).
@@ -252,7 +270,11 @@ export class WebhookDispatcher {
   private qualifies(s: ActiveSubscription, now: Date): boolean {
     const required = this.deps.config.featurePlans.webhooks;
     const ok = PLANS.indexOf(s.plan as Plan) >= PLANS.indexOf(required) && (!s.key_expires_at || new Date(s.key_expires_at) > now);
-    if (!ok && !this.skipped.has(s.id)) this.deps.logger.warn({ subscription: s.id, key: s.key_id }, `webhook subscription skipped: its key is expired or below the ${required} plan`);
+    if (!ok && !this.skipped.has(s.id))
+      this.deps.logger.warn(
+        { subscription: s.id, key: s.key_id },
+        `webhook subscription skipped: its key is expired or below the ${required} plan`,
+      );
     if (ok) this.skipped.delete(s.id);
     else this.skipped.add(s.id);
     return ok;
@@ -292,7 +314,10 @@ export class WebhookDispatcher {
   private async attempt(d: Claimed): Promise<AttemptRecord> {
     const { schedule, timeoutSeconds } = this.deps.config.webhooks;
     const started = this.deps.clock();
-    this.deps.metrics?.webhookLateness.observe({ kind: d.attempts > 1 ? 'retry' : 'first' }, Math.max(0, started.getTime() - Date.parse(d.next_attempt_at)) / 1000);
+    this.deps.metrics?.webhookLateness.observe(
+      { kind: d.attempts > 1 ? 'retry' : 'first' },
+      Math.max(0, started.getTime() - Date.parse(d.next_attempt_at)) / 1000,
+    );
     const timestamp = Math.floor(started.getTime() / 1000);
     let statusCode: number | null = null;
     let error: string | null = null;
@@ -300,7 +325,8 @@ export class WebhookDispatcher {
     try {
       // A host written as an address is never looked up, so the guarded lookup cannot see it: check it here.
       const host = new URL(d.url).hostname.replace(/^\[|\]$/g, '');
-      if (!this.deps.config.webhooks.allowPrivateTargets && isIP(host) && !isPublicAddress(host)) throw new Error(`refused: ${host} is a private or reserved address`);
+      if (!this.deps.config.webhooks.allowPrivateTargets && isIP(host) && !isPublicAddress(host))
+        throw new Error(`refused: ${host} is a private or reserved address`);
       const answer = await request(d.url, {
         method: 'POST',
         dispatcher: this.agent,
@@ -327,13 +353,18 @@ export class WebhookDispatcher {
     const ms = Math.round(performance.now() - t0);
     let outcome: AttemptOutcome;
     if (!error) outcome = { status: 'delivered' };
-    else if (d.attempts < schedule.length) outcome = { status: 'pending', nextAttemptAt: new Date(this.deps.clock().getTime() + schedule[d.attempts] * 1000).toISOString() };
+    else if (d.attempts < schedule.length)
+      outcome = { status: 'pending', nextAttemptAt: new Date(this.deps.clock().getTime() + schedule[d.attempts] * 1000).toISOString() };
     else outcome = { status: 'dead' };
     this.deps.metrics?.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status });
     const facts = { delivery: d.id, subscription: d.subscription_id, webhookId: d.message_id, attempt: d.attempts, statusCode, ms };
     if (outcome.status === 'delivered') this.deps.logger.debug(facts, 'webhook delivered');
-    else if (outcome.status === 'pending') this.deps.logger.info({ ...facts, error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; will retry');
+    else if (outcome.status === 'pending')
+      this.deps.logger.info({ ...facts, error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook attempt failed; will retry');
     else this.deps.logger.warn({ ...facts, error }, 'webhook delivery dead-lettered after its last attempt');
-    return { attempt: { delivery_id: d.id, attempt: d.attempts, attempted_at: started.toISOString(), status_code: statusCode, error, ms }, outcome };
+    return {
+      attempt: { delivery_id: d.id, attempt: d.attempts, attempted_at: started.toISOString(), status_code: statusCode, error, ms },
+      outcome,
+    };
   }
 }

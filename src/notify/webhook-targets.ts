@@ -34,12 +34,18 @@ export async function targetRefusal(url: string, allowPrivate: boolean): Promise
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (e, a) => (e ? reject(e) : resolve(a))))).map((a) => a.address);
+    addresses = isIP(host)
+      ? [host]
+      : (
+          await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (e, a) => (e ? reject(e) : resolve(a))))
+        ).map((a) => a.address);
   } catch (error) {
     return `its host does not resolve (${(error as Error).message})`;
   }
   const internal = addresses.filter((a) => !isPublicAddress(a));
-  return internal.length ? `its host resolves to a private, loopback or reserved address (${internal.join(', ')}); set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow` : null;
+  return internal.length
+    ? `its host resolves to a private, loopback or reserved address (${internal.join(', ')}); set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow`
+    : null;
 }
 
 /**
@@ -52,7 +58,12 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
       const usable = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
-      if (!usable.length) return callback(Object.assign(new Error(`refused: ${hostname} resolves to a private or reserved address`), { code: 'EPRIVATE' }), '', 0);
+      if (!usable.length)
+        return callback(
+          Object.assign(new Error(`refused: ${hostname} resolves to a private or reserved address`), { code: 'EPRIVATE' }),
+          '',
+          0,
+        );
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
       callback(null, usable[0].address, usable[0].family);
     });

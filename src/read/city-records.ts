@@ -78,7 +78,10 @@ export type CityFact = keyof typeof CITY_FACT_SOURCES;
 export type CityFactSources = Record<CityFact, FactSource | null>;
 
 /** The value of `fact` from the first of its sources ({@link CITY_FACT_SOURCES}) that knows one, and that source; null and no source when none does. */
-function firstKnown<T>(fact: CityFact, values: Partial<Record<FactSource, T | null | undefined>>): { value: T | null; source: FactSource | null } {
+function firstKnown<T>(
+  fact: CityFact,
+  values: Partial<Record<FactSource, T | null | undefined>>,
+): { value: T | null; source: FactSource | null } {
   for (const source of CITY_FACT_SOURCES[fact] as readonly FactSource[]) {
     const value = values[source];
     if (value !== null && value !== undefined) return { value, source };
@@ -95,24 +98,44 @@ function firstKnown<T>(fact: CityFact, values: Partial<Record<FactSource, T | nu
  * `policePrecinct` too where no lot matches. A building with neither a matching lot nor a position keeps `nycData`
  * null. Unknown facts stay null.
  */
-export async function cityFactsOf(records: CityRecordsRepository, polygons: () => CityPolygons, building: Building): Promise<{ building: Building; sources: CityFactSources }> {
+export async function cityFactsOf(
+  records: CityRecordsRepository,
+  polygons: () => CityPolygons,
+  building: Building,
+): Promise<{ building: Building; sources: CityFactSources }> {
   const [lot, salePrices, sold] = await Promise.all([
     records.findLot(null, addressKey(building.address.street), building.address.zipCode),
     records.salePricesOfBuilding(building.id),
     records.saleFactsOfBuilding(building.id),
   ]);
-  const point = building.geoCenter ?? (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
+  const point =
+    building.geoCenter ??
+    (lot && lot.latitude !== null && lot.longitude !== null ? { latitude: Number(lot.latitude), longitude: Number(lot.longitude) } : null);
   const saleInventory = withRecordedSales(building.saleInventory, salePrices);
   const shapes = point ? polygons() : null;
   const inPolygon = <T>(lookUp: (p: GeoPoint) => T | null) => (point ? lookUp(point) : null);
   const facts = {
-    yearBuilt: firstKnown('yearBuilt', { 'listings site': building.yearBuilt, 'tax lot': lot?.year_built, 'recorded sale': sold.yearBuilt }),
-    unitCount: firstKnown('unitCount', { 'listings site': building.unitCount, 'tax lot': lot?.residential_units, 'recorded sale': sold.residentialUnits }),
+    yearBuilt: firstKnown('yearBuilt', {
+      'listings site': building.yearBuilt,
+      'tax lot': lot?.year_built,
+      'recorded sale': sold.yearBuilt,
+    }),
+    unitCount: firstKnown('unitCount', {
+      'listings site': building.unitCount,
+      'tax lot': lot?.residential_units,
+      'recorded sale': sold.residentialUnits,
+    }),
     floorCount: firstKnown('floorCount', { 'listings site': building.floorCount, 'tax lot': lot?.floor_count }),
     buildingClass: firstKnown('buildingClass', { 'tax lot': lot?.building_class, 'recorded sale': sold.buildingClass }),
-    communityDistrict: firstKnown('communityDistrict', { 'tax lot': lot?.community_district, polygon: inPolygon((p) => shapes!.communityDistrictAt(p)) }),
+    communityDistrict: firstKnown('communityDistrict', {
+      'tax lot': lot?.community_district,
+      polygon: inPolygon((p) => shapes!.communityDistrictAt(p)),
+    }),
     councilDistrict: firstKnown('councilDistrict', { polygon: inPolygon((p) => shapes!.councilDistrictAt(p)) }),
-    policePrecinct: firstKnown('policePrecinct', { 'tax lot': lot?.police_precinct, polygon: inPolygon((p) => shapes!.policePrecinctAt(p)) }),
+    policePrecinct: firstKnown('policePrecinct', {
+      'tax lot': lot?.police_precinct,
+      polygon: inPolygon((p) => shapes!.policePrecinctAt(p)),
+    }),
     schoolDistrict: firstKnown('schoolDistrict', { polygon: inPolygon((p) => shapes!.schoolDistrictAt(p)) }),
     hurricaneEvacuationZone: firstKnown('hurricaneEvacuationZone', { polygon: inPolygon((p) => shapes!.evacuationZoneAt(p)) }),
   };
@@ -154,7 +177,11 @@ export class CityRecords {
 
   /** Freshness of one open data scope (its last successful sync), starting a sync of all open data when stale. */
   private freshness(scope: string): Promise<Freshness> {
-    return this.deps.scopeFreshness.judge([{ scope, refreshKey: OPEN_DATA_KEY, refresh: () => this.deps.openData.syncAll() }], this.deps.freshnessSeconds, () => this.deps.openData.canRefresh());
+    return this.deps.scopeFreshness.judge(
+      [{ scope, refreshKey: OPEN_DATA_KEY, refresh: () => this.deps.openData.syncAll() }],
+      this.deps.freshnessSeconds,
+      () => this.deps.openData.canRefresh(),
+    );
   }
 
   /** One page of recorded sales matching `search`, the total and freshness. */
@@ -164,9 +191,16 @@ export class CityRecords {
   }
 
   /** Monthly figures of recorded sales in boroughs or areas (none: the city), months `from` to `to` (`YYYY-MM`). */
-  async monthly(filter: { boroughIds?: number[]; areaIds?: number[] }, from: string, to: string): Promise<{ months: RecordedSalesMonth[]; freshness: Freshness }> {
+  async monthly(
+    filter: { boroughIds?: number[]; areaIds?: number[] },
+    from: string,
+    to: string,
+  ): Promise<{ months: RecordedSalesMonth[]; freshness: Freshness }> {
     const lastDay = new Date(Date.UTC(Number(to.slice(0, 4)), Number(to.slice(5, 7)), 0)).toISOString().slice(0, 10);
-    const [sales, freshness] = await Promise.all([this.deps.records.salesForFigures({ ...filter, from: `${from}-01`, to: lastDay }), this.freshness(RECORDED_SALES_SCOPE)]);
+    const [sales, freshness] = await Promise.all([
+      this.deps.records.salesForFigures({ ...filter, from: `${from}-01`, to: lastDay }),
+      this.freshness(RECORDED_SALES_SCOPE),
+    ]);
     return { months: recordedSalesByMonth(sales, from, to), freshness };
   }
 
@@ -206,10 +240,24 @@ export class CityRecords {
       .map((row) => {
         const sale = presentRecordedSale(row);
         const distance = Math.round(distanceMeters(subject, sale.geoPoint!));
-        return { recordedSale: sale, distance, similarity: similarity(subject, { price: sale.salePrice!, bedroomCount: null, fullBathroomCount: null, sqft: sale.grossSquareFeet }, distance, radius) };
+        return {
+          recordedSale: sale,
+          distance,
+          similarity: similarity(
+            subject,
+            { price: sale.salePrice!, bedroomCount: null, fullBathroomCount: null, sqft: sale.grossSquareFeet },
+            distance,
+            radius,
+          ),
+        };
       })
       .filter((c) => c.distance <= radius)
-      .sort((a, b) => b.similarity - a.similarity || b.recordedSale.saleDate.localeCompare(a.recordedSale.saleDate) || (a.recordedSale.id < b.recordedSale.id ? -1 : 1))
+      .sort(
+        (a, b) =>
+          b.similarity - a.similarity ||
+          b.recordedSale.saleDate.localeCompare(a.recordedSale.saleDate) ||
+          (a.recordedSale.id < b.recordedSale.id ? -1 : 1),
+      )
       .slice(0, limit);
     return { items, radius, freshness };
   }

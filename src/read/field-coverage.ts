@@ -16,7 +16,8 @@ export function fieldPaths(schema: TSchema): string[] {
   for (const [name, member] of Object.entries(properties)) {
     const ref = (member as { $ref?: string }).$ref;
     const referenced = ref ? REFERENCED[ref] : undefined;
-    if (referenced && ref === 'Address') paths.push(...Object.keys((referenced as { properties: object }).properties).map((p) => `${name}.${p}`));
+    if (referenced && ref === 'Address')
+      paths.push(...Object.keys((referenced as { properties: object }).properties).map((p) => `${name}.${p}`));
     else paths.push(name);
   }
   return paths;
@@ -31,7 +32,8 @@ export function holdsValue(value: unknown): boolean {
   if (value === null || value === undefined || value === '') return false;
   if (Array.isArray(value)) {
     if (value.length === 0) return false;
-    if (value.every((v) => typeof v === 'object' && v !== null && 'available' in v)) return value.some((v) => (v as { available: boolean }).available);
+    if (value.every((v) => typeof v === 'object' && v !== null && 'available' in v))
+      return value.some((v) => (v as { available: boolean }).available);
     return true;
   }
   if (typeof value === 'object') return Object.values(value as Record<string, unknown>).some(holdsValue);

@@ -32,7 +32,13 @@ export function rowToSummary(row: SummaryRow & { distance?: number | null }, now
  * A row -> the detail on the wire (spec 2.5). `amenities` lists every known amenity with whether this
  * listing has it; `priceHistory` is the mirror's own record of events, oldest first.
  */
-export function rowToDetail(row: ListingRow, amenities: string[], knownAmenities: readonly string[], history: PriceEvent[], now: Date): ListingDetail {
+export function rowToDetail(
+  row: ListingRow,
+  amenities: string[],
+  knownAmenities: readonly string[],
+  history: PriceEvent[],
+  now: Date,
+): ListingDetail {
   const details = JSON.parse(row.details) as Pick<ListingRecord, 'fees' | 'contacts' | 'photos' | 'floorPlanKey'>;
   const names = [...new Set([...knownAmenities, ...amenities])];
   // The summary's fields, then the detail's, added to the summary object: an object literal that spreads

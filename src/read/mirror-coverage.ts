@@ -30,7 +30,9 @@ const sourcePath = (fact: string, source: FactSource) => `${fact} from ${source}
 /** The building's fields, `nycData` expanded into its members (each a city fact of its own). */
 function buildingPaths(): string[] {
   const nycData = (BuildingSchema.properties.nycData as { anyOf: { properties?: object }[] }).anyOf.find((s) => s.properties)!;
-  return fieldPaths(BuildingSchema).flatMap((path) => (path === 'nycData' ? [path, ...Object.keys(nycData.properties!).map((m) => `nycData.${m}`)] : [path]));
+  return fieldPaths(BuildingSchema).flatMap((path) =>
+    path === 'nycData' ? [path, ...Object.keys(nycData.properties!).map((m) => `nycData.${m}`)] : [path],
+  );
 }
 
 /**
@@ -66,7 +68,11 @@ export async function mirrorCoverage(store: Store, sharedDataDir: string, now: D
     target.add('all', detail);
   }
   for (const { data } of await store.db.selectFrom('buildings').select('data').execute()) {
-    const { building, sources } = await cityFactsOf(records, () => (polygons ??= new CityPolygons(sharedDataDir)), JSON.parse(data) as Building);
+    const { building, sources } = await cityFactsOf(
+      records,
+      () => (polygons ??= new CityPolygons(sharedDataDir)),
+      JSON.parse(data) as Building,
+    );
     const borough = BOROUGHS[(building.area ? tree.boroughOf(building.area.id) : null) ?? -1] ?? 'unknown';
     const bySource = Object.fromEntries(CITY_FACTS.flatMap((fact) => (sources[fact] ? [[sourcePath(fact, sources[fact]), true]] : [])));
     for (const group of [borough, 'all']) {
@@ -89,7 +95,7 @@ export function coverageMarkdown(coverage: MirrorCoverage): string {
     coverage.sale.table(COVERAGE_GROUPS),
     "### Rental listings (listing detail: the summary's fields come first, down to `daysOnMarket`)",
     coverage.rental.table(COVERAGE_GROUPS),
-    '### Buildings (with the city\'s facts, as `/v1/building` shows them)',
+    "### Buildings (with the city's facts, as `/v1/building` shows them)",
     coverage.building.table(COVERAGE_GROUPS),
     "### Buildings: where each city fact came from (the first source that knows it: listings site, PLUTO's tax lot, latest recorded sale, polygon)",
     coverage.buildingFactSources.table(COVERAGE_GROUPS),

@@ -137,7 +137,10 @@ export class Mirror {
   /** The listing scopes of `kind` covering these boroughs (all five when none), each refreshed by its sync. */
   private listingScopes(kind: ListingKind, boroughIds: readonly number[]): JudgedScope[] {
     const covered = boroughIds.length ? boroughIds : BOROUGH_IDS;
-    return covered.map((boroughId) => ({ scope: scopeKey(kind, boroughId), refresh: () => this.deps.refresher.syncScope(kind, boroughId) }));
+    return covered.map((boroughId) => ({
+      scope: scopeKey(kind, boroughId),
+      refresh: () => this.deps.refresher.syncScope(kind, boroughId),
+    }));
   }
 
   /** Freshness of listing data covering `scopes` ({@link listingScopes}): the oldest scope's, stale ones refreshed. */
@@ -155,18 +158,34 @@ export class Mirror {
     if (!subject) return null;
     const freshness = await this.judgeListing(subject);
     if (subject.latitude === null || subject.longitude === null) return { items: [], radius: null, freshness };
-    const facts = { price: Number(subject.price), bedroomCount: subject.bedroom_count, fullBathroomCount: subject.full_bathroom_count, sqft: subject.sqft };
+    const facts = {
+      price: Number(subject.price),
+      bedroomCount: subject.bedroom_count,
+      fullBathroomCount: subject.full_bathroom_count,
+      sqft: subject.sqft,
+    };
     let radius: number = COMPARABLE_RADII[0];
     let candidates: Awaited<ReturnType<typeof listingsNear>> = [];
     for (radius of COMPARABLE_RADII) {
-      candidates = await listingsNear(this.deps.db, subject.kind as ListingKind, { latitude: subject.latitude, longitude: subject.longitude, radius }, id, this.deps.dialect);
+      candidates = await listingsNear(
+        this.deps.db,
+        subject.kind as ListingKind,
+        { latitude: subject.latitude, longitude: subject.longitude, radius },
+        id,
+        this.deps.dialect,
+      );
       if (candidates.length >= limit) break;
     }
     const items = candidates
       .map((c) => ({
         listing: rowToSummary({ ...c, distance: undefined }, this.now),
         distance: Number(c.distance),
-        similarity: similarity(facts, { price: Number(c.price), bedroomCount: c.bedroom_count, fullBathroomCount: c.full_bathroom_count, sqft: c.sqft }, Number(c.distance), radius),
+        similarity: similarity(
+          facts,
+          { price: Number(c.price), bedroomCount: c.bedroom_count, fullBathroomCount: c.full_bathroom_count, sqft: c.sqft },
+          Number(c.distance),
+          radius,
+        ),
       }))
       .sort((a, b) => b.similarity - a.similarity || a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : 1))
       .slice(0, limit);
@@ -174,7 +193,12 @@ export class Mirror {
   }
 
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */
-  async market(kind: ListingKind, areaIds: number[] | undefined, boroughIds: number[], bedrooms: number[] | undefined): Promise<{ figures: MarketFigures; freshness: Freshness }> {
+  async market(
+    kind: ListingKind,
+    areaIds: number[] | undefined,
+    boroughIds: number[],
+    bedrooms: number[] | undefined,
+  ): Promise<{ figures: MarketFigures; freshness: Freshness }> {
     const freshness = await this.judgeListings(this.listingScopes(kind, boroughIds));
     return { figures: await marketFiguresByRank(this.deps.market.ranked(kind, areaIds, bedrooms), this.now), freshness };
   }
@@ -201,7 +225,12 @@ export class Mirror {
    * The matches of `search` in the boroughs `boroughIds` cover, counted by the cells of `grid`, with the search's
    * freshness ({@link Mirror.search}).
    */
-  async clusters(search: ListingSearch, boroughIds: readonly number[], grid: ClusterGrid, polygon?: Outline): Promise<{ cells: ListingCluster[]; freshness: Freshness }> {
+  async clusters(
+    search: ListingSearch,
+    boroughIds: readonly number[],
+    grid: ClusterGrid,
+    polygon?: Outline,
+  ): Promise<{ cells: ListingCluster[]; freshness: Freshness }> {
     const freshness = await this.judgeListings(this.listingScopes(search.kind, boroughIds));
     return { cells: await this.searcher.clusters(search, grid, polygon), freshness };
   }
@@ -219,7 +248,10 @@ export class Mirror {
 
   private judgeListing(row: ListingRow): Promise<Freshness> {
     const threshold = this.deps.config.freshness.propertySeconds;
-    const refreshedAt = [row.last_seen_at, row.detail_fetched_at].filter((v): v is string => !!v).sort().at(-1)!;
+    const refreshedAt = [row.last_seen_at, row.detail_fetched_at]
+      .filter((v): v is string => !!v)
+      .sort()
+      .at(-1)!;
     return this.freshness(`listing:${row.id}`, new Date(refreshedAt), threshold, () =>
       this.deps.refresher.refreshListing(row.id, row.kind as ListingKind),
     );
@@ -234,8 +266,16 @@ export class Mirror {
     if (!row.needs_detail || !this.canRefresh()) return found;
     const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)));
-    const outcome = await Promise.race([hydration.then(() => 'done' as const, () => 'failed' as const), timeout]);
+    const timeout = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)),
+    );
+    const outcome = await Promise.race([
+      hydration.then(
+        () => 'done' as const,
+        () => 'failed' as const,
+      ),
+      timeout,
+    ]);
     clearTimeout(timer);
     if (outcome !== 'done') return found;
     return (await this.deps.listings.detailById(row.id)) ?? found;
@@ -289,7 +329,10 @@ export class Mirror {
   /** The building with its inventories counted from the mirror's listings in it. */
   private async withInventories(building: Building): Promise<Building> {
     const units = await this.deps.listings.unitsOfBuilding(building.id);
-    const of = (kind: ListingKind) => inventoryOf(units.filter((u) => u.kind === kind).map((u) => ({ bedroomCount: u.bedroomCount, price: u.price, active: u.status === 'ACTIVE' })));
+    const of = (kind: ListingKind) =>
+      inventoryOf(
+        units.filter((u) => u.kind === kind).map((u) => ({ bedroomCount: u.bedroomCount, price: u.price, active: u.status === 'ACTIVE' })),
+      );
     return { ...building, rentalInventory: of('rental'), saleInventory: of('sale') };
   }
 
@@ -313,7 +356,11 @@ export class Mirror {
 
   /** Areas, optionally of one level and/or one borough, with the freshness of the area list. */
   async areas(filter: { level?: number; borough?: number }): Promise<{ areas: Area[]; freshness: Freshness }> {
-    const freshness = await this.deps.scopeFreshness.judge([{ scope: AREAS_SCOPE, refresh: () => this.deps.refresher.syncAreas() }], this.deps.config.freshness.areasSeconds, this.canRefresh);
+    const freshness = await this.deps.scopeFreshness.judge(
+      [{ scope: AREAS_SCOPE, refresh: () => this.deps.refresher.syncAreas() }],
+      this.deps.config.freshness.areasSeconds,
+      this.canRefresh,
+    );
     const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;
     let areas = this.areaLists.get(key);
     if (!areas) this.areaLists.set(key, (areas = await this.deps.areas.list(filter)));

@@ -33,7 +33,12 @@ export function clusterGrid(zoom: number, [, minLat, , maxLat]: BoundingBox): Cl
  * south to north, and west to east within a row.
  * @throws Error when the search has no box (the route requires one).
  */
-export async function clusterListings(db: Kysely<Database>, search: ListingSearch, ctx: SearchContext, grid: ClusterGrid): Promise<ListingCluster[]> {
+export async function clusterListings(
+  db: Kysely<Database>,
+  search: ListingSearch,
+  ctx: SearchContext,
+  grid: ClusterGrid,
+): Promise<ListingCluster[]> {
   // The cell sizes written as literals: PostgreSQL matches a grouped expression by its text, and two parameters
   // (the SELECT's and the GROUP BY's) are two texts to it.
   const x = sql<number>`floor((longitude + 180) / ${sql.lit(grid.longitude)})`;
@@ -41,7 +46,7 @@ export async function clusterListings(db: Kysely<Database>, search: ListingSearc
   // The box as plain ranges, longitude first, rather than the filter table's spatial index: with them the cells are
   // counted from the covering index of migration 029 when the other filters are on price and bedrooms.
   const { bbox, ...rest } = search;
-  if (!bbox) throw new Error('a map\'s clusters need a box');
+  if (!bbox) throw new Error("a map's clusters need a box");
   const [minLon, minLat, maxLon, maxLat] = bbox;
   const rows = await filteredListings(db, rest, ctx)
     .where('longitude', '>=', minLon)
@@ -61,7 +66,15 @@ export async function clusterListings(db: Kysely<Database>, search: ListingSearc
     .orderBy(y)
     .orderBy(x)
     .execute();
-  return rows.map((r) => clusterOf(grid, Number(r.x), Number(r.y), { count: Number(r.count), latitude: Number(r.latitude), longitude: Number(r.longitude), minPrice: Number(r.min_price), maxPrice: Number(r.max_price) }));
+  return rows.map((r) =>
+    clusterOf(grid, Number(r.x), Number(r.y), {
+      count: Number(r.count),
+      latitude: Number(r.latitude),
+      longitude: Number(r.longitude),
+      minPrice: Number(r.min_price),
+      maxPrice: Number(r.max_price),
+    }),
+  );
 }
 
 /** A cell's figures before they are written: its count, mean position (degrees) and price range (dollars). */
@@ -81,7 +94,12 @@ export function clusterOf(grid: ClusterGrid, x: number, y: number, figures: Cell
     ...figures,
     latitude: round6(figures.latitude),
     longitude: round6(figures.longitude),
-    cell: [round6(x * grid.longitude - 180), round6(y * grid.latitude - 90), round6((x + 1) * grid.longitude - 180), round6((y + 1) * grid.latitude - 90)],
+    cell: [
+      round6(x * grid.longitude - 180),
+      round6(y * grid.latitude - 90),
+      round6((x + 1) * grid.longitude - 180),
+      round6((y + 1) * grid.latitude - 90),
+    ],
   };
 }
 

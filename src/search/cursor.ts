@@ -39,9 +39,15 @@ export function decodeCursor(search: ListingSearch, token: string): SearchAfter 
   if (search.sort === 'DISTANCE') throw new CursorError('does not apply to sort=DISTANCE, which pages by `page`');
   const expected = SORTS[search.sort].keyset.length;
   const keys = parsed?.k;
-  if (!Array.isArray(keys) || keys.length !== expected || typeof parsed.id !== 'string' || keys.some((v) => v !== null && typeof v !== 'string' && typeof v !== 'number')) {
+  if (
+    !Array.isArray(keys) ||
+    keys.length !== expected ||
+    typeof parsed.id !== 'string' ||
+    keys.some((v) => v !== null && typeof v !== 'string' && typeof v !== 'number')
+  ) {
     throw new CursorError('is not a cursor this service issued');
   }
-  if (parsed.f !== fingerprint(search)) throw new CursorError('belongs to another search: keep the filters, sort and sortDir of the answer that gave it');
+  if (parsed.f !== fingerprint(search))
+    throw new CursorError('belongs to another search: keep the filters, sort and sortDir of the answer that gave it');
   return { keys: keys as (string | number | null)[], id: parsed.id };
 }

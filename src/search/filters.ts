@@ -38,7 +38,8 @@ const atMost = (column: Numeric): Pick<FilterRow<number>, 'where' | 'memory'> =>
 /** In the index, a text column compared with `text` as the store compares it (text-ranks.ts). */
 const textBefore = (columns: ListingColumns, column: 'listed_at' | 'available_at', text: string, orEqual: boolean) =>
   inRange(columns.texts[column].ranks, 0, (orEqual ? columns.texts[column].atOrBelow(text) : columns.texts[column].below(text)) - 1);
-const textAfter = (columns: ListingColumns, column: 'listed_at', text: string) => inRange(columns.texts[column].ranks, columns.texts[column].atOrBelow(text), Infinity);
+const textAfter = (columns: ListingColumns, column: 'listed_at', text: string) =>
+  inRange(columns.texts[column].ranks, columns.texts[column].atOrBelow(text), Infinity);
 
 /** A yes/no filter: yes is `column = 1` (the condition of the column's partial index, migration 017), no is unknown or 0. */
 function yesNo(column: FlagColumn): FilterRow<boolean> {
@@ -101,12 +102,21 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   furnished: yesNo('furnished'),
   buildingTypes: {
     where: (q, types) => (types.length ? q.where('building_type', 'in', types) : q),
-    memory: (columns, types) => (types.length ? oneOf(columns.texts.building_type.ranks, types.map((t) => columns.texts.building_type.rankOf(t))) : allOf([])),
+    memory: (columns, types) =>
+      types.length
+        ? oneOf(
+            columns.texts.building_type.ranks,
+            types.map((t) => columns.texts.building_type.rankOf(t)),
+          )
+        : allOf([]),
   },
   prewar: {
     where: (q, prewar) =>
-      prewar ? q.where('year_built', '<', PREWAR_BEFORE_YEAR) : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
-    memory: ({ numbers: { year_built: built } }, prewar) => (prewar ? passing((slot) => built[slot] < PREWAR_BEFORE_YEAR) : passing((slot) => !(built[slot] < PREWAR_BEFORE_YEAR))),
+      prewar
+        ? q.where('year_built', '<', PREWAR_BEFORE_YEAR)
+        : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
+    memory: ({ numbers: { year_built: built } }, prewar) =>
+      prewar ? passing((slot) => built[slot] < PREWAR_BEFORE_YEAR) : passing((slot) => !(built[slot] < PREWAR_BEFORE_YEAR)),
   },
   saleType: {
     where: (q, saleType) => q.where('sale_type', '=', saleType),
@@ -122,8 +132,14 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     where: (q, days, ctx) => q.where('listed_at', '>', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
     memory: (columns, days, ctx) => textAfter(columns, 'listed_at', new Date(ctx.now.getTime() - (days + 1) * DAY_MS).toISOString()),
   },
-  listedAfter: { where: (q, instant) => q.where('listed_at', '>', instant), memory: (columns, instant) => textAfter(columns, 'listed_at', instant) },
-  listedBefore: { where: (q, instant) => q.where('listed_at', '<', instant), memory: (columns, instant) => textBefore(columns, 'listed_at', instant, false) },
+  listedAfter: {
+    where: (q, instant) => q.where('listed_at', '>', instant),
+    memory: (columns, instant) => textAfter(columns, 'listed_at', instant),
+  },
+  listedBefore: {
+    where: (q, instant) => q.where('listed_at', '<', instant),
+    memory: (columns, instant) => textBefore(columns, 'listed_at', instant, false),
+  },
   hasOpenHouse: {
     where: (q, yes, ctx) => {
       const now = ctx.now.toISOString();
@@ -135,12 +151,17 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     },
   },
   maxMonthlyCost: {
-    where: (q, dollars, ctx) => q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
+    where: (q, dollars, ctx) =>
+      q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
     // The same arithmetic in the same order, in double precision as both stores do it.
-    memory: ({ numbers: { price, monthly_charges: charges } }, dollars, ctx) => passing((slot) => price[slot] * ctx.mortgageFactor + charges[slot] <= dollars),
+    memory: ({ numbers: { price, monthly_charges: charges } }, dollars, ctx) =>
+      passing((slot) => price[slot] * ctx.mortgageFactor + charges[slot] <= dollars),
   },
   minTransitScore: atLeast('transit_score'),
-  availableBefore: { where: (q, day) => q.where('available_at', '<=', day), memory: (columns, day) => textBefore(columns, 'available_at', day, true) },
+  availableBefore: {
+    where: (q, day) => q.where('available_at', '<=', day),
+    memory: (columns, day) => textBefore(columns, 'available_at', day, true),
+  },
   communityDistrict: inDistricts('communityDistrict'),
   policePrecinct: inDistricts('policePrecinct'),
   schoolDistrict: inDistricts('schoolDistrict'),
@@ -148,7 +169,8 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']), memory: null },
   bbox: {
     where: (q, box, ctx) => inBox(q, box, ctx.dialect),
-    memory: ({ numbers }, [minLon, minLat, maxLon, maxLat]) => allOf([inRange(numbers.latitude, minLat, maxLat), inRange(numbers.longitude, minLon, maxLon)]),
+    memory: ({ numbers }, [minLon, minLat, maxLon, maxLat]) =>
+      allOf([inRange(numbers.latitude, minLat, maxLat), inRange(numbers.longitude, minLon, maxLon)]),
   },
   // The store computes the great-circle distance; the same formula in JavaScript may round a listing on the circle the other way.
   near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius), memory: null },

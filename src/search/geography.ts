@@ -28,5 +28,10 @@ export function inBox<Q extends ListingsQuery>(q: Q, [minLon, minLat, maxLon, ma
     dialect === 'postgres'
       ? sql<boolean>`point(longitude, latitude) <@ box(point(${num(minLon)}, ${num(minLat)}), point(${num(maxLon)}, ${num(maxLat)}))`
       : sql<boolean>`listings.rowid in (select id from listings_rtree where max_lat >= ${minLat} and min_lat <= ${maxLat} and max_lon >= ${minLon} and min_lon <= ${maxLon})`;
-  return q.where(indexed).where('latitude', '>=', minLat).where('latitude', '<=', maxLat).where('longitude', '>=', minLon).where('longitude', '<=', maxLon) as Q;
+  return q
+    .where(indexed)
+    .where('latitude', '>=', minLat)
+    .where('latitude', '<=', maxLat)
+    .where('longitude', '>=', minLon)
+    .where('longitude', '<=', maxLon) as Q;
 }

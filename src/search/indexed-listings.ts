@@ -49,7 +49,8 @@ export class IndexedListings {
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
     const walked = ((rowsBefore + search.perPage) * n) / total;
-    const slots = total * Math.log2(total + 1) <= 8 * walked ? this.sorted(search, total, rowsBefore) : this.walked(search, total, rowsBefore);
+    const slots =
+      total * Math.log2(total + 1) <= 8 * walked ? this.sorted(search, total, rowsBefore) : this.walked(search, total, rowsBefore);
     return { ids: Array.from(slots, (slot) => this.columns.ids[slot]), total };
   }
 
@@ -103,7 +104,11 @@ export class IndexedListings {
       const key = y * 2 ** 26 + x;
       const cell = cells.get(key);
       if (!cell) {
-        cells.set(key, { x, y, figures: { count: 1, latitude: latitude[slot], longitude: longitude[slot], minPrice: price[slot], maxPrice: price[slot] } });
+        cells.set(key, {
+          x,
+          y,
+          figures: { count: 1, latitude: latitude[slot], longitude: longitude[slot], minPrice: price[slot], maxPrice: price[slot] },
+        });
         continue;
       }
       const f = cell.figures;
@@ -122,7 +127,12 @@ export class IndexedListings {
   private inside(polygon: Outline): Narrowing {
     const box = boundingBox(polygon);
     const { latitude, longitude } = this.columns.numbers;
-    return passing((slot) => !Number.isNaN(latitude[slot]) && !Number.isNaN(longitude[slot]) && outlineContains(polygon, { latitude: latitude[slot], longitude: longitude[slot] }, box));
+    return passing(
+      (slot) =>
+        !Number.isNaN(latitude[slot]) &&
+        !Number.isNaN(longitude[slot]) &&
+        outlineContains(polygon, { latitude: latitude[slot], longitude: longitude[slot] }, box),
+    );
   }
 
   /** The page from the matches' sort keys, sorted: for few matches. */
@@ -132,9 +142,13 @@ export class IndexedListings {
     let kept = 0;
     for (let i = 0; i < total; i++) {
       const slot = this.matches[i];
-      if (!search.after || this.orders.comesAfter(sort, search.sortDir, slot, search.after)) keys[kept++] = this.orders.sortKey(sort, search.sortDir, slot);
+      if (!search.after || this.orders.comesAfter(sort, search.sortDir, slot, search.after))
+        keys[kept++] = this.orders.sortKey(sort, search.sortDir, slot);
     }
-    const page = keys.subarray(0, kept).sort().subarray(rowsBefore, rowsBefore + search.perPage);
+    const page = keys
+      .subarray(0, kept)
+      .sort()
+      .subarray(rowsBefore, rowsBefore + search.perPage);
     return Array.from(page, (key) => this.orders.slotOfKey(search.sortDir, key));
   }
 
@@ -146,7 +160,11 @@ export class IndexedListings {
     const order = this.orders.order(sort, search.sortDir);
     const page: number[] = [];
     let skip = rowsBefore;
-    for (let p = search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0; p < order.length && page.length < search.perPage; p++) {
+    for (
+      let p = search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0;
+      p < order.length && page.length < search.perPage;
+      p++
+    ) {
       if (!marks[order[p]]) continue;
       if (skip > 0) skip--;
       else page.push(order[p]);

@@ -2,9 +2,25 @@ import { TextRanks } from './text-ranks.js';
 
 /** The numeric columns of the listings table that searches filter or sort on, as stored (dollars, square feet, degrees). */
 export const NUMERIC_COLUMNS = [
-  'price', 'bedroom_count', 'full_bathroom_count', 'sqft', 'transit_score', 'recommended_score', 'price_per_sqft', 'monthly_charges',
-  'year_built', 'latitude', 'longitude', 'area_id', 'community_district', 'police_precinct', 'school_district',
-  'pets_allowed', 'has_3d_tour', 'no_fee', 'furnished',
+  'price',
+  'bedroom_count',
+  'full_bathroom_count',
+  'sqft',
+  'transit_score',
+  'recommended_score',
+  'price_per_sqft',
+  'monthly_charges',
+  'year_built',
+  'latitude',
+  'longitude',
+  'area_id',
+  'community_district',
+  'police_precinct',
+  'school_district',
+  'pets_allowed',
+  'has_3d_tour',
+  'no_fee',
+  'furnished',
 ] as const;
 export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
 
@@ -13,7 +29,16 @@ export const TEXT_COLUMNS = ['id', 'listed_at', 'open_house_until', 'available_a
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
 
 /** The columns of the listings table the index reads. */
-export const INDEXED_ROW_COLUMNS = [...NUMERIC_COLUMNS, 'id', 'listed_at', 'available_at', 'building_type', 'sale_type', 'open_house_start', 'open_house_end'] as const;
+export const INDEXED_ROW_COLUMNS = [
+  ...NUMERIC_COLUMNS,
+  'id',
+  'listed_at',
+  'available_at',
+  'building_type',
+  'sale_type',
+  'open_house_start',
+  'open_house_end',
+] as const;
 
 /** An active listing as the index reads it: the columns above, as the store holds them. */
 export type IndexedRow = { [K in NumericColumn]: number | null } & { [K in Exclude<TextColumn, 'open_house_until'>]: string | null } & {
@@ -48,13 +73,19 @@ export interface ListingColumns {
 export class ColumnsBuilder {
   private size = 0;
   private numbers: Record<NumericColumn, Float64Array>;
-  private readonly texts = Object.fromEntries(TEXT_COLUMNS.map((c) => [c, [] as (string | null)[]])) as Record<TextColumn, (string | null)[]>;
+  private readonly texts = Object.fromEntries(TEXT_COLUMNS.map((c) => [c, [] as (string | null)[]])) as Record<
+    TextColumn,
+    (string | null)[]
+  >;
   private slotOf: Map<string, number> | null = null;
   private readonly amenityBits = new Map<string, Uint32Array>();
 
   /** @param expected about how many listings will come (more may: the columns grow). */
   constructor(expected: number) {
-    this.numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, new Float64Array(Math.max(16, expected))])) as Record<NumericColumn, Float64Array>;
+    this.numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, new Float64Array(Math.max(16, expected))])) as Record<
+      NumericColumn,
+      Float64Array
+    >;
   }
 
   /** Adds listings (each id once). */
@@ -88,7 +119,10 @@ export class ColumnsBuilder {
 
   /** The columns of every listing added. */
   finish(): ListingColumns {
-    const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, numberColumn(this.numbers[c].subarray(0, this.size))])) as Record<NumericColumn, NumberColumn>;
+    const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, numberColumn(this.numbers[c].subarray(0, this.size))])) as Record<
+      NumericColumn,
+      NumberColumn
+    >;
     const byArea = new Map<number, number[]>();
     for (let slot = 0; slot < this.size; slot++) {
       const area = numbers.area_id[slot];

@@ -27,7 +27,11 @@ export async function listingsNear(
   exceptId: string,
   dialect: 'sqlite' | 'postgres',
 ) {
-  const q = inBox(db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE').where('id', '!=', exceptId), boxAround(near), dialect)
+  const q = inBox(
+    db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE').where('id', '!=', exceptId),
+    boxAround(near),
+    dialect,
+  )
     .where(distanceFrom(near), '<=', near.radius)
     .select(SUMMARY_COLUMNS)
     .select(['sqft'])
@@ -55,11 +59,17 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
     // (k1, ..., kn, id) after (v1, ..., vn, id0), nulls last: for some i, the keys before i equal and k_i after v_i.
     const terms = [];
     for (let i = 0; i <= keys.length; i++) {
-      const equal = keys.slice(0, i).map((k, j) => (after.keys[j] === null ? eb(k.column, 'is', null) : eb(k.column, '=', after.keys[j] as never)));
+      const equal = keys
+        .slice(0, i)
+        .map((k, j) => (after.keys[j] === null ? eb(k.column, 'is', null) : eb(k.column, '=', after.keys[j] as never)));
       let beyond;
       if (i === keys.length) beyond = eb('id', op, after.id);
-      else if (after.keys[i] === null) continue; // nothing sorts after null but nulls, compared on the next key
-      else beyond = keys[i].nullable ? eb.or([eb(keys[i].column, op, after.keys[i] as never), eb(keys[i].column, 'is', null)]) : eb(keys[i].column, op, after.keys[i] as never);
+      else if (after.keys[i] === null)
+        continue; // nothing sorts after null but nulls, compared on the next key
+      else
+        beyond = keys[i].nullable
+          ? eb.or([eb(keys[i].column, op, after.keys[i] as never), eb(keys[i].column, 'is', null)])
+          : eb(keys[i].column, op, after.keys[i] as never);
       terms.push(eb.and([...equal, beyond]));
     }
     const expanded = eb.or(terms);
@@ -77,7 +87,11 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
  * same direction, so pages never overlap. The store answers while the search index is not current, with it off
  * (SEARCH_INDEX), and for searches the index leaves to it (a point and radius); two plain statements.
  */
-export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
+export async function searchListings(
+  db: Kysely<Database>,
+  s: ListingSearch,
+  ctx: SearchContext,
+): Promise<{ total: number; rows: (SummaryRow & { distance?: number })[] }> {
   const total = await countListings(db, s, ctx);
   const rowsBefore = s.after ? 0 : (s.page - 1) * s.perPage;
   if (!s.after && total <= rowsBefore) return { total, rows: [] };
@@ -90,14 +104,21 @@ export async function searchListings(db: Kysely<Database>, s: ListingSearch, ctx
  */
 export async function rowsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<SummaryRow[]> {
   if (!ids.length) return [];
-  const rows = await db.selectFrom('listings').select(SUMMARY_COLUMNS).select(['recommended_score', 'price_per_sqft']).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('listings')
+    .select(SUMMARY_COLUMNS)
+    .select(['recommended_score', 'price_per_sqft'])
+    .where('id', 'in', ids)
+    .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** The number of active listings matching a search's filters (one COUNT; its order and page play no part). */
 export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<number> {
-  const { n } = await filteredListings(db, s, ctx).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await filteredListings(db, s, ctx)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(n);
 }
 

@@ -29,9 +29,17 @@ interface Built {
 export const SearchIndexStateSchema = Type.Object({
   enabled: Type.Boolean({ description: 'Whether searches are answered from the in-memory index on this instance (SEARCH_INDEX).' }),
   listings: Nullable(
-    Type.Object({ rental: Type.Integer(), sale: Type.Integer() }, { description: 'Active listings the index holds, by kind; null until its first build.' }),
+    Type.Object(
+      { rental: Type.Integer(), sale: Type.Integer() },
+      { description: 'Active listings the index holds, by kind; null until its first build.' },
+    ),
   ),
-  dataVersion: Nullable(Type.Integer({ description: "The store's data version the index holds: while it is the store's, the index answers; otherwise the store does, and a build runs." })),
+  dataVersion: Nullable(
+    Type.Integer({
+      description:
+        "The store's data version the index holds: while it is the store's, the index answers; otherwise the store does, and a build runs.",
+    }),
+  ),
   building: Type.Boolean({ description: 'Whether a build is under way on this instance.' }),
   builtAt: Nullable(Type.String({ description: 'When the last build finished (UTC).' })),
   buildSeconds: Nullable(Type.Number({ description: 'How long the last build took, reading the store included (seconds).' })),
@@ -83,7 +91,11 @@ export class SearchIndex {
   private lastError: { message: string; at: Date } | null = null;
 
   constructor(private readonly deps: SearchIndexDeps) {
-    this.dataVersion = new VersionedMemo(deps.recheckSeconds, () => deps.listings.version, () => deps.listings.dataVersion());
+    this.dataVersion = new VersionedMemo(
+      deps.recheckSeconds,
+      () => deps.listings.version,
+      () => deps.listings.dataVersion(),
+    );
   }
 
   /**
@@ -116,7 +128,9 @@ export class SearchIndex {
     const built = this.built;
     return {
       enabled: true,
-      listings: built ? (Object.fromEntries(LISTING_KINDS.map((kind) => [kind, built.kinds.get(kind)?.columns.size ?? 0])) as Record<ListingKind, number>) : null,
+      listings: built
+        ? (Object.fromEntries(LISTING_KINDS.map((kind) => [kind, built.kinds.get(kind)?.columns.size ?? 0])) as Record<ListingKind, number>)
+        : null,
       dataVersion: built?.dataVersion ?? null,
       building: this.building !== null,
       builtAt: built?.builtAt.toISOString() ?? null,
@@ -155,7 +169,12 @@ export class SearchIndex {
     // so the next search finds the index behind and builds it again.
     const dataVersion = await this.deps.listings.dataVersion();
     const { db } = this.deps;
-    const counts = await db.selectFrom('listings').select(['kind', (eb) => eb.fn.countAll<number>().as('n')]).where('status', '=', 'ACTIVE').groupBy('kind').execute();
+    const counts = await db
+      .selectFrom('listings')
+      .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'ACTIVE')
+      .groupBy('kind')
+      .execute();
     const builders = new Map(LISTING_KINDS.map((kind) => [kind, new ColumnsBuilder(Number(counts.find((c) => c.kind === kind)?.n ?? 0))]));
     for (let after = ''; ; ) {
       const rows = (await db

@@ -45,7 +45,9 @@ export class Searcher {
   readonly index: SearchIndex | null;
 
   constructor(private readonly deps: SearcherDeps) {
-    this.index = deps.searchIndex ? new SearchIndex({ db: deps.db, listings: deps.listings, recheckSeconds: deps.readCacheSeconds, warn: deps.warn }) : null;
+    this.index = deps.searchIndex
+      ? new SearchIndex({ db: deps.db, listings: deps.listings, recheckSeconds: deps.readCacheSeconds, warn: deps.warn })
+      : null;
   }
 
   /** The search narrowed to the listings inside `polygon` (its `ids`), when one is given. */
@@ -76,6 +78,9 @@ export class Searcher {
   /** The matches of `search` (inside `polygon` when one is given) counted by the cells of `grid` ({@link clusterListings}). */
   async clusters(search: ListingSearch, grid: ClusterGrid, polygon?: Outline): Promise<ListingCluster[]> {
     const ctx = this.context();
-    return (await this.index?.clusters(search, ctx, grid, polygon)) ?? clusterListings(this.deps.db, await this.insidePolygon(search, polygon), ctx, grid);
+    return (
+      (await this.index?.clusters(search, ctx, grid, polygon)) ??
+      clusterListings(this.deps.db, await this.insidePolygon(search, polygon), ctx, grid)
+    );
   }
 }

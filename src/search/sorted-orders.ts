@@ -42,7 +42,10 @@ export class SortedOrders {
         const keys = new Float64Array(columns.size);
         for (let slot = 0; slot < columns.size; slot++) keys[slot] = this.sortKey(sort, dir, slot);
         keys.sort();
-        this.orders.set(`${sort} ${dir}`, Int32Array.from(keys, (key) => this.slotOfKey(dir, key)));
+        this.orders.set(
+          `${sort} ${dir}`,
+          Int32Array.from(keys, (key) => this.slotOfKey(dir, key)),
+        );
       }
     }
   }

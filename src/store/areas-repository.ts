@@ -13,7 +13,11 @@ export class AreasRepository {
     private readonly db: Kysely<Database>,
     rereadSeconds = 0,
   ) {
-    this.kept = new VersionedMemo(rereadSeconds, () => this.writes, async () => new AreaTree(await this.list()));
+    this.kept = new VersionedMemo(
+      rereadSeconds,
+      () => this.writes,
+      async () => new AreaTree(await this.list()),
+    );
   }
 
   /** How many times this process replaced the area list: caches keyed by it see a local area sync at once. */
@@ -52,7 +56,14 @@ export class AreasRepository {
     if (filter.level !== undefined) q = q.where('level', '=', filter.level);
     if (filter.borough !== undefined) q = q.where('borough_id', '=', filter.borough);
     const rows = await q.execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, level: r.level as Area['level'], parentId: r.parent_id, slug: r.slug, outline: r.outline }));
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      level: r.level as Area['level'],
+      parentId: r.parent_id,
+      slug: r.slug,
+      outline: r.outline,
+    }));
   }
 
   /**

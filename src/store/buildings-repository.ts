@@ -24,11 +24,27 @@ export class BuildingsRepository {
   }
 
   /** Every building's street, ZIP code, position and area (null where unknown), for matching city records by address. */
-  async places(): Promise<{ id: string; street: string | null; zipCode: string | null; latitude: number | null; longitude: number | null; areaId: number | null }[]> {
+  async places(): Promise<
+    {
+      id: string;
+      street: string | null;
+      zipCode: string | null;
+      latitude: number | null;
+      longitude: number | null;
+      areaId: number | null;
+    }[]
+  > {
     const rows = await this.db.selectFrom('buildings').select(['id', 'data']).execute();
     return rows.map(({ id, data }) => {
       const b = JSON.parse(data) as Building;
-      return { id, street: b.address.street, zipCode: b.address.zipCode, latitude: b.geoCenter?.latitude ?? null, longitude: b.geoCenter?.longitude ?? null, areaId: b.area?.id ?? null };
+      return {
+        id,
+        street: b.address.street,
+        zipCode: b.address.zipCode,
+        latitude: b.geoCenter?.latitude ?? null,
+        longitude: b.geoCenter?.longitude ?? null,
+        areaId: b.area?.id ?? null,
+      };
     });
   }
 

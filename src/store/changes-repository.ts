@@ -21,7 +21,11 @@ export async function lockChangeLog(trx: Transaction<Database>): Promise<void> {
 
 /** Appends events inside `trx`, which must hold {@link lockChangeLog}. */
 export async function appendChanges(trx: Transaction<Database>, rows: Insertable<Database['change_events']>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('change_events').values(rows.slice(i, i + 200)).execute();
+  for (let i = 0; i < rows.length; i += 200)
+    await trx
+      .insertInto('change_events')
+      .values(rows.slice(i, i + 200))
+      .execute();
 }
 
 /** The append-only change log the sync writes (in the same transaction as the changes), read by cursor. */
@@ -52,7 +56,10 @@ export class ChangesRepository {
 
   /** The newest event's id (0 when the log is empty). */
   async latestId(): Promise<number> {
-    const row = await this.db.selectFrom('change_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('change_events')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
     return Number(row?.id ?? 0);
   }
 
@@ -65,10 +72,17 @@ export class ChangesRepository {
   /** Removes events that occurred before `before` (UTC ISO 8601) and remembers how far it removed. */
   async prune(before: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const last = await trx.selectFrom('change_events').select((eb) => eb.fn.max('id').as('id')).where('occurred_at', '<', before).executeTakeFirst();
+      const last = await trx
+        .selectFrom('change_events')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .where('occurred_at', '<', before)
+        .executeTakeFirst();
       if (last?.id === null || last?.id === undefined) return;
       await trx.deleteFrom('change_events').where('id', '<=', Number(last.id)).execute();
-      await trx.updateTable('change_log_state').set({ pruned_through: Number(last.id) }).execute();
+      await trx
+        .updateTable('change_log_state')
+        .set({ pruned_through: Number(last.id) })
+        .execute();
     });
   }
 }

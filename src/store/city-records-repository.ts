@@ -6,7 +6,16 @@ import { DISTRICT_COLUMNS, type Database } from './schema.js';
 /** What positioning reads of a recorded sale: its address. */
 export const SALE_ADDRESS_COLUMNS = ['borough_id', 'bbl', 'block', 'address', 'zip_code'] as const;
 /** What positioning sets on a recorded sale (`SalePositioner`): its position and its source, building, area and districts. */
-export const SALE_PLACE_COLUMNS = ['latitude', 'longitude', 'position_source', 'building_id', 'area_id', 'community_district', 'police_precinct', 'school_district'] as const;
+export const SALE_PLACE_COLUMNS = [
+  'latitude',
+  'longitude',
+  'position_source',
+  'building_id',
+  'area_id',
+  'community_district',
+  'police_precinct',
+  'school_district',
+] as const;
 export type SaleAddress = Pick<RecordedSaleRow, (typeof SALE_ADDRESS_COLUMNS)[number]>;
 export type SalePlace = Pick<RecordedSaleRow, (typeof SALE_PLACE_COLUMNS)[number]>;
 
@@ -71,18 +80,29 @@ export class CityRecordsRepository {
 
   /** The latest SODA `:updated_at` stored in a table (UTC ISO 8601), or null when it is empty: the next incremental sync's watermark. */
   async watermark(table: 'recorded_sales' | 'tax_lots'): Promise<string | null> {
-    const row = await this.db.selectFrom(table).select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    const row = await this.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.max('updated_at').as('at'))
+      .executeTakeFirst();
     return (row?.at as string | null | undefined) ?? null;
   }
 
   async count(table: 'recorded_sales' | 'tax_lots'): Promise<number> {
-    const row = await this.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   /** Every tax lot's matching keys and position, for positioning recorded sales and matching buildings. */
-  async lotsForMatching(): Promise<Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[]> {
-    return this.db.selectFrom('tax_lots').select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude']).execute();
+  async lotsForMatching(): Promise<
+    Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[]
+  > {
+    return this.db
+      .selectFrom('tax_lots')
+      .select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude'])
+      .execute();
   }
 
   /**
@@ -115,7 +135,12 @@ export class CityRecordsRepository {
 
   /** Sale prices (dollars) of a building's recorded sales with consideration. */
   async salePricesOfBuilding(buildingId: string): Promise<number[]> {
-    const rows = await this.db.selectFrom('recorded_sales').select('sale_price').where('building_id', '=', buildingId).where('no_consideration', '=', 0).execute();
+    const rows = await this.db
+      .selectFrom('recorded_sales')
+      .select('sale_price')
+      .where('building_id', '=', buildingId)
+      .where('no_consideration', '=', 0)
+      .execute();
     return rows.map((r) => Number(r.sale_price));
   }
 
@@ -124,7 +149,9 @@ export class CityRecordsRepository {
    * the latest sale's that knows it (DOF writes year 0 and units 0 for unknown, stored as null). Null fields when
    * no sale knows them.
    */
-  async saleFactsOfBuilding(buildingId: string): Promise<{ yearBuilt: number | null; residentialUnits: number | null; buildingClass: string | null }> {
+  async saleFactsOfBuilding(
+    buildingId: string,
+  ): Promise<{ yearBuilt: number | null; residentialUnits: number | null; buildingClass: string | null }> {
     const rows = await this.db
       .selectFrom('recorded_sales')
       .select(['year_built', 'residential_units', 'building_class'])
@@ -147,7 +174,13 @@ export class CityRecordsRepository {
       if (byBbl) return byBbl;
     }
     if (!key || !zip) return undefined;
-    return this.db.selectFrom('tax_lots').selectAll().where('address_key', '=', key).where('zip_code', '=', zip).orderBy('bbl').executeTakeFirst();
+    return this.db
+      .selectFrom('tax_lots')
+      .selectAll()
+      .where('address_key', '=', key)
+      .where('zip_code', '=', zip)
+      .orderBy('bbl')
+      .executeTakeFirst();
   }
 
   /** One page of recorded sales matching `q`, and how many match in all. */
@@ -157,7 +190,11 @@ export class CityRecordsRepository {
     if (q.areaIds?.length) base = base.where('area_id', 'in', q.areaIds);
     if (q.bbox) {
       const [minLon, minLat, maxLon, maxLat] = q.bbox;
-      base = base.where('longitude', '>=', minLon).where('longitude', '<=', maxLon).where('latitude', '>=', minLat).where('latitude', '<=', maxLat);
+      base = base
+        .where('longitude', '>=', minLon)
+        .where('longitude', '<=', maxLon)
+        .where('latitude', '>=', minLat)
+        .where('latitude', '<=', maxLat);
     }
     if (q.near) {
       const { latitude, longitude, radius } = q.near;
@@ -166,9 +203,13 @@ export class CityRecordsRepository {
       const dLon = dLat / lonScale;
       // A box first (the index-friendly part), then the distance on a local flat projection: exact enough within a city.
       base = base
-        .where('latitude', '>=', latitude - dLat).where('latitude', '<=', latitude + dLat)
-        .where('longitude', '>=', longitude - dLon).where('longitude', '<=', longitude + dLon)
-        .where(sql<boolean>`((latitude - ${latitude}) * (latitude - ${latitude})) + ((longitude - ${longitude}) * ${lonScale}) * ((longitude - ${longitude}) * ${lonScale}) <= ${dLat * dLat}`);
+        .where('latitude', '>=', latitude - dLat)
+        .where('latitude', '<=', latitude + dLat)
+        .where('longitude', '>=', longitude - dLon)
+        .where('longitude', '<=', longitude + dLon)
+        .where(
+          sql<boolean>`((latitude - ${latitude}) * (latitude - ${latitude})) + ((longitude - ${longitude}) * ${lonScale}) * ((longitude - ${longitude}) * ${lonScale}) <= ${dLat * dLat}`,
+        );
     }
     if (q.from) base = base.where('sale_date', '>=', q.from);
     if (q.to) base = base.where('sale_date', '<=', q.to);
@@ -197,18 +238,32 @@ export class CityRecordsRepository {
         .offset((q.page - 1) * q.perPage)
         .execute(),
     ]);
-    return { rows, total: Number(n), };
+    return { rows, total: Number(n) };
   }
 
   /**
    * Sales with consideration in a borough or in areas (ids with their descendants), dated `from` to `to`
    * inclusive: date, price and price per square foot, for monthly figures.
    */
-  async salesForFigures(filter: { boroughIds?: number[]; areaIds?: number[]; from: string; to: string }): Promise<{ sale_date: string; sale_price: number; price_per_sqft: number | null }[]> {
+  async salesForFigures(filter: {
+    boroughIds?: number[];
+    areaIds?: number[];
+    from: string;
+    to: string;
+  }): Promise<{ sale_date: string; sale_price: number; price_per_sqft: number | null }[]> {
     // no_consideration = 0 implies a known price.
-    let q = this.db.selectFrom('recorded_sales').select(['sale_date', 'sale_price', 'price_per_sqft']).where('no_consideration', '=', 0).where('sale_date', '>=', filter.from).where('sale_date', '<=', filter.to);
+    let q = this.db
+      .selectFrom('recorded_sales')
+      .select(['sale_date', 'sale_price', 'price_per_sqft'])
+      .where('no_consideration', '=', 0)
+      .where('sale_date', '>=', filter.from)
+      .where('sale_date', '<=', filter.to);
     if (filter.boroughIds?.length) q = q.where('borough_id', 'in', filter.boroughIds);
     if (filter.areaIds?.length) q = q.where('area_id', 'in', filter.areaIds);
-    return (await q.execute()).map((r) => ({ sale_date: r.sale_date, sale_price: Number(r.sale_price), price_per_sqft: r.price_per_sqft === null ? null : Number(r.price_per_sqft) }));
+    return (await q.execute()).map((r) => ({
+      sale_date: r.sale_date,
+      sale_price: Number(r.sale_price),
+      price_per_sqft: r.price_per_sqft === null ? null : Number(r.price_per_sqft),
+    }));
   }
 }

@@ -12,6 +12,8 @@ export async function bumpDataVersion(trx: Transaction<Database>): Promise<void>
 
 /** The statement {@link bumpDataVersion} runs, on `db`: also compiled to run on a connection outside Kysely (the seed's COPY). */
 export function dataVersionBump(db: Kysely<Database>) {
-  return db.updateTable('data_versions').set((eb) => ({ version: eb('version', '+', 1) })).where('name', '=', 'listings');
+  return db
+    .updateTable('data_versions')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('name', '=', 'listings');
 }
-

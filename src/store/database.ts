@@ -54,7 +54,37 @@ export interface Store {
   close: () => Promise<void>;
 }
 
-const MIGRATIONS: Record<string, Migration> = { '001-initial': initial, '002-mirror-real-site': realSite, '003-spatial-index': spatial, '004-market-snapshots': snapshots, '005-change-events': changes, '006-webhooks': webhooks, '007-synthetic-listings': synthetic, '008-area-price-index': areaPriceIndex, '009-descending-order-indexes': descendingIndexes, '010-one-building-index': oneBuildingIndex, '011-data-versions': dataVersions, '012-one-area-index': oneAreaIndex, '013-area-statistics': areaStatistics, '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter, '015-price-per-sqft-index-holds-size': ppsfIndexSize, '016-hydration-backlog-index': backlogIndex, '017-yes-flag-indexes': yesFlagIndexes, '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold, '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee, '020-price-index-holds-monthly-charges': priceIndexHoldsCharges, '021-city-records': cityRecords, '022-publishable-keys': publishableKeys, '023-key-operations': keyOperations, '024-order-indexes-hold-price': orderIndexesHoldPrice, '025-area-price-index-holds-score': areaPriceIndexHoldsScore, '026-parked-hydrations': parkedHydrations, '027-webhook-due-indexes': webhookDueIndexes, '028-districts': districts, '029-map-cells-index': mapCellsIndex };
+const MIGRATIONS: Record<string, Migration> = {
+  '001-initial': initial,
+  '002-mirror-real-site': realSite,
+  '003-spatial-index': spatial,
+  '004-market-snapshots': snapshots,
+  '005-change-events': changes,
+  '006-webhooks': webhooks,
+  '007-synthetic-listings': synthetic,
+  '008-area-price-index': areaPriceIndex,
+  '009-descending-order-indexes': descendingIndexes,
+  '010-one-building-index': oneBuildingIndex,
+  '011-data-versions': dataVersions,
+  '012-one-area-index': oneAreaIndex,
+  '013-area-statistics': areaStatistics,
+  '014-order-indexes-hold-area-and-bedrooms': orderIndexesFilter,
+  '015-price-per-sqft-index-holds-size': ppsfIndexSize,
+  '016-hydration-backlog-index': backlogIndex,
+  '017-yes-flag-indexes': yesFlagIndexes,
+  '018-date-and-size-orders-hold-area-and-bedrooms': dateAndSizeOrdersHold,
+  '019-default-order-index-holds-no-fee': defaultOrderHoldsNoFee,
+  '020-price-index-holds-monthly-charges': priceIndexHoldsCharges,
+  '021-city-records': cityRecords,
+  '022-publishable-keys': publishableKeys,
+  '023-key-operations': keyOperations,
+  '024-order-indexes-hold-price': orderIndexesHoldPrice,
+  '025-area-price-index-holds-score': areaPriceIndexHoldsScore,
+  '026-parked-hydrations': parkedHydrations,
+  '027-webhook-due-indexes': webhookDueIndexes,
+  '028-districts': districts,
+  '029-map-cells-index': mapCellsIndex,
+};
 
 class InCodeMigrations implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -70,7 +100,10 @@ class InCodeMigrations implements MigrationProvider {
  * dropped.
  * @throws Error when the database cannot be opened or a migration fails.
  */
-export async function openStore(url: string, options: { readThread?: boolean; onConnectionError?: (error: Error) => void } = {}): Promise<Store> {
+export async function openStore(
+  url: string,
+  options: { readThread?: boolean; onConnectionError?: (error: Error) => void } = {},
+): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
     // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
@@ -88,7 +121,9 @@ export async function openStore(url: string, options: { readThread?: boolean; on
     // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
     // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
     // reads a few hundred (docs/tests-and-benchmarks.md). Ending the pool is `db`'s.
-    const readDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }) });
+    const readDb = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }),
+    });
     store = { db, readDb, dialect: 'postgres', pool, close: async () => void (await readDb.destroy(), await db.destroy()) };
   } else {
     const file = url.replace(/^sqlite:/, '');
@@ -106,7 +141,12 @@ export async function openStore(url: string, options: { readThread?: boolean; on
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite) }) });
     // The read thread starts with its first query: commands that run no search never start it.
     const readDb = file !== ':memory:' && (options.readThread ?? true) ? readThreadDatabase(file) : db;
-    store = { db, readDb, dialect: 'sqlite', close: async () => void (await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()])) };
+    store = {
+      db,
+      readDb,
+      dialect: 'sqlite',
+      close: async () => void (await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()])),
+    };
   }
   // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
   // several schemas on one server (one per instance or test) never see each other's tables.

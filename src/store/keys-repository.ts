@@ -21,7 +21,16 @@ export class KeysRepository {
   }
 
   /** Stores a key's digest with its plan; returns the new key id. Instants are UTC ISO 8601. */
-  async insert(input: { digest: string; hint: string; plan: Plan; label: string | null; expiresAt: string | null; createdAt: string; origins?: string[] | null; operations?: string[] | null }): Promise<string> {
+  async insert(input: {
+    digest: string;
+    hint: string;
+    plan: Plan;
+    label: string | null;
+    expiresAt: string | null;
+    createdAt: string;
+    origins?: string[] | null;
+    operations?: string[] | null;
+  }): Promise<string> {
     const id = randomUUID();
     await this.db
       .insertInto('api_keys')
@@ -57,7 +66,12 @@ export class KeysRepository {
 
   /** Marks a key revoked; false when there is no such active key. */
   async revoke(id: string, at: string): Promise<boolean> {
-    const result = await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     this.changed();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -68,7 +82,11 @@ export class KeysRepository {
 
   /** Updates plan, label and expiry of the key with this digest (import of an existing key). */
   async update(digest: string, input: { plan: Plan; label: string | null; expiresAt: string | null }): Promise<void> {
-    await this.db.updateTable('api_keys').set({ plan: input.plan, label: input.label, expires_at: input.expiresAt }).where('digest', '=', digest).execute();
+    await this.db
+      .updateTable('api_keys')
+      .set({ plan: input.plan, label: input.label, expires_at: input.expiresAt })
+      .where('digest', '=', digest)
+      .execute();
     this.changed();
   }
 }

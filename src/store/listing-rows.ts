@@ -9,8 +9,26 @@ export type ListingRow = Selectable<ListingsTable>;
 
 /** The columns a listing summary needs (searches read only these). */
 export const SUMMARY_COLUMNS = [
-  'id', 'street', 'unit', 'city', 'state', 'zip_code', 'price', 'bedroom_count', 'full_bathroom_count', 'half_bathroom_count',
-  'building_type', 'area_name', 'status', 'latitude', 'longitude', 'lead_photo_key', 'source_group_label', 'url_path', 'tier', 'listed_at',
+  'id',
+  'street',
+  'unit',
+  'city',
+  'state',
+  'zip_code',
+  'price',
+  'bedroom_count',
+  'full_bathroom_count',
+  'half_bathroom_count',
+  'building_type',
+  'area_name',
+  'status',
+  'latitude',
+  'longitude',
+  'lead_photo_key',
+  'source_group_label',
+  'url_path',
+  'tier',
+  'listed_at',
 ] as const satisfies readonly (keyof ListingRow)[];
 export type SummaryRow = Pick<ListingRow, (typeof SUMMARY_COLUMNS)[number]>;
 

@@ -16,15 +16,41 @@ const BATCH = 100;
 
 /** Columns hydration writes. */
 const DETAIL_UPDATES = [
-  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'monthly_maintenance', 'monthly_taxes',
-  'monthly_charges', 'details', 'detail_fetched_at', 'needs_detail', 'detail_failures', 'detail_error',
+  'listed_at',
+  'zip_code',
+  'building_id',
+  'year_built',
+  'pets_allowed',
+  'rooms',
+  'lease_term',
+  'monthly_maintenance',
+  'monthly_taxes',
+  'monthly_charges',
+  'details',
+  'detail_fetched_at',
+  'needs_detail',
+  'detail_failures',
+  'detail_error',
 ] as const satisfies readonly (keyof ListingRow)[];
 
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
 const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
-  'listed_at', 'zip_code', 'building_id', 'year_built', 'pets_allowed', 'rooms', 'lease_term', 'sale_type',
-  'monthly_taxes', 'monthly_maintenance', 'monthly_common_charges', 'monthly_charges', 'details', 'detail_fetched_at',
-  'detail_failures', 'detail_error',
+  'listed_at',
+  'zip_code',
+  'building_id',
+  'year_built',
+  'pets_allowed',
+  'rooms',
+  'lease_term',
+  'sale_type',
+  'monthly_taxes',
+  'monthly_maintenance',
+  'monthly_common_charges',
+  'monthly_charges',
+  'details',
+  'detail_fetched_at',
+  'detail_failures',
+  'detail_error',
 ]);
 
 /**
@@ -64,7 +90,13 @@ export interface ChangeRules {
     batch: { record: ListingRecord; row: ListingRow }[],
     stored: ReadonlyMap<string, StoredState>,
     at: string,
-  ): { priceEvents: Database['price_history'][]; changeEvents: Insertable<Database['change_events']>[]; inserted: number; updated: number; priceChanges: number };
+  ): {
+    priceEvents: Database['price_history'][];
+    changeEvents: Insertable<Database['change_events']>[];
+    inserted: number;
+    updated: number;
+    priceChanges: number;
+  };
   delisted(
     rows: (SummaryRow & { area_id: number | null; kind: string })[],
     at: string,
@@ -81,7 +113,14 @@ export interface CrawlWrite {
  * store held before; sweeps the scope `options.sweep` names (see {@link ListingsRepository.apply}).
  * Returns what it changed.
  */
-export async function writeCrawl(trx: Transaction<Database>, records: ListingRecord[], derive: Deriver, rules: ChangeRules, at: string, options: CrawlWrite): Promise<ApplyResult> {
+export async function writeCrawl(
+  trx: Transaction<Database>,
+  records: ListingRecord[],
+  derive: Deriver,
+  rules: ChangeRules,
+  at: string,
+  options: CrawlWrite,
+): Promise<ApplyResult> {
   await planForValues(trx);
   await lockChangeLog(trx);
   const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
@@ -90,9 +129,17 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
   for (let i = 0; i < records.length; i += BATCH) {
     const batch = records.slice(i, i + BATCH);
     const existing = new Map(
-      (await trx.selectFrom('listings').select(['id', 'price', 'status']).where('id', 'in', batch.map((r) => r.id)).execute()).map(
-        (r) => [r.id, { price: Number(r.price), status: r.status }],
-      ),
+      (
+        await trx
+          .selectFrom('listings')
+          .select(['id', 'price', 'status'])
+          .where(
+            'id',
+            'in',
+            batch.map((r) => r.id),
+          )
+          .execute()
+      ).map((r) => [r.id, { price: Number(r.price), status: r.status }]),
     );
     const rows = batch.map((r) => recordToRow(r, derive(r), at));
     const columns = (Object.keys(rows[0]) as (keyof ListingRow)[]).filter(
@@ -113,20 +160,38 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
           })
           // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
           // table. Only a row that differs is updated here; the time it was seen is set below.
-          .where((eb) => eb.or(columns.filter((key) => key !== 'last_seen_at').map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`))),
+          .where((eb) =>
+            eb.or(
+              columns
+                .filter((key) => key !== 'last_seen_at')
+                .map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
+            ),
+          ),
       )
       .execute();
     // A driver that does not tell how many rows it wrote is taken to have written them all.
-    changedRows += upserted.reduce((n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? batch.length : Number(r.numInsertedOrUpdatedRows)), 0);
+    changedRows += upserted.reduce(
+      (n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? batch.length : Number(r.numInsertedOrUpdatedRows)),
+      0,
+    );
     // A row just inserted was written with it already.
     const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
     if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
 
-    const found = rules.upserted(batch.map((record, j) => ({ record, row: rows[j] })), existing, at);
+    const found = rules.upserted(
+      batch.map((record, j) => ({ record, row: rows[j] })),
+      existing,
+      at,
+    );
     result.inserted += found.inserted;
     result.updated += found.updated;
     result.priceChanges += found.priceChanges;
-    if (found.priceEvents.length) await trx.insertInto('price_history').values(found.priceEvents).onConflict((oc) => oc.doNothing()).execute();
+    if (found.priceEvents.length)
+      await trx
+        .insertInto('price_history')
+        .values(found.priceEvents)
+        .onConflict((oc) => oc.doNothing())
+        .execute();
     await appendChanges(trx, found.changeEvents);
   }
   if (options.sweep) result.delisted = await sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
@@ -137,7 +202,13 @@ export async function writeCrawl(trx: Transaction<Database>, records: ListingRec
 }
 
 /** Takes every active mirrored listing of `scope` that the crawl did not see (`seen`) off the market, with the events `rules.delisted` gives. Returns how many. */
-async function sweep(trx: Transaction<Database>, scope: { kind: ListingKind; boroughId: number }, seen: Set<string>, rules: ChangeRules, at: string): Promise<number> {
+async function sweep(
+  trx: Transaction<Database>,
+  scope: { kind: ListingKind; boroughId: number },
+  seen: Set<string>,
+  rules: ChangeRules,
+  at: string,
+): Promise<number> {
   const active = await trx
     .selectFrom('listings')
     .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
@@ -150,9 +221,21 @@ async function sweep(trx: Transaction<Database>, scope: { kind: ListingKind; bor
   for (let i = 0; i < gone.length; i += BATCH) {
     const batch = gone.slice(i, i + BATCH);
     const { priceEvents, changeEvents } = rules.delisted(batch, at);
-    await trx.updateTable('listings').set({ status: 'OFF_MARKET', delisted_at: at }).where('id', 'in', batch.map((r) => r.id)).execute();
+    await trx
+      .updateTable('listings')
+      .set({ status: 'OFF_MARKET', delisted_at: at })
+      .where(
+        'id',
+        'in',
+        batch.map((r) => r.id),
+      )
+      .execute();
     await appendChanges(trx, changeEvents);
-    await trx.insertInto('price_history').values(priceEvents).onConflict((oc) => oc.doNothing()).execute();
+    await trx
+      .insertInto('price_history')
+      .values(priceEvents)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
   return gone.length;
 }
@@ -179,8 +262,16 @@ export async function writeDetails(trx: Transaction<Database>, items: { id: stri
         lease_term: facts.leaseTerm,
         monthly_maintenance: facts.monthlyMaintenance,
         monthly_taxes: facts.monthlyTaxes,
-        monthly_charges: monthlyCharges({ maintenance: facts.monthlyMaintenance, commonCharges: row.monthly_common_charges, taxes: facts.monthlyTaxes }),
-        details: JSON.stringify({ ...(JSON.parse(row.details) as Record<string, unknown>), photos: facts.photos, floorPlanKey: facts.floorPlanKey }),
+        monthly_charges: monthlyCharges({
+          maintenance: facts.monthlyMaintenance,
+          commonCharges: row.monthly_common_charges,
+          taxes: facts.monthlyTaxes,
+        }),
+        details: JSON.stringify({
+          ...(JSON.parse(row.details) as Record<string, unknown>),
+          photos: facts.photos,
+          floorPlanKey: facts.floorPlanKey,
+        }),
         detail_fetched_at: at,
         needs_detail: 0,
         detail_failures: 0,
@@ -190,20 +281,36 @@ export async function writeDetails(trx: Transaction<Database>, items: { id: stri
     await trx
       .insertInto('listings')
       .values(rows)
-      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries(DETAIL_UPDATES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => Object.fromEntries(DETAIL_UPDATES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never),
+      )
       .execute();
-    await trx.deleteFrom('listing_amenities').where('listing_id', 'in', rows.map((r) => r.id)).execute();
+    await trx
+      .deleteFrom('listing_amenities')
+      .where(
+        'listing_id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
     const amenityRows = present.flatMap(({ id, facts }) => facts.amenities.map((amenity) => ({ listing_id: id, amenity })));
     if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
     // The crawl that found a listing dated its LISTED event the day it saw it; the detail knows the real day.
     const listedDay = new Map(present.filter((item) => item.facts.listedAt).map((item) => [item.id, item.facts.listedAt!.slice(0, 10)]));
     if (!listedDay.size) continue;
     const latest = new Map<string, Database['price_history']>();
-    for (const event of await trx.selectFrom('price_history').selectAll().where('event', '=', 'LISTED').where('listing_id', 'in', [...listedDay.keys()]).execute()) {
+    for (const event of await trx
+      .selectFrom('price_history')
+      .selectAll()
+      .where('event', '=', 'LISTED')
+      .where('listing_id', 'in', [...listedDay.keys()])
+      .execute()) {
       const seen = latest.get(event.listing_id);
       if (!seen || event.recorded_at > seen.recorded_at) latest.set(event.listing_id, event);
     }
-    const redated = [...latest.values()].filter((e) => e.date !== listedDay.get(e.listing_id)).map((e) => ({ ...e, date: listedDay.get(e.listing_id)! }));
+    const redated = [...latest.values()]
+      .filter((e) => e.date !== listedDay.get(e.listing_id))
+      .map((e) => ({ ...e, date: listedDay.get(e.listing_id)! }));
     if (redated.length) {
       await trx
         .insertInto('price_history')

@@ -88,7 +88,11 @@ export class ListingsRepository {
    * Read through the backlog's partial index (migration 016): its two values are literals on purpose.
    */
   async backlog(limit: number, kind?: ListingKind): Promise<{ id: string; kind: ListingKind }[]> {
-    let q = this.db.selectFrom('listings').select(['id', 'kind']).where('needs_detail', '=', sql.lit(1)).where('status', '=', sql.lit('ACTIVE'));
+    let q = this.db
+      .selectFrom('listings')
+      .select(['id', 'kind'])
+      .where('needs_detail', '=', sql.lit(1))
+      .where('status', '=', sql.lit('ACTIVE'));
     // The kind as an expression, which no index serves: given the column, SQLite read every active listing
     // of the kind through an index that leads with it and sorted them, where the backlog's index has the
     // order and few entries to pass.
@@ -99,7 +103,12 @@ export class ListingsRepository {
 
   /** How many active listings wait for hydration. */
   async backlogCount(): Promise<number> {
-    const row = await this.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('needs_detail', '=', sql.lit(1)).where('status', '=', sql.lit('ACTIVE')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('needs_detail', '=', sql.lit(1))
+      .where('status', '=', sql.lit('ACTIVE'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -131,7 +140,12 @@ export class ListingsRepository {
 
   /** How many active listings are parked (their details failed `HYDRATION_MAX_FAILURES` times). */
   async parkedCount(): Promise<number> {
-    const row = await this.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('needs_detail', '=', sql.lit(2)).where('status', '=', sql.lit('ACTIVE')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('needs_detail', '=', sql.lit(2))
+      .where('status', '=', sql.lit('ACTIVE'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -150,7 +164,11 @@ export class ListingsRepository {
 
   /** Every listing ever seen in a building (any status): for inventories. */
   async unitsOfBuilding(buildingId: string): Promise<{ kind: ListingKind; status: string; bedroomCount: number | null; price: number }[]> {
-    const rows = await this.db.selectFrom('listings').select(['kind', 'status', 'bedroom_count', 'price']).where('building_id', '=', buildingId).execute();
+    const rows = await this.db
+      .selectFrom('listings')
+      .select(['kind', 'status', 'bedroom_count', 'price'])
+      .where('building_id', '=', buildingId)
+      .execute();
     return rows.map((r) => ({ kind: r.kind as ListingKind, status: r.status, bedroomCount: r.bedroom_count, price: Number(r.price) }));
   }
 
@@ -171,7 +189,9 @@ export class ListingsRepository {
 
   /** The id of the listing at this path on the upstream site (the newest seen), or undefined. */
   async idByUrlPath(urlPath: string): Promise<string | undefined> {
-    return (await this.db.selectFrom('listings').select('id').where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst())?.id;
+    return (
+      await this.db.selectFrom('listings').select('id').where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst()
+    )?.id;
   }
 
   /**
@@ -213,7 +233,9 @@ export class ListingsRepository {
       .selectFrom('listings')
       .selectAll('listings')
       .select((eb) => [
-        jsonArrayFrom(eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity')).as('amenity_rows'),
+        jsonArrayFrom(
+          eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity'),
+        ).as('amenity_rows'),
         jsonArrayFrom(
           eb
             .selectFrom('price_history')
@@ -240,7 +262,10 @@ export class ListingsRepository {
   }
 
   async count(kind?: ListingKind): Promise<number> {
-    let q = this.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'ACTIVE');
+    let q = this.db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'ACTIVE');
     if (kind) q = q.where('kind', '=', kind);
     return Number((await q.executeTakeFirstOrThrow()).n);
   }

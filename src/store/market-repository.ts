@@ -45,12 +45,18 @@ export class MarketRepository {
       if (bedrooms) q = q.where(bedroomCount, 'in', bedrooms.length ? bedrooms : [-1]);
       return q;
     };
-    const count = async (q: ReturnType<typeof active>) => Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const count = async (q: ReturnType<typeof active>) =>
+      Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     // Three counts, not one GROUP BY with count(price_per_sqft) and count(listed_at): SQLite answers each of
     // these from an index alone, but reads every row for the combined one.
     return {
       bedroomCounts: async () =>
-        (await active().select((eb) => [bedroomCount.as('bedroom_count'), eb.fn.countAll<number>().as('n')]).groupBy(bedroomCount).execute()).map((r) => ({
+        (
+          await active()
+            .select((eb) => [bedroomCount.as('bedroom_count'), eb.fn.countAll<number>().as('n')])
+            .groupBy(bedroomCount)
+            .execute()
+        ).map((r) => ({
           bedrooms: r.bedroom_count === null ? null : Number(r.bedroom_count),
           count: Number(r.n),
         })),
@@ -63,7 +69,12 @@ export class MarketRepository {
         let q = active().where(column, 'is not', null);
         if (group !== undefined) q = q.where(bedroomCount, group === null ? 'is' : '=', group);
         // Listing dates newest first: days on market ascending. Ties need no further order: equal values.
-        const rows = await q.select(column).orderBy(column, order === 'listedAt' ? 'desc' : 'asc').limit(2).offset(rank).execute();
+        const rows = await q
+          .select(column)
+          .orderBy(column, order === 'listedAt' ? 'desc' : 'asc')
+          .limit(2)
+          .offset(rank)
+          .execute();
         return rows.map((r) => (r as Record<string, number | string>)[column]);
       },
     };

@@ -26,7 +26,12 @@ export class QuotaRepository {
   }
 
   async used(subject: string, month: string): Promise<number> {
-    const row = await this.db.selectFrom('quota_usage').select('used').where('subject', '=', subject).where('month', '=', month).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('quota_usage')
+      .select('used')
+      .where('subject', '=', subject)
+      .where('month', '=', month)
+      .executeTakeFirst();
     return row ? Number(row.used) : 0;
   }
 }

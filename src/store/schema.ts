@@ -244,6 +244,10 @@ export const DISTRICT_COLUMNS = {
 } as const satisfies Record<DistrictName, string>;
 
 /** The district columns of a row, from its {@link Districts}. */
-export function districtColumns(d: Districts): { community_district: number | null; police_precinct: number | null; school_district: number | null } {
+export function districtColumns(d: Districts): {
+  community_district: number | null;
+  police_precinct: number | null;
+  school_district: number | null;
+} {
   return { community_district: d.communityDistrict, police_precinct: d.policePrecinct, school_district: d.schoolDistrict };
 }

@@ -20,9 +20,13 @@ import type { ReadAnswer, ReadQuery, ReadWorkerData } from './sqlite-read-worker
  */
 function startWorker(workerData: ReadWorkerData): Worker {
   // No inherited Node options: a parent started with `--input-type` (a script given with -e) would make the worker's file fail to load.
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./sqlite-read-worker.js', import.meta.url), { workerData, execArgv: [] });
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./sqlite-read-worker.js', import.meta.url), { workerData, execArgv: [] });
   const source = new URL('./sqlite-read-worker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`, { eval: true, workerData });
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`, {
+    eval: true,
+    workerData,
+  });
 }
 
 interface Pending {
@@ -133,7 +137,9 @@ class ReadThreadDriver implements Driver {
   constructor(private readonly threads: SqliteReadThread[]) {
     const leastBusy = () => threads.reduce((best, thread) => (thread.inFlight < best.inFlight ? thread : best));
     this.connection = {
-      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => ({ rows: (await leastBusy().all(query.sql, query.parameters)) as R[] }),
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => ({
+        rows: (await leastBusy().all(query.sql, query.parameters)) as R[],
+      }),
       streamQuery: () => {
         throw new Error('the SQLite read thread does not stream');
       },

@@ -7,7 +7,10 @@ import type { Database } from './schema.js';
 
 /** Removes every synthetic listing and its amenities in `trx`; returns how many listings were removed. */
 async function removeSynthetic(trx: Transaction<Database>): Promise<number> {
-  await trx.deleteFrom('listing_amenities').where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).execute();
+  await trx
+    .deleteFrom('listing_amenities')
+    .where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1))
+    .execute();
   return Number((await trx.deleteFrom('listings').where('synthetic', '=', 1).executeTakeFirst()).numDeletedRows);
 }
 
@@ -28,13 +31,22 @@ function valuesInOrder(row: ListingRow, columns: number): unknown[] {
  * `texts` (one map per load, whose rows of a table all have the same columns): Kysely would build and
  * compile a tree of every value of every row, an eighth of a seed's time (profiled).
  */
-async function insertRows(trx: Transaction<Database>, texts: Map<string, string>, table: string, columns: readonly string[], values: unknown[]): Promise<void> {
+async function insertRows(
+  trx: Transaction<Database>,
+  texts: Map<string, string>,
+  table: string,
+  columns: readonly string[],
+  values: unknown[],
+): Promise<void> {
   const rows = values.length / columns.length;
   const key = `${table}|${rows}`;
   let text = texts.get(key);
   if (!text) {
     const tuple = `(${columns.map(() => '?').join(', ')})`;
-    texts.set(key, (text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`));
+    texts.set(
+      key,
+      (text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`),
+    );
   }
   await trx.executeQuery(CompiledQuery.raw(text, values));
 }
@@ -53,7 +65,7 @@ export class SyntheticListingsRepository {
       await bumpDataVersion(trx);
       return deleted;
     });
-        return removed;
+    return removed;
   }
 
   /**
@@ -70,21 +82,34 @@ export class SyntheticListingsRepository {
    * how many were removed and added.
    * @throws Error when PostgreSQL is given no pool, or from the database (no listing is loaded then).
    */
-  async replaceSynthetic(batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void, pool?: pg.Pool): Promise<{ removed: number; added: number }> {
+  async replaceSynthetic(
+    batches: Iterable<{ row: ListingRow; amenities: string[] }[]>,
+    onBatch: (written: number) => void,
+    pool?: pg.Pool,
+  ): Promise<{ removed: number; added: number }> {
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      if (!pool) throw new Error('loading synthetic listings into PostgreSQL needs the store\'s pool');
+      if (!pool) throw new Error("loading synthetic listings into PostgreSQL needs the store's pool");
       return this.copySynthetic(pool, batches, onBatch);
     }
     let written = 0;
     let removed = 0;
     await this.db.transaction().execute(async (trx) => {
       // Every index but those backing a constraint (the primary key): SQLite's `sql` is null for those.
-      const indexes = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)).rows;
+      const indexes = (
+        await sql<{
+          name: string;
+          sql: string;
+        }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'listings' and sql is not null`.execute(trx)
+      ).rows;
       for (const index of indexes) await sql`drop index ${sql.ref(index.name)}`.execute(trx);
       // The spatial index (migration 003) likewise: its table and the triggers that keep it row by row
       // are dropped, and it is filled again from every placed listing in one statement after the load.
-      const spatial = (await sql<{ type: string; name: string; sql: string }>`select type, name, sql from sqlite_master
-        where (type = 'table' and name = 'listings_rtree') or (type = 'trigger' and tbl_name = 'listings' and sql like '%listings_rtree%')`.execute(trx)).rows;
+      const spatial = (
+        await sql<{ type: string; name: string; sql: string }>`select type, name, sql from sqlite_master
+        where (type = 'table' and name = 'listings_rtree') or (type = 'trigger' and tbl_name = 'listings' and sql like '%listings_rtree%')`.execute(
+          trx,
+        )
+      ).rows;
       const rtree = spatial.find((o) => o.type === 'table');
       const triggers = spatial.filter((o) => o.type === 'trigger');
       for (const trigger of triggers) await sql`drop trigger ${sql.ref(trigger.name)}`.execute(trx);
@@ -102,7 +127,8 @@ export class SyntheticListingsRepository {
           // The amenities likewise (about 0.9 of a row a listing): statements of at most 1,000 (listing, amenity) pairs.
           const pairs: unknown[] = [];
           for (const { row, amenities } of batch) for (const amenity of amenities) pairs.push(row.id, amenity);
-          for (let j = 0; j < pairs.length; j += 2000) await insertRows(trx, texts, 'listing_amenities', ['listing_id', 'amenity'], pairs.slice(j, j + 2000));
+          for (let j = 0; j < pairs.length; j += 2000)
+            await insertRows(trx, texts, 'listing_amenities', ['listing_id', 'amenity'], pairs.slice(j, j + 2000));
         }
         written += items.length;
         onBatch(written);
@@ -110,12 +136,14 @@ export class SyntheticListingsRepository {
       for (const index of indexes) await sql.raw(index.sql).execute(trx);
       if (rtree) {
         await sql.raw(rtree.sql).execute(trx);
-        await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where latitude is not null and longitude is not null`.execute(trx);
+        await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where latitude is not null and longitude is not null`.execute(
+          trx,
+        );
       }
       for (const trigger of triggers) await sql.raw(trigger.sql).execute(trx);
       await bumpDataVersion(trx);
     });
-        return { removed, added: written };
+    return { removed, added: written };
   }
 
   /**
@@ -125,7 +153,11 @@ export class SyntheticListingsRepository {
    * deleted them must still hold them, so a re-seed in one transaction took longer than one with the
    * removal committed first.
    */
-  private async copySynthetic(pool: pg.Pool, batches: Iterable<{ row: ListingRow; amenities: string[] }[]>, onBatch: (written: number) => void): Promise<{ removed: number; added: number }> {
+  private async copySynthetic(
+    pool: pg.Pool,
+    batches: Iterable<{ row: ListingRow; amenities: string[] }[]>,
+    onBatch: (written: number) => void,
+  ): Promise<{ removed: number; added: number }> {
     let written = 0;
     const removed = await this.deleteSynthetic();
     const client = await pool.connect();
@@ -136,15 +168,28 @@ export class SyntheticListingsRepository {
       await client.query(`set local maintenance_work_mem = '256MB'`);
       await client.query('set local synchronous_commit = off');
       // Every index but those backing a constraint (the primary key).
-      const { rows: indexes } = await client.query<{ name: string; sql: string }>(`select i.indexname as name, i.indexdef as sql from pg_indexes i
+      const { rows: indexes } = await client.query<{
+        name: string;
+        sql: string;
+      }>(`select i.indexname as name, i.indexdef as sql from pg_indexes i
         where i.schemaname = current_schema() and i.tablename = 'listings'
         and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.connamespace = to_regnamespace(current_schema()))`);
       for (const index of indexes) await client.query(`drop index "${index.name.replace(/"/g, '""')}"`);
       for (const items of batches) {
         if (!items.length) continue;
         const columns = Object.keys(items[0].row);
-        await copyRows(client, 'listings', columns, items.map(({ row }) => valuesInOrder(row, columns.length)));
-        await copyRows(client, 'listing_amenities', ['listing_id', 'amenity'], items.flatMap(({ row, amenities }) => amenities.map((amenity) => [row.id, amenity])));
+        await copyRows(
+          client,
+          'listings',
+          columns,
+          items.map(({ row }) => valuesInOrder(row, columns.length)),
+        );
+        await copyRows(
+          client,
+          'listing_amenities',
+          ['listing_id', 'amenity'],
+          items.flatMap(({ row, amenities }) => amenities.map((amenity) => [row.id, amenity])),
+        );
         written += items.length;
         onBatch(written);
       }
@@ -161,6 +206,6 @@ export class SyntheticListingsRepository {
       // A connection that failed mid-COPY is closed rather than handed back to the pool.
       client.release(failure);
     }
-        return { removed, added: written };
+    return { removed, added: written };
   }
 }

@@ -20,10 +20,7 @@ export interface AttemptRecord {
 }
 
 /** Where a delivery stands after an attempt: done, to be tried again at `nextAttemptAt`, or given up. */
-export type AttemptOutcome =
-  | { status: 'delivered' }
-  | { status: 'pending'; nextAttemptAt: string }
-  | { status: 'dead' };
+export type AttemptOutcome = { status: 'delivered' } | { status: 'pending'; nextAttemptAt: string } | { status: 'dead' };
 
 /**
  * Webhook subscriptions, their deliveries and attempts. Deliveries are claimed with a lease, so that
@@ -49,9 +46,19 @@ export class WebhooksRepository {
   /** Marks a subscription removed; its pending deliveries are given up. False when none is active with that id. */
   async remove(id: string, at: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx.updateTable('webhook_subscriptions').set({ removed_at: at }).where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
+      const result = await trx
+        .updateTable('webhook_subscriptions')
+        .set({ removed_at: at })
+        .where('id', '=', id)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
       if (!Number(result.numUpdatedRows)) return false;
-      await trx.updateTable('webhook_deliveries').set({ status: 'dead', last_error: 'subscription removed', finished_at: at }).where('subscription_id', '=', id).where('status', '=', 'pending').execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'dead', last_error: 'subscription removed', finished_at: at })
+        .where('subscription_id', '=', id)
+        .where('status', '=', 'pending')
+        .execute();
       return true;
     });
   }
@@ -74,7 +81,12 @@ export class WebhooksRepository {
    * instances racing on the same events create each once) and moves the subscription's cursor
    * forward to `cursor`, in one transaction.
    */
-  async enqueue(subscriptionId: string, items: { eventId: number; messageId: string; payload: string }[], cursor: number, at: string): Promise<void> {
+  async enqueue(
+    subscriptionId: string,
+    items: { eventId: number; messageId: string; payload: string }[],
+    cursor: number,
+    at: string,
+  ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < items.length; i += 200) {
         await trx
@@ -98,7 +110,12 @@ export class WebhooksRepository {
           .onConflict((oc) => oc.columns(['subscription_id', 'event_id']).doNothing())
           .execute();
       }
-      await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', subscriptionId).where('cursor', '<', cursor).execute();
+      await trx
+        .updateTable('webhook_subscriptions')
+        .set({ cursor })
+        .where('id', '=', subscriptionId)
+        .where('cursor', '<', cursor)
+        .execute();
     });
   }
 
@@ -128,10 +145,18 @@ export class WebhooksRepository {
       if (options.except?.length) q = q.where('subscription_id', 'not in', [...options.except]);
       return q.orderBy('next_attempt_at').orderBy('id').limit(CLAIM_CANDIDATES);
     };
-    const candidates = this.db.selectFrom(due(true).as('retries')).selectAll().unionAll(this.db.selectFrom(due(false).as('fresh')).selectAll());
+    const candidates = this.db
+      .selectFrom(due(true).as('retries'))
+      .selectAll()
+      .unionAll(this.db.selectFrom(due(false).as('fresh')).selectAll());
     const ranked = this.db
       .selectFrom(candidates.as('c'))
-      .select(['c.id', 'c.retry', 'c.next_attempt_at', sql<number>`row_number() over (partition by c.subscription_id order by c.retry desc, c.next_attempt_at, c.id)`.as('rank')]);
+      .select([
+        'c.id',
+        'c.retry',
+        'c.next_attempt_at',
+        sql<number>`row_number() over (partition by c.subscription_id order by c.retry desc, c.next_attempt_at, c.id)`.as('rank'),
+      ]);
     const chosen = this.db
       .selectFrom(ranked.as('r'))
       .select('r.id')
@@ -160,9 +185,21 @@ export class WebhooksRepository {
       .execute();
     if (!claimed.length) return [];
     const subscriptions = new Map(
-      (await this.db.selectFrom('webhook_subscriptions').select(['id', 'url', 'secret']).where('id', 'in', [...new Set(claimed.map((d) => d.subscription_id))]).execute()).map((s) => [s.id, s]),
+      (
+        await this.db
+          .selectFrom('webhook_subscriptions')
+          .select(['id', 'url', 'secret'])
+          .where('id', 'in', [...new Set(claimed.map((d) => d.subscription_id))])
+          .execute()
+      ).map((s) => [s.id, s]),
     );
-    return claimed.map((d) => ({ ...d, id: Number(d.id), event_id: Number(d.event_id), url: subscriptions.get(d.subscription_id)!.url, secret: subscriptions.get(d.subscription_id)!.secret }));
+    return claimed.map((d) => ({
+      ...d,
+      id: Number(d.id),
+      event_id: Number(d.event_id),
+      url: subscriptions.get(d.subscription_id)!.url,
+      secret: subscriptions.get(d.subscription_id)!.secret,
+    }));
   }
 
   /** Gives claimed deliveries back unattempted: their lease ends and their attempt count goes back down. */
@@ -179,7 +216,12 @@ export class WebhooksRepository {
   /** Extends the lease of these deliveries, still pending, to `leaseUntil` (attempts that are still running). */
   async renewLeases(ids: readonly number[], leaseUntil: string): Promise<void> {
     if (!ids.length) return;
-    await this.db.updateTable('webhook_deliveries').set({ leased_until: leaseUntil }).where('id', 'in', [...ids]).where('status', '=', 'pending').execute();
+    await this.db
+      .updateTable('webhook_deliveries')
+      .set({ leased_until: leaseUntil })
+      .where('id', 'in', [...ids])
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /**
@@ -191,13 +233,22 @@ export class WebhooksRepository {
       (['pending', 'dead'] as const).map((status) =>
         this.db
           .selectFrom('webhook_deliveries')
-          .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest'), eb.fn.sum<number>(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due')])
+          .select((eb) => [
+            eb.fn.countAll<number>().as('n'),
+            eb.fn.min('next_attempt_at').as('oldest'),
+            eb.fn.sum<number>(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due'),
+          ])
           .where('status', '=', status)
           .executeTakeFirstOrThrow(),
       ),
     );
     const oldest = pending.oldest as string | null;
-    return { pending: Number(pending.n), due: Number(pending.due ?? 0), oldestDueAt: oldest !== null && oldest <= now ? oldest : null, dead: Number(dead.n) };
+    return {
+      pending: Number(pending.n),
+      due: Number(pending.due ?? 0),
+      oldestDueAt: oldest !== null && oldest <= now ? oldest : null,
+      dead: Number(dead.n),
+    };
   }
 
   /** Records an attempt and where the delivery stands after it (the lease ends). */
@@ -211,7 +262,11 @@ export class WebhooksRepository {
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < records.length; i += 200) {
         const rows = records.slice(i, i + 200).map((r) => r.attempt);
-        await trx.insertInto('webhook_attempts').values(rows).onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing()).execute();
+        await trx
+          .insertInto('webhook_attempts')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+          .execute();
       }
       for (const { attempt, outcome } of records) {
         await trx
@@ -235,7 +290,10 @@ export class WebhooksRepository {
     let q = this.db.selectFrom('webhook_deliveries').selectAll();
     if (filter.subscriptionId) q = q.where('subscription_id', '=', filter.subscriptionId);
     if (filter.status) q = q.where('status', '=', filter.status);
-    const rows = await q.orderBy('id', 'desc').limit(filter.limit ?? 50).execute();
+    const rows = await q
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 50)
+      .execute();
     return rows.map((r) => ({ ...r, id: Number(r.id), event_id: Number(r.event_id) }));
   }
 

@@ -81,7 +81,10 @@ export class HydrationJob {
       if (this.stopped) return;
       // A run ends with a backlog left when listings arrived meanwhile: those are for the next run.
       this.completedAt = this.deps.clock().toISOString();
-      this.deps.logger.info({ job: 'hydration', ms: Date.now() - started, hydrated, parked: await this.deps.syncer.parked() }, 'hydration of the backlog done');
+      this.deps.logger.info(
+        { job: 'hydration', ms: Date.now() - started, hydrated, parked: await this.deps.syncer.parked() },
+        'hydration of the backlog done',
+      );
       await this.deps.afterRun?.(hydrated);
     } catch (error) {
       this.failures++;
@@ -89,7 +92,13 @@ export class HydrationJob {
       this.nextAttemptMs = this.deps.clock().getTime() + wait;
       const backlog = await this.deps.syncer.backlog().catch(() => null);
       this.deps.logger.warn(
-        { job: 'hydration', err: (error as Error).message, backlog, consecutiveFailures: this.failures, nextAttemptAt: new Date(this.nextAttemptMs).toISOString() },
+        {
+          job: 'hydration',
+          err: (error as Error).message,
+          backlog,
+          consecutiveFailures: this.failures,
+          nextAttemptAt: new Date(this.nextAttemptMs).toISOString(),
+        },
         'hydration of the backlog gave up: trying again at nextAttemptAt',
       );
       if (this.stopped) return;

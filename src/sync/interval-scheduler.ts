@@ -19,7 +19,10 @@ export abstract class IntervalScheduler {
   start(): void {
     if (this.intervalSeconds <= 0 || this.timer) return;
     const everyMs = Math.min(this.checkSeconds, this.intervalSeconds) * 1000;
-    this.timer = setInterval(() => void this.tick().catch((e: Error) => this.logger.warn({ err: e.message }, `${this.name} tick failed`)), everyMs);
+    this.timer = setInterval(
+      () => void this.tick().catch((e: Error) => this.logger.warn({ err: e.message }, `${this.name} tick failed`)),
+      everyMs,
+    );
     this.timer.unref();
   }
 

@@ -20,6 +20,9 @@ export const DEFAULT_JOB_RETRY: JobRetry = { attempts: 5, initialDelayMs: 1000, 
 export function jobRetry(options: JobRetry = DEFAULT_JOB_RETRY): RetryPolicy {
   return retry(
     handleWhen((e) => e instanceof UpstreamError && (e.transient || e.failure === 'circuit-open' || e.failure === 'busy')),
-    { maxAttempts: options.attempts - 1, backoff: new ExponentialBackoff({ initialDelay: options.initialDelayMs, maxDelay: options.maxDelayMs }) },
+    {
+      maxAttempts: options.attempts - 1,
+      backoff: new ExponentialBackoff({ initialDelay: options.initialDelayMs, maxDelay: options.maxDelayMs }),
+    },
   );
 }

@@ -48,19 +48,35 @@ export const LISTING_CHANGE_RULES: ChangeRules = {
       if (!before) {
         inserted++;
         change('listing.listed', { oldPrice: null, newPrice: r.price, pctChange: null, fromStatus: null, toStatus: r.status });
-        priceEvents.push({ listing_id: r.id, recorded_at: at, date: (r.listedAt ?? at).slice(0, 10), price: r.price, event: 'LISTED', pct_change: null });
+        priceEvents.push({
+          listing_id: r.id,
+          recorded_at: at,
+          date: (r.listedAt ?? at).slice(0, 10),
+          price: r.price,
+          event: 'LISTED',
+          pct_change: null,
+        });
         continue;
       }
       updated++;
       const oldPrice = before.price;
       const pctChange = oldPrice === r.price ? null : pct(oldPrice, r.price);
-      if (before.status !== r.status) change('listing.status_changed', { oldPrice, newPrice: r.price, pctChange, fromStatus: before.status, toStatus: r.status });
-      else if (oldPrice !== r.price) change('listing.price_changed', { oldPrice, newPrice: r.price, pctChange, fromStatus: r.status, toStatus: r.status });
+      if (before.status !== r.status)
+        change('listing.status_changed', { oldPrice, newPrice: r.price, pctChange, fromStatus: before.status, toStatus: r.status });
+      else if (oldPrice !== r.price)
+        change('listing.price_changed', { oldPrice, newPrice: r.price, pctChange, fromStatus: r.status, toStatus: r.status });
       if (before.status !== 'ACTIVE' && r.status === 'ACTIVE') {
         priceEvents.push({ listing_id: r.id, recorded_at: at, date, price: r.price, event: 'LISTED', pct_change: pctChange });
       } else if (oldPrice !== r.price) {
         priceChanges++;
-        priceEvents.push({ listing_id: r.id, recorded_at: at, date, price: r.price, event: r.price > oldPrice ? 'PRICE_INCREASE' : 'PRICE_DECREASE', pct_change: pctChange });
+        priceEvents.push({
+          listing_id: r.id,
+          recorded_at: at,
+          date,
+          price: r.price,
+          event: r.price > oldPrice ? 'PRICE_INCREASE' : 'PRICE_DECREASE',
+          pct_change: pctChange,
+        });
       }
     }
     return { priceEvents, changeEvents, inserted, updated, priceChanges };
@@ -68,7 +84,14 @@ export const LISTING_CHANGE_RULES: ChangeRules = {
 
   delisted(rows: (SummaryRow & { area_id: number | null; kind: string })[], at: string) {
     return {
-      priceEvents: rows.map((r) => ({ listing_id: r.id, recorded_at: at, date: at.slice(0, 10), price: Number(r.price), event: 'DELISTED', pct_change: null })),
+      priceEvents: rows.map((r) => ({
+        listing_id: r.id,
+        recorded_at: at,
+        date: at.slice(0, 10),
+        price: Number(r.price),
+        event: 'DELISTED',
+        pct_change: null,
+      })),
       changeEvents: rows.map((r) => ({
         type: 'listing.status_changed',
         listing_id: r.id,

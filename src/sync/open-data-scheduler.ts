@@ -12,7 +12,13 @@ import type { OpenDataSyncer } from './open-data-syncer.js';
  */
 export class OpenDataScheduler extends IntervalScheduler {
   constructor(
-    private readonly deps: { syncer: OpenDataSyncer; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
+    private readonly deps: {
+      syncer: OpenDataSyncer;
+      scopes: ScopesRepository;
+      coordinator: RefreshCoordinator;
+      clock: () => Date;
+      logger: Logger;
+    },
     intervalSeconds: number,
   ) {
     super(intervalSeconds, 3600, deps.clock, deps.logger, 'open data');
@@ -22,10 +28,12 @@ export class OpenDataScheduler extends IntervalScheduler {
   async tick(): Promise<void> {
     if (!this.deps.syncer.canRefresh()) return;
     const now = this.deps.clock().getTime();
-    const due = await Promise.all([TAX_LOTS_SCOPE, RECORDED_SALES_SCOPE].map(async (scope) => {
-      const last = (await this.deps.scopes.get(scope))?.last_success_at;
-      return !last || now - Date.parse(last) >= this.intervalSeconds * 1000;
-    }));
+    const due = await Promise.all(
+      [TAX_LOTS_SCOPE, RECORDED_SALES_SCOPE].map(async (scope) => {
+        const last = (await this.deps.scopes.get(scope))?.last_success_at;
+        return !last || now - Date.parse(last) >= this.intervalSeconds * 1000;
+      }),
+    );
     if (due.some(Boolean)) this.deps.coordinator.trigger(OPEN_DATA_KEY, () => this.deps.syncer.syncAll());
   }
 }

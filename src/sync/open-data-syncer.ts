@@ -10,7 +10,6 @@ import type { Districts } from '../domain/city-districts.js';
 import type { GeoPoint } from '../wire/common.js';
 import type { Metrics } from '../metrics/metrics.js';
 
-
 export interface OpenDataSyncerDeps {
   client: SodaClient;
   records: CityRecordsRepository;
@@ -84,7 +83,9 @@ export class OpenDataSyncer {
       const changed = [];
       for (const sale of page) {
         const place = positioner.position(sale);
-        const same = (Object.keys(place) as (keyof typeof place)[]).every((k) => (place[k] === null ? sale[k] === null : sale[k] !== null && String(place[k]) === String(sale[k])));
+        const same = (Object.keys(place) as (keyof typeof place)[]).every((k) =>
+          place[k] === null ? sale[k] === null : sale[k] !== null && String(place[k]) === String(sale[k]),
+        );
         if (!same) changed.push({ id: sale.id, ...place });
       }
       await this.deps.records.setPlaces(changed);
@@ -93,7 +94,12 @@ export class OpenDataSyncer {
     return moved;
   }
 
-  private async syncDataset(scope: string, dataset: string, table: 'tax_lots' | 'recorded_sales', write: (rows: SodaRow[]) => Promise<void>): Promise<boolean> {
+  private async syncDataset(
+    scope: string,
+    dataset: string,
+    table: 'tax_lots' | 'recorded_sales',
+    write: (rows: SodaRow[]) => Promise<void>,
+  ): Promise<boolean> {
     const at = this.deps.clock().toISOString();
     await this.deps.scopes.recordAttempt(scope, at);
     const started = Date.now();

@@ -13,7 +13,14 @@ import type { HydrationJob } from './hydration-job.js';
  */
 export class SyncScheduler extends IntervalScheduler {
   constructor(
-    private readonly deps: { syncer: Syncer; hydration: HydrationJob; scopes: ScopesRepository; coordinator: RefreshCoordinator; clock: () => Date; logger: Logger },
+    private readonly deps: {
+      syncer: Syncer;
+      hydration: HydrationJob;
+      scopes: ScopesRepository;
+      coordinator: RefreshCoordinator;
+      clock: () => Date;
+      logger: Logger;
+    },
     intervalSeconds: number,
   ) {
     super(intervalSeconds, 60, deps.clock, deps.logger, 'scheduler');

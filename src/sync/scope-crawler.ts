@@ -69,7 +69,10 @@ export class ScopeCrawler {
     const split: CrawlPart[] = [];
     await this.partition(kind, { ...whole, total }, tree, split, stats);
     for (const part of split) await this.crawlPart(kind, boroughId, part.filters, tree, records);
-    this.deps.logger.info({ scope, total, parts: split.length, splits: stats.splits, complete: stats.complete }, 'scope over the result cap: crawled in parts');
+    this.deps.logger.info(
+      { scope, total, parts: split.length, splits: stats.splits, complete: stats.complete },
+      'scope over the result cap: crawled in parts',
+    );
     return { records, parts: split.length, ...stats };
   }
 
@@ -77,11 +80,22 @@ export class ScopeCrawler {
    * Every page of one search: pages counted from `totalCount`, ended early by a short or empty page.
    * Returns the nodes mapped to records of `boroughId`, and the total the site reported (null when absent).
    */
-  private async crawlPart(kind: ListingKind, boroughId: number, filters: UpstreamSearchFilters, tree: AreaTree, into: Map<string, ListingRecord>) {
+  private async crawlPart(
+    kind: ListingKind,
+    boroughId: number,
+    filters: UpstreamSearchFilters,
+    tree: AreaTree,
+    into: Map<string, ListingRecord>,
+  ) {
     let total: number | null = null;
     for (let page = 1; ; page++) {
       const answer = await this.pageRetry.execute(() =>
-        this.deps.client.search(kind, { filters, page, perPage: CRAWL_PAGE_SIZE, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } }),
+        this.deps.client.search(kind, {
+          filters,
+          page,
+          perPage: CRAWL_PAGE_SIZE,
+          sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' },
+        }),
       );
       if (typeof answer.totalCount === 'number') total = answer.totalCount;
       const nodes = uniqueNodes(answer.edges);
@@ -97,7 +111,9 @@ export class ScopeCrawler {
 
   /** The total of one search (its first page of one result). */
   private async countOf(kind: ListingKind, filters: UpstreamSearchFilters): Promise<number | null> {
-    const answer = await this.pageRetry.execute(() => this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } }));
+    const answer = await this.pageRetry.execute(() =>
+      this.deps.client.search(kind, { filters, page: 1, perPage: 1, sorting: { attribute: 'RECOMMENDED', direction: 'DESCENDING' } }),
+    );
     return typeof answer.totalCount === 'number' ? answer.totalCount : null;
   }
 
@@ -107,7 +123,13 @@ export class ScopeCrawler {
    * by price bands (bisecting), then a single price by bedroom counts. A part that cannot be split
    * further makes the crawl incomplete (no sweep).
    */
-  private async partition(kind: ListingKind, part: CrawlPart & { total: number }, tree: AreaTree, out: CrawlPart[], stats: { splits: number; complete: boolean }) {
+  private async partition(
+    kind: ListingKind,
+    part: CrawlPart & { total: number },
+    tree: AreaTree,
+    out: CrawlPart[],
+    stats: { splits: number; complete: boolean },
+  ) {
     if (part.total <= this.deps.resultCap) {
       out.push(part);
       return;
@@ -133,10 +155,14 @@ export class ScopeCrawler {
     const [low, high] = [price.lowerBound ?? 0, price.upperBound ?? PRICE_CEILING[kind]];
     if (high > low) {
       const middle = Math.floor((low + high) / 2);
-      for (const band of [{ lowerBound: low, upperBound: middle }, { lowerBound: middle + 1, upperBound: high }]) {
+      for (const band of [
+        { lowerBound: low, upperBound: middle },
+        { lowerBound: middle + 1, upperBound: high },
+      ]) {
         const filters = { ...part.filters, price: band };
         const total = (await this.countOf(kind, filters)) ?? Infinity;
-        if (total > 0) await this.partition(kind, { label: `${part.label}|$${band.lowerBound}-${band.upperBound}`, filters, total }, tree, out, stats);
+        if (total > 0)
+          await this.partition(kind, { label: `${part.label}|$${band.lowerBound}-${band.upperBound}`, filters, total }, tree, out, stats);
       }
       return;
     }
@@ -154,7 +180,10 @@ export class ScopeCrawler {
         return;
       }
     }
-    this.deps.logger.warn({ part: part.label, total: part.total, cap: this.deps.resultCap }, 'a crawl part cannot be split under the result cap: the scope will not be swept');
+    this.deps.logger.warn(
+      { part: part.label, total: part.total, cap: this.deps.resultCap },
+      'a crawl part cannot be split under the result cap: the scope will not be swept',
+    );
     stats.complete = false;
     out.push(part);
   }

@@ -56,12 +56,22 @@ export async function seedListings(
     }
     if (batch.length) yield batch;
   }
-  const { removed, added } = await new SyntheticListingsRepository(store.db).replaceSynthetic(batches(), (written) => progress?.('seed', written, count), store.pool);
+  const { removed, added } = await new SyntheticListingsRepository(store.db).replaceSynthetic(
+    batches(),
+    (written) => progress?.('seed', written, count),
+    store.pool,
+  );
   // Fresh statistics for the planner over the grown table.
   await sql`analyze`.execute(store.db);
   // The load left a WAL the size of what it wrote: copied back now, not by whichever small write of a
   // server comes next, which would stall that server's event loop for seconds.
   if (store.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(store.db);
   const seconds = (performance.now() - started) / 1000;
-  return { removed, added, total: await listings.count(), seconds: Math.round(seconds * 10) / 10, perSecond: Math.round(added / Math.max(seconds, 0.001)) };
+  return {
+    removed,
+    added,
+    total: await listings.count(),
+    seconds: Math.round(seconds * 10) / 10,
+    perSecond: Math.round(added / Math.max(seconds, 0.001)),
+  };
 }

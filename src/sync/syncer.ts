@@ -54,7 +54,8 @@ export interface SyncerDeps extends ScopeCrawlerDeps {
 }
 
 /** An upstream failure that says nothing about the listings asked for: the whole run waits, none is counted. */
-const stopsTheRun = (error: unknown) => !(error instanceof UpstreamError) || error.failure === 'circuit-open' || error.failure === 'blocked' || error.failure === 'busy';
+const stopsTheRun = (error: unknown) =>
+  !(error instanceof UpstreamError) || error.failure === 'circuit-open' || error.failure === 'blocked' || error.failure === 'busy';
 
 /** Hydration's state in this process, for /v1/health and the metrics. */
 export interface HydrationProgress {
@@ -179,9 +180,19 @@ export class Syncer {
       const stored = await this.deps.scopes.get(scope);
       const storedCount = stored?.listing_count ?? 0;
       const trustSweep = complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
-      if (!trustSweep) this.deps.logger.warn({ scope, seen: records.size, storedCount, complete }, 'crawl incomplete or much smaller than the stored scope: not sweeping');
+      if (!trustSweep)
+        this.deps.logger.warn(
+          { scope, seen: records.size, storedCount, complete },
+          'crawl incomplete or much smaller than the stored scope: not sweeping',
+        );
       const at = this.now();
-      const result = await this.deps.listings.apply([...records.values()], this.derive, LISTING_CHANGE_RULES, at, trustSweep ? { sweep: { kind, boroughId } } : {});
+      const result = await this.deps.listings.apply(
+        [...records.values()],
+        this.derive,
+        LISTING_CHANGE_RULES,
+        at,
+        trustSweep ? { sweep: { kind, boroughId } } : {},
+      );
       await this.deps.scopes.recordSuccess(scope, at, records.size);
       this.reports.set(scope, { scope, parts, splits, complete, at });
       await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
@@ -259,7 +270,8 @@ export class Syncer {
   async recordMarkets(): Promise<void> {
     const tree = await this.areaTree();
     // The city's figures once a kind, with its last borough, not once a borough.
-    for (const [i, { kind, boroughId }] of LISTING_SCOPES.entries()) await this.recordMarket(kind, boroughId, tree, LISTING_SCOPES[i + 1]?.kind !== kind);
+    for (const [i, { kind, boroughId }] of LISTING_SCOPES.entries())
+      await this.recordMarket(kind, boroughId, tree, LISTING_SCOPES[i + 1]?.kind !== kind);
   }
 
   /**
@@ -271,7 +283,12 @@ export class Syncer {
    * @throws UpstreamError when the upstream refuses every call (circuit open, bot block) after the waits,
    * or Error when the store fails: what was hydrated before stays.
    */
-  async hydrateBacklog(budget: number, kind?: ListingKind, priority: UpstreamPriority = 'background', progress?: SyncProgress): Promise<number> {
+  async hydrateBacklog(
+    budget: number,
+    kind?: ListingKind,
+    priority: UpstreamPriority = 'background',
+    progress?: SyncProgress,
+  ): Promise<number> {
     this.backlogRuns++;
     try {
       return await this.hydrateBacklogRun(budget, kind, priority, progress);
@@ -283,7 +300,12 @@ export class Syncer {
     }
   }
 
-  private async hydrateBacklogRun(budget: number, kind: ListingKind | undefined, priority: UpstreamPriority, progress: SyncProgress | undefined): Promise<number> {
+  private async hydrateBacklogRun(
+    budget: number,
+    kind: ListingKind | undefined,
+    priority: UpstreamPriority,
+    progress: SyncProgress | undefined,
+  ): Promise<number> {
     const { hydrationBatch: batch } = this.deps;
     const lanes = Math.max(1, this.deps.hydrationLanes ?? 1);
     const total = progress ? Math.min(budget, await this.backlog()) : 0;
@@ -298,7 +320,10 @@ export class Syncer {
         const waiting = (await this.deps.listings.backlog(batch * (lanes + 1), kind)).filter((b) => !inFlight.has(b.id));
         if (!waiting.length || stop !== null) return;
         const k = waiting[0].kind;
-        const ids = waiting.filter((b) => b.kind === k).slice(0, Math.min(batch, budget - taken)).map((b) => b.id);
+        const ids = waiting
+          .filter((b) => b.kind === k)
+          .slice(0, Math.min(batch, budget - taken))
+          .map((b) => b.id);
         taken += ids.length;
         for (const id of ids) inFlight.add(id);
         try {
@@ -344,7 +369,11 @@ export class Syncer {
     this.lastHydrationError = { message: error, at: this.now() };
     const parked = await this.deps.listings.recordDetailFailures(ids, error, this.deps.hydrationMaxFailures);
     const facts = { job: 'hydration', kind, listings: ids.length, parked: parked.length, err: error };
-    if (parked.length) this.deps.logger.warn({ ...facts, parkedIds: parked.slice(0, 20) }, 'listing details failed repeatedly: parked, the rest of the backlog goes on');
+    if (parked.length)
+      this.deps.logger.warn(
+        { ...facts, parkedIds: parked.slice(0, 20) },
+        'listing details failed repeatedly: parked, the rest of the backlog goes on',
+      );
     else this.deps.logger.info(facts, 'a detail batch failed after its retries: counted, to be asked again');
   }
 
@@ -389,7 +418,11 @@ export class Syncer {
       else missing.push([buildingId, listingId]);
     }
     if (missing.length) {
-      const answers = await this.deps.client.buildingsOfListings(kind, missing.map(([, listingId]) => listingId), priority);
+      const answers = await this.deps.client.buildingsOfListings(
+        kind,
+        missing.map(([, listingId]) => listingId),
+        priority,
+      );
       const fetched: MappedBuilding[] = [];
       for (const [buildingId, listingId] of missing) {
         const answer = answers.get(listingId);
@@ -417,15 +450,27 @@ export class Syncer {
    * Maps a building answer; the slug, position and amenities come from the listing that led to it.
    * `changed` names the fields that differ from `stored` (empty when none is stored).
    */
-  private async mapBuilding(answer: UpstreamBuildingDetail, listingId: string, stored: StoredBuilding | undefined): Promise<MappedBuilding> {
+  private async mapBuilding(
+    answer: UpstreamBuildingDetail,
+    listingId: string,
+    stored: StoredBuilding | undefined,
+  ): Promise<MappedBuilding> {
     const listing = await this.deps.listings.findById(listingId);
     const amenities = listing ? await this.deps.listings.amenities(listingId) : [];
     const building = mapBuildingDetail(answer, {
       areas: await this.areaTree(),
       boroughId: listing?.borough_id ?? null,
       slug: listing?.building_slug ?? null,
-      geoCenter: listing && listing.latitude !== null && listing.longitude !== null ? { latitude: listing.latitude, longitude: listing.longitude } : null,
-      amenities: { list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)), doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [], parkingTypes: [], storageTypes: [] },
+      geoCenter:
+        listing && listing.latitude !== null && listing.longitude !== null
+          ? { latitude: listing.latitude, longitude: listing.longitude }
+          : null,
+      amenities: {
+        list: amenities.filter((a) => BUILDING_AMENITIES.includes(a)),
+        doormanTypes: amenities.includes('DOORMAN') ? ['DOORMAN'] : [],
+        parkingTypes: [],
+        storageTypes: [],
+      },
     });
     return { building, changed: changedFields(stored?.building, building, LISTING_DERIVED_BUILDING_FIELDS) };
   }
@@ -485,4 +530,3 @@ export class Syncer {
     return mapped.building;
   }
 }
-

@@ -36,7 +36,11 @@ export interface UpstreamClient {
   /** Details of many listings in one request, by id; null for an id the site does not have. */
   listingDetails(kind: 'sale' | 'rental', ids: string[], priority?: UpstreamPriority): Promise<Map<string, UpstreamListingDetail | null>>;
   /** The buildings of many listings in one request, by listing id; null when the site has none. */
-  buildingsOfListings(kind: 'sale' | 'rental', ids: string[], priority?: UpstreamPriority): Promise<Map<string, UpstreamBuildingDetail | null>>;
+  buildingsOfListings(
+    kind: 'sale' | 'rental',
+    ids: string[],
+    priority?: UpstreamPriority,
+  ): Promise<Map<string, UpstreamBuildingDetail | null>>;
   circuitState(): CircuitState;
   /** Calls waiting for their turn (not yet sent). */
   queued(): number;
@@ -105,7 +109,10 @@ export class GraphqlUpstreamClient implements UpstreamClient {
     const log = options.logger;
     this.breaker.onBreak(() => {
       this.openedAt = Date.now();
-      log?.warn({ retryInSeconds: this.halfOpenAfterMs / 1000 }, 'upstream circuit opened: no upstream calls and no refreshes until it half-opens');
+      log?.warn(
+        { retryInSeconds: this.halfOpenAfterMs / 1000 },
+        'upstream circuit opened: no upstream calls and no refreshes until it half-opens',
+      );
     });
     this.breaker.onHalfOpen(() => log?.info('upstream circuit half-open: trying one call'));
     this.breaker.onReset(() => log?.info('upstream circuit closed: upstream answers again'));
@@ -166,7 +173,11 @@ export class GraphqlUpstreamClient implements UpstreamClient {
 
   private async attempt<T>(query: string, priority: UpstreamPriority): Promise<T> {
     if (this.blockedUntilMs > Date.now()) {
-      throw new UpstreamError('blocked', `upstream bot block: waiting until ${new Date(this.blockedUntilMs).toISOString()} before asking again`, 403);
+      throw new UpstreamError(
+        'blocked',
+        `upstream bot block: waiting until ${new Date(this.blockedUntilMs).toISOString()} before asking again`,
+        403,
+      );
     }
     const maxQueued = this.options.maxQueued ?? 50;
     try {
@@ -174,12 +185,17 @@ export class GraphqlUpstreamClient implements UpstreamClient {
         if (priority === 'interactive' && this.queue.size >= maxQueued) {
           throw new UpstreamError('busy', `${this.queue.size} upstream calls are already waiting`);
         }
-        return this.queue.add(() => countedRequest(this.options.metrics, 'listings', () => this.once<T>(query)), { priority: priority === 'interactive' ? 1 : 0 }) as Promise<T>;
+        return this.queue.add(() => countedRequest(this.options.metrics, 'listings', () => this.once<T>(query)), {
+          priority: priority === 'interactive' ? 1 : 0,
+        }) as Promise<T>;
       });
     } catch (error) {
       if (error instanceof UpstreamError && error.failure === 'blocked' && this.blockedUntilMs <= Date.now()) {
         this.blockedUntilMs = Date.now() + (this.options.blockBackoffSeconds ?? 1800) * 1000;
-        this.options.logger?.warn({ until: new Date(this.blockedUntilMs).toISOString() }, 'upstream bot block (403): not asking again until then');
+        this.options.logger?.warn(
+          { until: new Date(this.blockedUntilMs).toISOString() },
+          'upstream bot block (403): not asking again until then',
+        );
       }
       if (error instanceof BrokenCircuitError) throw new UpstreamError('circuit-open', 'upstream circuit breaker is open');
       throw error;
@@ -219,7 +235,7 @@ export class GraphqlUpstreamClient implements UpstreamClient {
       throw new UpstreamError('malformed', 'upstream answered a body that is not JSON');
     }
     // A GraphQL server answers a request it refuses (an unknown field) with errors, on HTTP 200 or 400.
-    if (Array.isArray(body?.errors) && body.errors.length && (response.statusCode < 500 && (!body.data || response.statusCode === 400))) {
+    if (Array.isArray(body?.errors) && body.errors.length && response.statusCode < 500 && (!body.data || response.statusCode === 400)) {
       throw new UpstreamError('graphql', `upstream GraphQL errors: ${body.errors.map((e) => e?.message).join('; ')}`);
     }
     if (response.statusCode >= 400) throw new UpstreamError('http', `upstream answered HTTP ${response.statusCode}`, response.statusCode);
@@ -246,13 +262,21 @@ export class GraphqlUpstreamClient implements UpstreamClient {
     return data.result ?? {};
   }
 
-  async listingDetails(kind: 'sale' | 'rental', ids: string[], priority?: UpstreamPriority): Promise<Map<string, UpstreamListingDetail | null>> {
+  async listingDetails(
+    kind: 'sale' | 'rental',
+    ids: string[],
+    priority?: UpstreamPriority,
+  ): Promise<Map<string, UpstreamListingDetail | null>> {
     if (!ids.length) return new Map();
     const data = await this.call<Record<string, UpstreamListingDetail | null>>((dropped) => detailsQuery(kind, ids, dropped), priority);
     return new Map(ids.map((id, i) => [id, data[`l${i}`] ?? null]));
   }
 
-  async buildingsOfListings(kind: 'sale' | 'rental', ids: string[], priority?: UpstreamPriority): Promise<Map<string, UpstreamBuildingDetail | null>> {
+  async buildingsOfListings(
+    kind: 'sale' | 'rental',
+    ids: string[],
+    priority?: UpstreamPriority,
+  ): Promise<Map<string, UpstreamBuildingDetail | null>> {
     if (!ids.length) return new Map();
     const data = await this.call<Record<string, UpstreamBuildingDetail | null>>((dropped) => buildingsQuery(kind, ids, dropped), priority);
     return new Map(ids.map((id, i) => [id, data[`b${i}`] ?? null]));

@@ -25,7 +25,11 @@ export class UpstreamError extends Error {
  * Runs one request to an upstream and counts it in `nyc_listings_upstream_requests_total` by its outcome:
  * `ok`, or the failure's kind. Without metrics it only runs it.
  */
-export async function countedRequest<T>(metrics: Metrics | undefined, upstream: 'listings' | 'open-data', send: () => Promise<T>): Promise<T> {
+export async function countedRequest<T>(
+  metrics: Metrics | undefined,
+  upstream: 'listings' | 'open-data',
+  send: () => Promise<T>,
+): Promise<T> {
   try {
     const answer = await send();
     metrics?.upstreamRequests.inc({ upstream, outcome: 'ok' });

@@ -51,16 +51,21 @@ export const NO_FAULTS: Faults = {
  */
 export function parseFaults(text: string): Partial<Faults> {
   const out: Partial<Faults> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name, raw] = part.split('=');
     if (!(name in NO_FAULTS)) throw new Error(`unknown fault "${name}" (known: ${Object.keys(NO_FAULTS).join(', ')})`);
     if (name === 'on') {
-      if (!FAULT_TARGETS.includes(raw as FaultTarget)) throw new Error(`bad value for fault on: "${raw}" (known: ${FAULT_TARGETS.join(', ')})`);
+      if (!FAULT_TARGETS.includes(raw as FaultTarget))
+        throw new Error(`bad value for fault on: "${raw}" (known: ${FAULT_TARGETS.join(', ')})`);
       out.on = raw as FaultTarget;
       continue;
     }
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < 0 || (name.endsWith('Rate') && value > 1)) throw new Error(`bad value for fault ${name}: "${raw}"`);
+    if (!Number.isFinite(value) || value < 0 || (name.endsWith('Rate') && value > 1))
+      throw new Error(`bad value for fault ${name}: "${raw}"`);
     (out as Record<string, number>)[name] = value;
   }
   return out;

@@ -3,7 +3,14 @@ import type { Building } from '../wire/building.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
 import { toApiAreaId } from './borough-ids.js';
-import type { SiteArea, UpstreamBuildingDetail, UpstreamEdge, UpstreamGeoPoint, UpstreamListingDetail, UpstreamSearchNode } from './types.js';
+import type {
+  SiteArea,
+  UpstreamBuildingDetail,
+  UpstreamEdge,
+  UpstreamGeoPoint,
+  UpstreamListingDetail,
+  UpstreamSearchNode,
+} from './types.js';
 
 /** The site's areas -> API areas: borough ids swapped, non-NYC areas dropped, levels set, the site's slugs and outlines kept. */
 export function mapAreas(rows: SiteArea[]): Area[] {
@@ -44,7 +51,7 @@ function geo(point: UpstreamGeoPoint | null | undefined): GeoPoint | null {
 /** City of a borough as a postal address writes it: Manhattan is "New York". */
 export function boroughCity(boroughId: number | null): string | null {
   if (boroughId === null) return null;
-  return boroughId === 100 ? 'New York' : BOROUGHS[boroughId] ?? null;
+  return boroughId === 100 ? 'New York' : (BOROUGHS[boroughId] ?? null);
 }
 
 /** The building slug inside an urlPath of the form `/building/<slug>/...`, else null. */
@@ -85,7 +92,7 @@ export function mapSearchNode(node: UpstreamSearchNode, kind: ListingKind, ctx: 
     status: str(node.status) ?? 'ACTIVE',
     areaId,
     boroughId,
-    areaName: areaName ?? (areaId === null ? null : ctx.areas.get(areaId)?.name ?? null),
+    areaName: areaName ?? (areaId === null ? null : (ctx.areas.get(areaId)?.name ?? null)),
     address: { street: str(node.street), unit: str(node.unit), city: boroughCity(boroughId), state: 'NY', zipCode: null },
     price,
     bedroomCount: num(node.bedroomCount),
@@ -128,12 +135,16 @@ export function mapSearchNode(node: UpstreamSearchNode, kind: ListingKind, ctx: 
 }
 
 /** What hydration reads of a listing's building: as the site answers it, or as the mirror stored it. */
-type BuildingFacts = { yearBuilt?: number | null; policies?: { petPolicy?: { catsAllowed?: boolean | null; dogsAllowed?: boolean | null } | null } | null };
+type BuildingFacts = {
+  yearBuilt?: number | null;
+  policies?: { petPolicy?: { catsAllowed?: boolean | null; dogsAllowed?: boolean | null } | null } | null;
+};
 
 /** A listing detail (and its building, when known) -> the facts hydration adds to the record. */
 export function mapDetail(detail: UpstreamListingDetail, building: BuildingFacts | null | undefined): HydratedFacts {
   const details = detail.propertyDetails;
-  const keys = (list: ({ key?: string | null } | null)[] | null | undefined) => (list ?? []).map((p) => str(p?.key)).filter((k): k is string => k !== null);
+  const keys = (list: ({ key?: string | null } | null)[] | null | undefined) =>
+    (list ?? []).map((p) => str(p?.key)).filter((k): k is string => k !== null);
   const openHouse = (detail.upcomingOpenHouses ?? []).find((o) => o && str(o.startTime));
   const pets = building?.policies?.petPolicy;
   const amenities = details?.amenities?.list;
@@ -152,7 +163,10 @@ export function mapDetail(detail: UpstreamListingDetail, building: BuildingFacts
     floorPlanKey: keys(detail.media?.floorPlans)[0] ?? null,
     openHouseStart: str(openHouse?.startTime),
     openHouseEnd: str(openHouse?.endTime),
-    petsAllowed: pets && (typeof pets.catsAllowed === 'boolean' || typeof pets.dogsAllowed === 'boolean') ? !!(pets.catsAllowed || pets.dogsAllowed) : null,
+    petsAllowed:
+      pets && (typeof pets.catsAllowed === 'boolean' || typeof pets.dogsAllowed === 'boolean')
+        ? !!(pets.catsAllowed || pets.dogsAllowed)
+        : null,
     yearBuilt: num(building?.yearBuilt),
   };
 }
@@ -164,7 +178,13 @@ export function mapDetail(detail: UpstreamListingDetail, building: BuildingFacts
  */
 export function mapBuildingDetail(
   b: UpstreamBuildingDetail,
-  ctx: { areas: AreaTree; boroughId: number | null; slug: string | null; geoCenter: GeoPoint | null; amenities: { list: string[]; doormanTypes: string[]; parkingTypes: string[]; storageTypes: string[] } },
+  ctx: {
+    areas: AreaTree;
+    boroughId: number | null;
+    slug: string | null;
+    geoCenter: GeoPoint | null;
+    amenities: { list: string[]; doormanTypes: string[]; parkingTypes: string[]; storageTypes: string[] };
+  },
 ): Building {
   const areaName = str(b.area?.name);
   const area = areaName ? ctx.areas.findByName(areaName, ctx.boroughId ?? undefined) : undefined;
@@ -189,7 +209,12 @@ export function mapBuildingDetail(
     },
     geoCenter: ctx.geoCenter,
     area: area
-      ? { id: area.id, name: area.name, slug: area.slug, breadcrumbs: ctx.areas.ancestry(area.id).map((a) => ({ name: a.name, url: `/v1/search/sales?areas=${a.id}` })) }
+      ? {
+          id: area.id,
+          name: area.name,
+          slug: area.slug,
+          breadcrumbs: ctx.areas.ancestry(area.id).map((a) => ({ name: a.name, url: `/v1/search/sales?areas=${a.id}` })),
+        }
       : null,
     amenities: ctx.amenities,
     policies: {

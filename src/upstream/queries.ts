@@ -49,21 +49,50 @@ export function render(selection: Selection, dropped: ReadonlySet<string>): stri
 
 /** Search node fields the mirror reads: the confirmed ones, and several clients' where the mirror needs them. */
 export const SEARCH_NODE: Selection = [
-  'id', 'areaName', 'bedroomCount', 'fullBathroomCount', 'halfBathroomCount', 'buildingType',
-  ['geoPoint', ['latitude', 'longitude']], ['leadMedia', [['photo', ['key']]]], 'price', 'sourceGroupLabel', 'status',
-  'street', 'unit', 'urlPath', 'tier',
+  'id',
+  'areaName',
+  'bedroomCount',
+  'fullBathroomCount',
+  'halfBathroomCount',
+  'buildingType',
+  ['geoPoint', ['latitude', 'longitude']],
+  ['leadMedia', [['photo', ['key']]]],
+  'price',
+  'sourceGroupLabel',
+  'status',
+  'street',
+  'unit',
+  'urlPath',
+  'tier',
   // seen in several clients
-  'availableAt', 'furnished', 'hasTour3d', 'hasVideos', 'livingAreaSize', 'monthsFree', 'noFee', 'netEffectivePrice',
+  'availableAt',
+  'furnished',
+  'hasTour3d',
+  'hasVideos',
+  'livingAreaSize',
+  'monthsFree',
+  'noFee',
+  'netEffectivePrice',
   ['upcomingOpenHouse', ['startTime', 'endTime']],
 ];
 
 const PROPERTY_DETAILS: Selection = [
   ['address', ['street', 'city', 'state', 'zipCode', 'unit']],
-  'roomCount', 'bedroomCount', 'fullBathroomCount', 'halfBathroomCount', 'livingAreaSize',
+  'roomCount',
+  'bedroomCount',
+  'fullBathroomCount',
+  'halfBathroomCount',
+  'livingAreaSize',
   ['amenities', ['list', 'doormanTypes', 'parkingTypes', 'storageSpaceTypes']],
 ];
 const DETAIL_COMMON: Selection = [
-  'id', 'status', 'createdAt', 'availableAt', 'offMarketAt', 'buildingId', 'description',
+  'id',
+  'status',
+  'createdAt',
+  'availableAt',
+  'offMarketAt',
+  'buildingId',
+  'description',
   ['media', [['photos', ['key']], ['floorPlans', ['key']], 'tour3dUrl']],
   ['propertyDetails', PROPERTY_DETAILS],
   ['upcomingOpenHouses', ['startTime', 'endTime']],
@@ -74,8 +103,16 @@ export const RENTAL_DETAIL: Selection = [...DETAIL_COMMON, ['pricing', ['price',
 export const SALE_DETAIL: Selection = [...DETAIL_COMMON, ['pricing', ['price', 'maintenanceFee', 'taxes']]];
 /** `buildingByRentalListingId` / `buildingBySaleListingId` fields. */
 export const BUILDING_DETAIL: Selection = [
-  'id', 'name', 'type', 'residentialUnitCount', 'yearBuilt', 'status', ['address', ['street', 'city', 'state', 'zipCode']],
-  ['media', [['photos', ['key']]]], ['area', ['name']], ['policies', ['list', ['petPolicy', ['catsAllowed', 'dogsAllowed']]]],
+  'id',
+  'name',
+  'type',
+  'residentialUnitCount',
+  'yearBuilt',
+  'status',
+  ['address', ['street', 'city', 'state', 'zipCode']],
+  ['media', [['photos', ['key']]]],
+  ['area', ['name']],
+  ['policies', ['list', ['petPolicy', ['catsAllowed', 'dogsAllowed']]]],
 ];
 export const AREAS: Selection = ['id', 'name', 'numericId', 'parentId', ['geometry', ['encodedBoundary']]];
 

@@ -57,19 +57,28 @@ export class SodaClient {
 
   constructor(private readonly options: SodaClientOptions) {
     this.halfOpenAfterMs = (options.breakerHalfOpenSeconds ?? 30) * 1000;
-    this.breaker = circuitBreaker(handleWhen((e) => e instanceof UpstreamError && e.failure !== 'http'), {
-      halfOpenAfter: this.halfOpenAfterMs,
-      breaker: new ConsecutiveBreaker(options.breakerThreshold ?? 5),
-    });
+    this.breaker = circuitBreaker(
+      handleWhen((e) => e instanceof UpstreamError && e.failure !== 'http'),
+      {
+        halfOpenAfter: this.halfOpenAfterMs,
+        breaker: new ConsecutiveBreaker(options.breakerThreshold ?? 5),
+      },
+    );
     this.breaker.onBreak(() => {
       this.openedAt = Date.now();
-      options.logger?.warn({ retryInSeconds: this.halfOpenAfterMs / 1000 }, 'open data circuit opened: no calls to SODA until it half-opens');
+      options.logger?.warn(
+        { retryInSeconds: this.halfOpenAfterMs / 1000 },
+        'open data circuit opened: no calls to SODA until it half-opens',
+      );
     });
     this.breaker.onReset(() => options.logger?.info('open data circuit closed: SODA answers again'));
-    const retryPolicy = retry(handleWhen((e) => e instanceof UpstreamError && (e.transient || e.status === 429)), {
-      maxAttempts: Math.max(0, (options.maxAttempts ?? 3) - 1),
-      backoff: new ExponentialBackoff({ initialDelay: 200, maxDelay: 2000 }),
-    });
+    const retryPolicy = retry(
+      handleWhen((e) => e instanceof UpstreamError && (e.transient || e.status === 429)),
+      {
+        maxAttempts: Math.max(0, (options.maxAttempts ?? 3) - 1),
+        backoff: new ExponentialBackoff({ initialDelay: 200, maxDelay: 2000 }),
+      },
+    );
     this.policy = wrap(retryPolicy, this.breaker);
   }
 
@@ -88,7 +97,9 @@ export class SodaClient {
     params.set('$limit', String(limit));
     params.set('$offset', String(offset));
     try {
-      return await this.policy.execute(() => countedRequest(this.options.metrics, 'open-data', () => this.once(`${this.options.url}/resource/${dataset}.json?${params}`)));
+      return await this.policy.execute(() =>
+        countedRequest(this.options.metrics, 'open-data', () => this.once(`${this.options.url}/resource/${dataset}.json?${params}`)),
+      );
     } catch (error) {
       if (error instanceof BrokenCircuitError) throw new UpstreamError('circuit-open', 'open data circuit breaker is open');
       throw error;
@@ -130,7 +141,9 @@ export class SodaClient {
       let message = text.slice(0, 200);
       try {
         message = (JSON.parse(text) as { message?: string }).message ?? message;
-      } catch { /* not JSON: keep the text */ }
+      } catch {
+        /* not JSON: keep the text */
+      }
       // 429 (throttled) is worth a retry like a 5xx; other 4xx are the query's fault and are not.
       const failure = response.statusCode >= 500 || response.statusCode === 429 ? 'network' : 'http';
       throw new UpstreamError(failure, `SODA answered ${response.statusCode}: ${message}`, response.statusCode);

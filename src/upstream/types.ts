@@ -93,7 +93,12 @@ export interface UpstreamPropertyDetails {
   fullBathroomCount?: number | null;
   halfBathroomCount?: number | null;
   livingAreaSize?: number | null;
-  amenities?: { list?: string[] | null; doormanTypes?: string[] | null; parkingTypes?: string[] | null; storageSpaceTypes?: string[] | null } | null;
+  amenities?: {
+    list?: string[] | null;
+    doormanTypes?: string[] | null;
+    parkingTypes?: string[] | null;
+    storageSpaceTypes?: string[] | null;
+  } | null;
 }
 
 /** `rentalByListingId` / `saleByListingId` (clients; identical in three independent ones). Null when the site has none. */
@@ -106,7 +111,11 @@ export interface UpstreamListingDetail {
   offMarketAt?: string | null;
   buildingId?: string | number | null;
   description?: string | null;
-  media?: { photos?: ({ key?: string | null } | null)[] | null; floorPlans?: ({ key?: string | null } | null)[] | null; tour3dUrl?: string | null } | null;
+  media?: {
+    photos?: ({ key?: string | null } | null)[] | null;
+    floorPlans?: ({ key?: string | null } | null)[] | null;
+    tour3dUrl?: string | null;
+  } | null;
   propertyDetails?: UpstreamPropertyDetails | null;
   /** Rentals: `price noFee monthsFree leaseTermMonths`; sales: `price maintenanceFee taxes`. */
   pricing?: {

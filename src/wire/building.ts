@@ -63,10 +63,17 @@ export const BuildingSchema = Type.Object(
     }),
     nycData: Nullable(
       Type.Object({
-        communityDistrict: NInt({ description: "Community district as PLUTO writes it: the borough's digit and the district (105: Manhattan 5). PLUTO's where its lot matches, else the district polygon holding the building; null in a joint-interest area (parks, airports)." }),
+        communityDistrict: NInt({
+          description:
+            "Community district as PLUTO writes it: the borough's digit and the district (105: Manhattan 5). PLUTO's where its lot matches, else the district polygon holding the building; null in a joint-interest area (parks, airports).",
+        }),
         councilDistrict: NInt({ description: 'City Council district (1-51, lines of 2023) holding the building.' }),
-        policePrecinct: NInt({ description: "NYPD precinct: PLUTO's where its lot matches, else the precinct polygon holding the building." }),
-        schoolDistrict: NInt({ description: 'Extension member: the community school district (1-32) holding the building (DCP lines of 2013).' }),
+        policePrecinct: NInt({
+          description: "NYPD precinct: PLUTO's where its lot matches, else the precinct polygon holding the building.",
+        }),
+        schoolDistrict: NInt({
+          description: 'Extension member: the community school district (1-32) holding the building (DCP lines of 2013).',
+        }),
         buildingClass: NStr(),
         buildingClassDescription: NStr(),
         hasAbatements: NBool(),
@@ -86,12 +93,15 @@ export const AreaSchema = Type.Object(
     name: Type.String(),
     level: Type.Integer({ description: '0 borough, 1 sub-borough, 2 neighbourhood.' }),
     parentId: Nullable(Type.Integer({ description: 'Parent area id; null for a borough.' })),
-    slug: Type.String({ description: 'The upstream site\'s own slug for the area.' }),
+    slug: Type.String({ description: "The upstream site's own slug for the area." }),
     boundary: Type.Optional(
       Nullable(
         Type.Object(
           { type: Type.Literal('Polygon'), coordinates: Type.Array(Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }))) },
-          { description: 'The area\'s outline as a GeoJSON Polygon ([longitude, latitude] positions), decoded from the site\'s own; present when asked (`include=boundary`, or one area by id).' },
+          {
+            description:
+              "The area's outline as a GeoJSON Polygon ([longitude, latitude] positions), decoded from the site's own; present when asked (`include=boundary`, or one area by id).",
+          },
         ),
       ),
     ),

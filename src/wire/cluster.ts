@@ -12,7 +12,11 @@ export const ListingClusterSchema = Type.Object(
     longitude: Type.Number({ description: 'Centroid of their positions: the mean longitude.' }),
     minPrice: Type.Integer({ description: 'Lowest price in the cell, dollars (a month for rentals).' }),
     maxPrice: Type.Integer({ description: 'Highest price in the cell, dollars (a month for rentals).' }),
-    cell: Type.Array(Type.Number(), { minItems: 4, maxItems: 4, description: "The cell's bounds: `[minLon, minLat, maxLon, maxLat]`, WGS84 degrees." }),
+    cell: Type.Array(Type.Number(), {
+      minItems: 4,
+      maxItems: 4,
+      description: "The cell's bounds: `[minLon, minLat, maxLon, maxLat]`, WGS84 degrees.",
+    }),
   },
   { $id: 'ListingCluster' },
 );

@@ -1,4 +1,15 @@
-import { Type, type Static, type TBoolean, type TInteger, type TNull, type TNumber, type TSchema, type TString, type TUnion, type TUnsafe } from 'typebox';
+import {
+  Type,
+  type Static,
+  type TBoolean,
+  type TInteger,
+  type TNull,
+  type TNumber,
+  type TSchema,
+  type TString,
+  type TUnion,
+  type TUnsafe,
+} from 'typebox';
 
 /**
  * Wire shapes shared by several answers. The `src/wire/` folder is the one definition of what the API

@@ -40,7 +40,12 @@ const summaryFields = {
   bedroomCount: NInt(),
   fullBathroomCount: NInt(),
   halfBathroomCount: NInt(),
-  buildingType: Nullable(Type.String({ description: "Open set: the site's upper-case tokens (CONDO, CO_OP, HOUSE, ...); the search's buildingType filter lists the known ones." })),
+  buildingType: Nullable(
+    Type.String({
+      description:
+        "Open set: the site's upper-case tokens (CONDO, CO_OP, HOUSE, ...); the search's buildingType filter lists the known ones.",
+    }),
+  ),
   areaName: NStr(),
   status: Type.String({ description: 'Open set; known: ACTIVE, IN_CONTRACT (answered by id, never found by a search), OFF_MARKET.' }),
   geoPoint: Nullable(Type.Ref('GeoPoint')),
@@ -52,7 +57,12 @@ const summaryFields = {
 };
 
 export const ListingSummary = Type.Object(
-  { ...summaryFields, distance: Type.Optional(Type.Integer({ description: 'Metres (great-circle) from the `near` point; present only when the search has one.' })) },
+  {
+    ...summaryFields,
+    distance: Type.Optional(
+      Type.Integer({ description: 'Metres (great-circle) from the `near` point; present only when the search has one.' }),
+    ),
+  },
   { $id: 'ListingSummary' },
 );
 

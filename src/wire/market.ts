@@ -9,11 +9,18 @@ export const MarketFigures = Type.Object({
   medianPrice: Type.Union([Type.Number(), Type.Null()], { description: 'Median price, dollars (rent a month, or asking price).' }),
   p25Price: Type.Union([Type.Number(), Type.Null()], { description: '25th percentile price, dollars.' }),
   p75Price: Type.Union([Type.Number(), Type.Null()], { description: '75th percentile price, dollars.' }),
-  medianPricePerSqft: Type.Union([Type.Number(), Type.Null()], { description: 'Median dollars per square foot, over listings of known size.' }),
-  medianDaysOnMarket: Type.Union([Type.Number(), Type.Null()], { description: 'Median whole days on market, over listings of known listing date.' }),
-  byBedroom: Type.Array(Type.Object({ bedrooms: Type.String(), activeCount: Type.Integer(), medianPrice: Type.Union([Type.Number(), Type.Null()]) }), {
-    description: 'Active listings by bedroom count (STUDIO, 1, 2, ..., UNKNOWN) with their median price.',
+  medianPricePerSqft: Type.Union([Type.Number(), Type.Null()], {
+    description: 'Median dollars per square foot, over listings of known size.',
   }),
+  medianDaysOnMarket: Type.Union([Type.Number(), Type.Null()], {
+    description: 'Median whole days on market, over listings of known listing date.',
+  }),
+  byBedroom: Type.Array(
+    Type.Object({ bedrooms: Type.String(), activeCount: Type.Integer(), medianPrice: Type.Union([Type.Number(), Type.Null()]) }),
+    {
+      description: 'Active listings by bedroom count (STUDIO, 1, 2, ..., UNKNOWN) with their median price.',
+    },
+  ),
 });
 
 export type MarketFigures = Static<typeof MarketFigures>;

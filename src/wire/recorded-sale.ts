@@ -15,7 +15,9 @@ export const RecordedSaleSchema = Type.Object(
     bbl: NStr(),
     address: Type.Ref('Address'),
     neighborhood: Nullable(Type.String({ description: "DOF's neighbourhood name, as published (not an area of /v1/areas)." })),
-    buildingClassCategory: Nullable(Type.String({ description: 'DOF building class category, e.g. `13 CONDOS - ELEVATOR APARTMENTS`; filter by its two digits.' })),
+    buildingClassCategory: Nullable(
+      Type.String({ description: 'DOF building class category, e.g. `13 CONDOS - ELEVATOR APARTMENTS`; filter by its two digits.' }),
+    ),
     buildingClass: Nullable(Type.String({ description: 'Building class at the time of sale (DOF code).' })),
     buildingClassDescription: NStr(),
     taxClass: NStr(),
@@ -27,10 +29,20 @@ export const RecordedSaleSchema = Type.Object(
     yearBuilt: NInt(),
     salePrice: Nullable(Type.Integer({ description: 'Dollars; null where DOF gives none.' })),
     saleDate: Type.String({ format: 'date' }),
-    pricePerSqft: Nullable(Type.Number({ description: 'Sale price over gross square feet, dollars; null for a transfer without consideration or an unknown size.' })),
-    noConsideration: Type.Boolean({ description: 'A transfer without consideration (price under $10,000 or none): kept, and out of every figure.' }),
+    pricePerSqft: Nullable(
+      Type.Number({
+        description: 'Sale price over gross square feet, dollars; null for a transfer without consideration or an unknown size.',
+      }),
+    ),
+    noConsideration: Type.Boolean({
+      description: 'A transfer without consideration (price under $10,000 or none): kept, and out of every figure.',
+    }),
     geoPoint: Nullable(Type.Ref('GeoPoint')),
-    positionSource: Nullable(Type.Union([Type.Literal('tax-lot'), Type.Literal('building')], { description: "`tax-lot`: PLUTO's lot; `building`: a mirrored building at the same address; null: no position." })),
+    positionSource: Nullable(
+      Type.Union([Type.Literal('tax-lot'), Type.Literal('building')], {
+        description: "`tax-lot`: PLUTO's lot; `building`: a mirrored building at the same address; null: no position.",
+      }),
+    ),
     areaId: Nullable(Type.Integer({ description: 'The deepest area of /v1/areas holding the position; null without one.' })),
     buildingId: Nullable(Type.String({ description: 'The mirrored building at the same address and ZIP code, if any.' })),
   },

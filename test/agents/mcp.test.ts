@@ -20,12 +20,15 @@ const clients: Client[] = [];
 
 async function httpClient(key?: string): Promise<Client> {
   const client = new Client({ name: 'nyc-listings-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: key ? { authorization: `Bearer ${key}` } : {} } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: key ? { authorization: `Bearer ${key}` } : {} } }),
+  );
   clients.push(client);
   return client;
 }
 
-const textOf = (result: Awaited<ReturnType<Client['callTool']>>) => JSON.parse((result.content as { type: string; text: string }[])[0].text);
+const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
+  JSON.parse((result.content as { type: string; text: string }[])[0].text);
 
 beforeAll(async () => {
   base = await t.rt.app.listen({ port: 0, host: '127.0.0.1' });
@@ -35,12 +38,14 @@ afterAll(async () => {
 });
 
 describe('the MCP server over Streamable HTTP', () => {
-  it('lists one tool per read route, each with the route\'s own parameters as its input schema', async () => {
+  it("lists one tool per read route, each with the route's own parameters as its input schema", async () => {
     const client = await httpClient(t.key);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(MCP_TOOLS.map((tool) => tool.name));
     const rentals = tools.find((tool) => tool.name === 'search_rentals')!;
-    const expected = Object.keys(RentalsQuery.properties).filter((k) => !['format', 'fields'].includes(k)).sort();
+    const expected = Object.keys(RentalsQuery.properties)
+      .filter((k) => !['format', 'fields'].includes(k))
+      .sort();
     expect(Object.keys(rentals.inputSchema.properties ?? {}).sort()).toEqual(expected);
     expect(rentals.inputSchema.properties!.maxPrice).toEqual(JSON.parse(JSON.stringify(RentalsQuery.properties.maxPrice)));
     expect(tools.find((tool) => tool.name === 'get_listing')!.inputSchema.required).toEqual(['id']);
@@ -52,7 +57,11 @@ describe('the MCP server over Streamable HTTP', () => {
     const args = { areas: 'williamsburg', minBeds: 2, maxBeds: 2, maxPrice: 3500, sort: 'PRICE', sortDir: 'ASC', perPage: 5 };
     const found = await client.callTool({ name: 'search_rentals', arguments: args });
     expect(found.isError).toBeFalsy();
-    const http = await get(t.rt.app, '/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC&perPage=5', t.key);
+    const http = await get(
+      t.rt.app,
+      '/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC&perPage=5',
+      t.key,
+    );
     const answer = textOf(found);
     expect(answer.data).toEqual(http.body.data);
     expect(answer.meta.total).toBe(http.body.meta.total);
@@ -65,7 +74,11 @@ describe('the MCP server over Streamable HTTP', () => {
     const detail = textOf(await client.callTool({ name: 'get_listing', arguments: { id: listing.id } }));
     expect(detail.data).toEqual((await get(t.rt.app, `/v1/property/${listing.id}`, t.key)).body.data);
     const comparables = textOf(await client.callTool({ name: 'comparables', arguments: { id: listing.id, limit: 3 } }));
-    expect(comparables.data.map((c: { listing: { id: string } }) => c.listing.id)).toEqual((await get(t.rt.app, `/v1/property/${listing.id}/comparables?limit=3`, t.key)).body.data.map((c: { listing: { id: string } }) => c.listing.id));
+    expect(comparables.data.map((c: { listing: { id: string } }) => c.listing.id)).toEqual(
+      (await get(t.rt.app, `/v1/property/${listing.id}/comparables?limit=3`, t.key)).body.data.map(
+        (c: { listing: { id: string } }) => c.listing.id,
+      ),
+    );
   });
 
   it('keys, plans and validation apply as over HTTP: refusals are error results carrying the problem', async () => {
@@ -77,7 +90,10 @@ describe('the MCP server over Streamable HTTP', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatchObject({ status: 401, code: 'MISSING_API_KEY' });
     const free = await httpClient(await t.rt.key('free'));
-    expect(textOf(await free.callTool({ name: 'comparables', arguments: { id: '1545' } }))).toMatchObject({ status: 403, code: 'PLAN_REQUIRED' });
+    expect(textOf(await free.callTool({ name: 'comparables', arguments: { id: '1545' } }))).toMatchObject({
+      status: 403,
+      code: 'PLAN_REQUIRED',
+    });
     const client = await httpClient(t.key);
     const bad = await client.callTool({ name: 'search_rentals', arguments: { minBeds: 'two' } });
     expect(bad.isError).toBe(true);
@@ -91,7 +107,8 @@ describe('the MCP server over Streamable HTTP', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/markdown/);
     expect(res.body).toMatch(/^# nyc-listings\n\n> /);
-    for (const path of ['/v1/search/rentals', '/v1/property/{id}', '/v1/recorded-sales', '/v1/openapi.json']) expect(res.body).toContain(path);
+    for (const path of ['/v1/search/rentals', '/v1/property/{id}', '/v1/recorded-sales', '/v1/openapi.json'])
+      expect(res.body).toContain(path);
     for (const tool of MCP_TOOLS) expect(res.body).toContain(tool.name);
   });
 });
@@ -100,10 +117,26 @@ describe('the MCP server on stdio (`nyc-listings mcp`)', () => {
   it('answers the SDK client over stdio with the key given in the environment', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'mcp-')), 'mirror.db');
     copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
-    const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP, LOG_LEVEL: 'silent', MARKET_CLOCK: 'off', SYNC_INTERVAL_SECONDS: '0', OPEN_DATA_SYNC_INTERVAL_SECONDS: '0' } as Record<string, string>;
+    const env = {
+      ...process.env,
+      DATABASE_URL: db,
+      SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP,
+      LOG_LEVEL: 'silent',
+      MARKET_CLOCK: 'off',
+      SYNC_INTERVAL_SECONDS: '0',
+      OPEN_DATA_SYNC_INTERVAL_SECONDS: '0',
+    } as Record<string, string>;
     const key = (await promisify(execFile)(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro'], { cwd: ROOT, env })).stdout.trim();
     const client = new Client({ name: 'nyc-listings-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], cwd: ROOT, env: { ...env, NYC_LISTINGS_API_KEY: key }, stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp'],
+        cwd: ROOT,
+        env: { ...env, NYC_LISTINGS_API_KEY: key },
+        stderr: 'ignore',
+      }),
+    );
     clients.push(client);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(MCP_TOOLS.map((tool) => tool.name));
     const areas = textOf(await client.callTool({ name: 'find_areas', arguments: { q: 'williamsbu' } }));

@@ -25,16 +25,39 @@ const problems: string[] = [];
 const apiCalls: URL[] = [];
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ CHANGES_STREAM_POLL_SECONDS: '0.05' }, { withoutRentHop: true, clock: () => new Date(now), manualMarketClock: true });
+  rt = await startTestRuntime(
+    { CHANGES_STREAM_POLL_SECONDS: '0.05' },
+    { withoutRentHop: true, clock: () => new Date(now), manualMarketClock: true },
+  );
   base = await rt.app.listen({ port: 0, host: '127.0.0.1' });
   // The key docs/explorer.md tells a person to issue: publishable, limited to what the page calls.
-  const operations = ['listAreas', 'searchRentals', 'searchSales', 'clusterRentals', 'clusterSales', 'getProperty', 'getComparables', 'getMarket', 'getUsage', 'streamChanges'];
+  const operations = [
+    'listAreas',
+    'searchRentals',
+    'searchSales',
+    'clusterRentals',
+    'clusterSales',
+    'getProperty',
+    'getComparables',
+    'getMarket',
+    'getUsage',
+    'streamChanges',
+  ];
   key = await rt.key('business', { origins: [base], label: 'explorer test', operations });
   secret = await rt.key('pro');
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // Software WebGL (SwiftShader) for MapLibre; no background traffic (the machine's network is closed).
-    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--use-angle=swiftshader',
+      '--enable-unsafe-swiftshader',
+      '--ignore-gpu-blocklist',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on('console', (message) => {
@@ -59,7 +82,9 @@ afterAll(async () => {
 
 /** The page's status line once the search it shows has answered. */
 async function searched(p: Page): Promise<string> {
-  await p.waitForFunction(() => document.body.dataset.state === 'ready' && !document.querySelector('#status')!.textContent!.startsWith('Searching'));
+  await p.waitForFunction(
+    () => document.body.dataset.state === 'ready' && !document.querySelector('#status')!.textContent!.startsWith('Searching'),
+  );
   return (await p.textContent('#status'))!;
 }
 
@@ -85,7 +110,10 @@ describe('the map explorer', () => {
     const inView = await page.evaluate(() => {
       const { map } = (window as any).explorer;
       const b = map.getBounds();
-      return { bbox: [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v: number) => v.toFixed(6)).join(','), boroughs: map.querySourceFeatures('boroughs').length };
+      return {
+        bbox: [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v: number) => v.toFixed(6)).join(','),
+        boroughs: map.querySourceFeatures('boroughs').length,
+      };
     });
     expect(inView.boroughs).toBeGreaterThan(0);
     const expectedInView = await get(rt.app, `/v1/search/rentals?bbox=${inView.bbox}&perPage=1`, secret);
@@ -99,7 +127,10 @@ describe('the map explorer', () => {
     await page.evaluate(() => (window as any).explorer.map.panBy([300, 0], { duration: 0 }));
     await page.waitForFunction((n) => (window as any).explorer.state.searches > n, 1);
     await searched(page);
-    const pannedTo = apiCalls.slice(before).filter((u) => u.pathname === '/v1/search/rentals').at(-1)!;
+    const pannedTo = apiCalls
+      .slice(before)
+      .filter((u) => u.pathname === '/v1/search/rentals')
+      .at(-1)!;
     expect(pannedTo.searchParams.get('bbox')).not.toBe(inView.bbox);
 
     // Filter, through the panel's own controls: the map fits Williamsburg and searches it.
@@ -113,23 +144,41 @@ describe('the map explorer', () => {
     await page.waitForFunction(() => location.search.includes('maxPrice=3500') && location.search.includes('sortDir=ASC'));
     await page.waitForFunction(() => {
       const calls = performance.getEntriesByType('resource').map((e) => e.name);
-      return calls.some((u) => u.includes('/v1/search/rentals') && u.includes('areas=williamsburg') && u.includes('maxPrice=3500') && u.includes('sortDir=ASC'));
+      return calls.some(
+        (u) =>
+          u.includes('/v1/search/rentals') && u.includes('areas=williamsburg') && u.includes('maxPrice=3500') && u.includes('sortDir=ASC'),
+      );
     });
     const filtered = await searched(page);
     const last = apiCalls.filter((u) => u.pathname === '/v1/search/rentals').at(-1)!;
     expect(Object.fromEntries([...last.searchParams].filter(([name]) => name !== 'bbox'))).toEqual({
-      areas: 'williamsburg', minBeds: '2', maxBeds: '2', maxPrice: '3500', sort: 'PRICE', sortDir: 'ASC', format: 'geojson', perPage: '500',
+      areas: 'williamsburg',
+      minBeds: '2',
+      maxBeds: '2',
+      maxPrice: '3500',
+      sort: 'PRICE',
+      sortDir: 'ASC',
+      format: 'geojson',
+      perPage: '500',
     });
-    const expected = await get(rt.app, `/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC&bbox=${last.searchParams.get('bbox')}&perPage=500`, secret);
+    const expected = await get(
+      rt.app,
+      `/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC&bbox=${last.searchParams.get('bbox')}&perPage=500`,
+      secret,
+    );
     expect(expected.body.meta.total).toBeGreaterThan(0);
     expect(matching(filtered)).toBe(expected.body.meta.total);
     const listed = await page.$$eval('#results button', (buttons) => buttons.map((b) => (b as HTMLElement).dataset.id));
     expect(listed).toEqual(expected.body.data.slice(0, 25).map((l: { id: string }) => l.id));
 
     // Open the cheapest that has a point of its own on the map (not one of several at one address) with a click on it.
-    const at = (l: { geoPoint: { longitude: number; latitude: number } | null }) => (l.geoPoint ? `${l.geoPoint.longitude},${l.geoPoint.latitude}` : null);
+    const at = (l: { geoPoint: { longitude: number; latitude: number } | null }) =>
+      l.geoPoint ? `${l.geoPoint.longitude},${l.geoPoint.latitude}` : null;
     const cheapest = expected.body.data.find((l: any) => at(l) && expected.body.data.filter((o: any) => at(o) === at(l)).length === 1);
-    await page.evaluate(([lon, lat]) => (window as any).explorer.map.jumpTo({ center: [lon, lat], zoom: 17 }), [cheapest.geoPoint.longitude, cheapest.geoPoint.latitude]);
+    await page.evaluate(
+      ([lon, lat]) => (window as any).explorer.map.jumpTo({ center: [lon, lat], zoom: 17 }),
+      [cheapest.geoPoint.longitude, cheapest.geoPoint.latitude],
+    );
     await searched(page);
     await page.waitForFunction(() => (window as any).explorer.map.queryRenderedFeatures({ layers: ['listings'] }).length > 0);
     const point = await page.evaluate((id) => {

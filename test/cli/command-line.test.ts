@@ -11,7 +11,12 @@ import { rentalRows, saleRows } from '../helpers/source-rows.js';
 
 // The command line as a person meets it: help, version, named mistakes with exit code 2, and serve.
 // A database of its own: a command must never write into the checkout's data/ folder.
-const env = { ...process.env, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'info', DATABASE_URL: join(mkdtempSync(join(tmpdir(), 'cli-')), 'mirror.db') };
+const env = {
+  ...process.env,
+  SHARED_DATA_DIR: SHARED_DATA,
+  LOG_LEVEL: 'info',
+  DATABASE_URL: join(mkdtempSync(join(tmpdir(), 'cli-')), 'mirror.db'),
+};
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return cliWith(env, ...args);
 }
@@ -73,13 +78,22 @@ describe('the command line', () => {
     copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const syncEnv = { ...env, DATABASE_URL: db, MARKET_CLOCK: 'off', SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP };
     // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
-    const { stdout: onTerminal } = await promisify(execFile)('script', ['-qec', `${process.execPath} ${CLI} sync --source listings`, '/dev/null'], { cwd: ROOT, env: syncEnv });
+    const { stdout: onTerminal } = await promisify(execFile)(
+      'script',
+      ['-qec', `${process.execPath} ${CLI} sync --source listings`, '/dev/null'],
+      { cwd: ROOT, env: syncEnv },
+    );
     expect(onTerminal).toMatch(/scopes\s+\[[█░]+\] 10\/10/);
     expect(onTerminal).toMatch(/INFO.*sync done/);
     expect(onTerminal).not.toContain('"level":30');
     const piped = await cliWith(syncEnv, 'sync', '--source', 'listings');
     expect(piped.code).toBe(0);
-    expect(piped.stderr.split('\n').filter(Boolean).every((line) => line.startsWith('{'))).toBe(true);
+    expect(
+      piped.stderr
+        .split('\n')
+        .filter(Boolean)
+        .every((line) => line.startsWith('{')),
+    ).toBe(true);
   }, 120_000);
 
   it('serve --port --host listens there and says where, with the docs URL and the data counts', async () => {
@@ -108,7 +122,10 @@ describe('the command line', () => {
       });
       const logged = JSON.parse(line);
       // Before it listened, it built the search index: it holds what the store holds.
-      const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; rental?: number; sale?: number });
+      const lines = text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string; rental?: number; sale?: number });
       const ready = lines.findIndex((l) => l.msg.startsWith('search index of'));
       expect(ready, text).toBeGreaterThanOrEqual(0);
       expect(ready).toBeLessThan(lines.findIndex((l) => l.msg.includes('nyc-listings listening')));

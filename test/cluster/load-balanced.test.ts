@@ -129,7 +129,14 @@ async function get(base: string, path: string, extra: Record<string, string> = {
   try {
     const res = await request(`${base}${path}`, { dispatcher: agent, headers: extra });
     const body = await res.body.text();
-    return { path, start: started, end: now(), status: res.statusCode, servedBy: (res.headers['x-served-by'] as string | undefined) ?? null, body };
+    return {
+      path,
+      start: started,
+      end: now(),
+      status: res.statusCode,
+      servedBy: (res.headers['x-served-by'] as string | undefined) ?? null,
+      body,
+    };
   } catch (error) {
     return { path, start: started, end: now(), status: 0, servedBy: null, error: (error as Error).message, body: '' };
   }
@@ -147,7 +154,12 @@ function follow(base: string, key: string, since: number): Stream {
           headers: { ...headers(key), ...(last !== undefined ? { 'last-event-id': String(last) } : {}) },
           signal: stream.abort.signal,
         });
-        stream.connections.push({ at: now(), servedBy: (res.headers['x-served-by'] as string | undefined) ?? null, status: res.statusCode, lastEventId: last === undefined ? null : String(last) });
+        stream.connections.push({
+          at: now(),
+          servedBy: (res.headers['x-served-by'] as string | undefined) ?? null,
+          status: res.statusCode,
+          lastEventId: last === undefined ? null : String(last),
+        });
         if (res.statusCode === 200) {
           const parser = createParser({ onEvent: (e) => stream.events.push({ id: Number(e.id), type: e.event ?? 'message' }) });
           for await (const chunk of res.body) parser.feed(chunk.toString());
@@ -170,9 +182,20 @@ beforeAll(async () => {
   const sharedData = join(dir, 'shared-data');
   writeSharedDataWithoutRentHop(sharedData);
   receiver = await startReceiver(() => 200);
-  const [upstreamPort, adminPort, openDataPort, portA, portB, frontPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [upstreamPort, adminPort, openDataPort, portA, portB, frontPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
 
-  const upstream = start('upstream', ['upstream', '--port', String(upstreamPort), '--admin-port', String(adminPort), '--open-data-port', String(openDataPort)], { SHARED_DATA_DIR: sharedData, LOG_LEVEL: 'info' });
+  const upstream = start(
+    'upstream',
+    ['upstream', '--port', String(upstreamPort), '--admin-port', String(adminPort), '--open-data-port', String(openDataPort)],
+    { SHARED_DATA_DIR: sharedData, LOG_LEVEL: 'info' },
+  );
   await upstream.waitForLine(/local upstream on/, 'the local stand-ins listening');
   const vars = env({ upstream: `http://127.0.0.1:${upstreamPort}/`, openData: `http://127.0.0.1:${openDataPort}` }, sharedData);
   const apiArgs = (port: number) => ['serve', '--api-only', '--host', '127.0.0.1', '--port', String(port)];
@@ -203,14 +226,21 @@ beforeAll(async () => {
   const worker = start('worker', ['sync', '--watch', '--source', 'listings'], vars);
   await worker.waitForLine(/"msg":"sync done"/, "the worker's first sync", 240_000);
   // Both instances in HAProxy's rotation: its health checks found them serving.
-  await waitFor(async () => {
-    const servers = new Set<string | null>();
-    for (let i = 0; i < 4; i++) servers.add((await get(front, '/v1/health')).servedBy);
-    return servers.has('api1') && servers.has('api2');
-  }, 'both instances up behind HAProxy', 60_000);
+  await waitFor(
+    async () => {
+      const servers = new Set<string | null>();
+      for (let i = 0; i < 4; i++) servers.add((await get(front, '/v1/health')).servedBy);
+      return servers.has('api1') && servers.has('api2');
+    },
+    'both instances up behind HAProxy',
+    60_000,
+  );
 
   const key = (await cli(['keys', 'issue', '--plan', 'business', '--label', 'cluster load'], vars)).trim();
-  const keyId = (await cli(['keys', 'list'], vars)).split('\n').find((l) => l.includes('cluster load'))!.split('\t')[0];
+  const keyId = (await cli(['keys', 'list'], vars))
+    .split('\n')
+    .find((l) => l.includes('cluster load'))!
+    .split('\t')[0];
   await cli(['webhooks', 'add', '--key', keyId, '--url', `${receiver.url}/hooks`, '--events', CHANGE_TYPES.join(',')], vars);
 
   // The load: searches and details from LOOPS loops, and STREAMS change streams from where the webhook
@@ -231,7 +261,8 @@ beforeAll(async () => {
       const answer = await get(front, path, headers(key));
       inFlight--;
       seen.answers.push({ ...answer, body: undefined } as Answer);
-      if (answer.status === 200 && path.startsWith('/v1/search') && ids.length < 2000) ids.push(...(JSON.parse(answer.body).data as { id: string }[]).map((l) => l.id));
+      if (answer.status === 200 && path.startsWith('/v1/search') && ids.length < 2000)
+        ids.push(...(JSON.parse(answer.body).data as { id: string }[]).map((l) => l.id));
     }
   };
   seen.streams = Array.from({ length: STREAMS }, () => follow(front, key, seen.startHead));
@@ -263,26 +294,49 @@ beforeAll(async () => {
   await advance();
   await until(t0 + LOAD_SECONDS * 1000);
   // The restarted instance is back in the rotation before the load ends.
-  await waitFor(() => seen.answers.some((a) => a.servedBy === seen.victim && a.start > seen.restartedAt), 'the restarted instance answering through HAProxy', 60_000);
+  await waitFor(
+    () => seen.answers.some((a) => a.servedBy === seen.victim && a.start > seen.restartedAt),
+    'the restarted instance answering through HAProxy',
+    60_000,
+  );
   stopped = true;
   await Promise.all(loops);
   seen.secondsOfLoad = (now() - t0) / 1000;
 
   // The worker has crawled every listing scope since the last move of the market; the streams and the
   // webhook receiver then have everything up to the head.
-  await waitFor(async () => {
-    const { rows } = await admin.query(`select count(*) as n from ${schema}.sync_scopes where (scope like 'rental:%' or scope like 'sale:%') and last_success_at > $1`, [new Date(seen.lastAdvanceAt).toISOString()]);
-    return Number(rows[0].n) === 10;
-  }, 'every listing scope synced after the last market move', 120_000);
+  await waitFor(
+    async () => {
+      const { rows } = await admin.query(
+        `select count(*) as n from ${schema}.sync_scopes where (scope like 'rental:%' or scope like 'sale:%') and last_success_at > $1`,
+        [new Date(seen.lastAdvanceAt).toISOString()],
+      );
+      return Number(rows[0].n) === 10;
+    },
+    'every listing scope synced after the last market move',
+    120_000,
+  );
   seen.endHead = Number((await admin.query(`select max(id) as id from ${schema}.change_events`)).rows[0].id);
   await waitFor(() => seen.streams.every((s) => (s.events.at(-1)?.id ?? 0) >= seen.endHead), 'every stream at the head', 60_000);
-  seen.expectedDeliveries = (await admin.query(`select id from ${schema}.change_events where id > $1 order by id`, [seen.startHead])).rows.map((r) => Number(r.id));
-  await waitFor(() => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size >= seen.expectedDeliveries.length, 'every event delivered to the webhook', 60_000);
+  seen.expectedDeliveries = (
+    await admin.query(`select id from ${schema}.change_events where id > $1 order by id`, [seen.startHead])
+  ).rows.map((r) => Number(r.id));
+  await waitFor(
+    () => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size >= seen.expectedDeliveries.length,
+    'every event delivered to the webhook',
+    60_000,
+  );
   // Deliveries still due would show as repeats: the subscription has read the whole log, and none is left.
-  await waitFor(async () => {
-    const { rows } = await admin.query(`select (select cursor from ${schema}.webhook_subscriptions) as cursor, (select count(*) from ${schema}.webhook_deliveries where status <> 'delivered') as due`);
-    return Number(rows[0].cursor) >= seen.endHead && Number(rows[0].due) === 0;
-  }, 'no webhook delivery due', 30_000);
+  await waitFor(
+    async () => {
+      const { rows } = await admin.query(
+        `select (select cursor from ${schema}.webhook_subscriptions) as cursor, (select count(*) from ${schema}.webhook_deliveries where status <> 'delivered') as due`,
+      );
+      return Number(rows[0].cursor) >= seen.endHead && Number(rows[0].due) === 0;
+    },
+    'no webhook delivery due',
+    30_000,
+  );
   for (const s of seen.streams) s.abort.abort();
   await Promise.all(seen.streams.map((s) => s.done));
 
@@ -294,7 +348,19 @@ beforeAll(async () => {
 
   seen.log = haproxy.lines.flatMap((line) => {
     const m = /^(\d+)\.(\d+) (\S+) (-?\d+) (-?\d+) (\+?\d+) (\S+) (\S+) (\S+)$/.exec(line);
-    return m ? [{ at: Number(m[1]) * 1000 + Number(m[2]), activeMs: Number(m[5]), server: m[3], status: Number(m[4]), retries: m[6], termination: m[7], path: m[9] }] : [];
+    return m
+      ? [
+          {
+            at: Number(m[1]) * 1000 + Number(m[2]),
+            activeMs: Number(m[5]),
+            server: m[3],
+            status: Number(m[4]),
+            retries: m[6],
+            termination: m[7],
+            path: m[9],
+          },
+        ]
+      : [];
   });
   printFigures();
 }, 600_000);
@@ -327,12 +393,25 @@ function printFigures(): void {
     byServer,
     killed: seen.victim,
     inFlightAtKill: seen.inFlightAtKill,
-    failedToClients: failed.map((a) => ({ path: a.path, status: a.status, servedBy: a.servedBy, error: a.error, startedMsBeforeKill: seen.killedAt - a.start, endedMsAfterKill: a.end - seen.killedAt })),
+    failedToClients: failed.map((a) => ({
+      path: a.path,
+      status: a.status,
+      servedBy: a.servedBy,
+      error: a.error,
+      startedMsBeforeKill: seen.killedAt - a.start,
+      endedMsAfterKill: a.end - seen.killedAt,
+    })),
     inFlightOnKilledInstance: heldByKilled.length + failed.length,
-    retriedOnTheOtherByHaproxy: { inFlightAtKill: heldByKilled.length, sentAfterKillBeforeMarkedDown: redispatched.length - heldByKilled.length },
+    retriedOnTheOtherByHaproxy: {
+      inFlightAtKill: heldByKilled.length,
+      sentAfterKillBeforeMarkedDown: redispatched.length - heldByKilled.length,
+    },
     haproxyErrors: seen.log.filter((l) => l.status >= 500 || l.status < 0).map((l) => `${l.server} ${l.status} ${l.termination} ${l.path}`),
     events: seen.expectedDeliveries.length,
-    streams: seen.streams.map((s) => ({ events: s.events.length, connections: s.connections.map((c) => `${c.servedBy} after ${c.lastEventId ?? 'start'}`) })),
+    streams: seen.streams.map((s) => ({
+      events: s.events.length,
+      connections: s.connections.map((c) => `${c.servedBy} after ${c.lastEventId ?? 'start'}`),
+    })),
     webhookRequests: receiver.requests.length,
     webhookDistinct: new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size,
     anonymousLimit: count(seen.limits.map((l) => `${l.status} ${l.servedBy}`)),

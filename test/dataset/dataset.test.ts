@@ -12,18 +12,39 @@ describe('dataset builders over the real data', () => {
   it('every StreetEasy row, every RentHop row on land at a plausible rent, and every NY-House row once is one listing', () => {
     const rentals = inventory.listings.filter((l) => l.kind === 'rental');
     const sales = inventory.listings.filter((l) => l.kind === 'sale');
-    expect(rentals.map((l) => l.node.id).sort()).toEqual(rentalRows().map((r) => r.rental_id).sort());
-    expect(sales.map((l) => l.node.id).sort()).toEqual(allSaleRows().map((r) => r.id).sort());
+    expect(rentals.map((l) => l.node.id).sort()).toEqual(
+      rentalRows()
+        .map((r) => r.rental_id)
+        .sort(),
+    );
+    expect(sales.map((l) => l.node.id).sort()).toEqual(
+      allSaleRows()
+        .map((r) => r.id)
+        .sort(),
+    );
     expect(new Set(inventory.listings.map((l) => l.node.id)).size).toBe(inventory.listings.length);
     expect(new Set(inventory.listings.map((l) => l.node.urlPath)).size).toBe(inventory.listings.length);
-    const inContract = new Set(allSaleRows().filter((r) => r.inContract).map((r) => r.id));
-    expect(inventory.listings.filter((l) => l.node.status !== 'ACTIVE').map((l) => l.node.id).sort()).toEqual([...inContract].sort());
+    const inContract = new Set(
+      allSaleRows()
+        .filter((r) => r.inContract)
+        .map((r) => r.id),
+    );
+    expect(
+      inventory.listings
+        .filter((l) => l.node.status !== 'ACTIVE')
+        .map((l) => l.node.id)
+        .sort(),
+    ).toEqual([...inContract].sort());
     expect(sales.filter((l) => inContract.has(l.node.id)).every((l) => l.node.status === 'IN_CONTRACT')).toBe(true);
   });
 
-  it('without the RentHop file, the inventory is the whole city\'s less its RentHop rentals and their buildings, nothing else changed', () => {
+  it("without the RentHop file, the inventory is the whole city's less its RentHop rentals and their buildings, nothing else changed", () => {
     const without = loadInventory(true);
-    const renthop = new Set(rentalRows().filter((r) => r.source === 'renthop').map((r) => r.rental_id));
+    const renthop = new Set(
+      rentalRows()
+        .filter((r) => r.source === 'renthop')
+        .map((r) => r.rental_id),
+    );
     expect(renthop.size).toBeGreaterThan(40_000);
     const kept = inventory.listings.filter((l) => !(l.kind === 'rental' && renthop.has(l.node.id)));
     expect(without.listings).toEqual(kept);
@@ -32,7 +53,7 @@ describe('dataset builders over the real data', () => {
     expect(without.areas).toEqual(inventory.areas);
   });
 
-  it('RentHop and NY-House listings keep their source row\'s position, and lie in the deepest area whose outline holds it', () => {
+  it("RentHop and NY-House listings keep their source row's position, and lie in the deepest area whose outline holds it", () => {
     const byId = new Map(inventory.listings.map((l) => [l.node.id, l]));
     for (const r of rentalRows().filter((r) => r.source === 'renthop')) {
       const l = byId.get(r.rental_id)!;
@@ -46,14 +67,19 @@ describe('dataset builders over the real data', () => {
     }
   });
 
-  it('the publisher\'s filled-in means are unknown, never a number; the brokerage is the source group', () => {
+  it("the publisher's filled-in means are unknown, never a number; the brokerage is the source group", () => {
     const byId = new Map(inventory.listings.map((l) => [l.node.id, l.node]));
     for (const r of allSaleRows()) {
       const n = byId.get(r.id)!;
       expect(n.bedroomCount).toBe(r.bedrooms);
       expect(n.fullBathroomCount).toBe(r.fullBaths);
       expect(n.livingAreaSize).toBe(r.sqft ?? 0);
-      expect(n.sourceGroupLabel).toBe(r.broker.replace(/^Brokered by\s*/, '').replace(/\s+/g, ' ').trim() || null);
+      expect(n.sourceGroupLabel).toBe(
+        r.broker
+          .replace(/^Brokered by\s*/, '')
+          .replace(/\s+/g, ' ')
+          .trim() || null,
+      );
     }
     const nodes = [...byId.values()];
     expect(nodes.filter((n) => n.fullBathroomCount === null).length).toBe(allSaleRows().filter((r) => r.fullBaths === null).length);
@@ -73,13 +99,13 @@ describe('dataset builders over the real data', () => {
     expect([...buildings.values()].every((p) => p.size === 1)).toBe(true);
   });
 
-  it('areas are the site\'s own answer, served as captured', () => {
+  it("areas are the site's own answer, served as captured", () => {
     const real = siteAreas();
     expect(inventory.areas.length).toBe(346);
     expect(inventory.areas.map((a) => a.id)).toEqual(real.map((a) => a.id));
   });
 
-  it('every listing lies inside its borough\'s NTA polygons', () => {
+  it("every listing lies inside its borough's NTA polygons", () => {
     const nta = JSON.parse(readFileSync(join(SHARED_DATA, 'nta', 'nta-2010.geojson'), 'utf8')) as {
       features: { properties: { BoroName: string }; geometry: { type: string; coordinates: number[][][] | number[][][][] } }[];
     };
@@ -102,10 +128,16 @@ describe('dataset builders over the real data', () => {
     expect(outside.map((l) => l.node.id)).toEqual([]);
   });
 
-  it('StreetEasy rentals sit inside their neighbourhood\'s real outline, a building on one point (not a neighbourhood on one point)', () => {
-    const outlines = new Map(siteAreas().map((a) => [a.numericId, (a as unknown as { geometry: { encodedBoundary: string } }).geometry.encodedBoundary]));
-    const rentals = inventory.listings.filter((l) => l.kind === 'rental' && Number(l.node.id) < 7_000_000 && ![100, 200, 300, 400, 500].includes(l.areaId));
-    const outside = rentals.filter((l) => !inRings([decodePolyline(outlines.get(l.areaId)!)], l.node.geoPoint!.longitude, l.node.geoPoint!.latitude));
+  it("StreetEasy rentals sit inside their neighbourhood's real outline, a building on one point (not a neighbourhood on one point)", () => {
+    const outlines = new Map(
+      siteAreas().map((a) => [a.numericId, (a as unknown as { geometry: { encodedBoundary: string } }).geometry.encodedBoundary]),
+    );
+    const rentals = inventory.listings.filter(
+      (l) => l.kind === 'rental' && Number(l.node.id) < 7_000_000 && ![100, 200, 300, 400, 500].includes(l.areaId),
+    );
+    const outside = rentals.filter(
+      (l) => !inRings([decodePolyline(outlines.get(l.areaId)!)], l.node.geoPoint!.longitude, l.node.geoPoint!.latitude),
+    );
     expect(rentals.length).toBeGreaterThan(4900);
     expect(outside.length).toBe(0);
     const perPoint = new Map<string, Set<string>>();

@@ -44,9 +44,18 @@ export function kaggleSales(): SourceSale[] {
 
 /** The cleaned Manhattan file, less March 2023 (the workbook holds it). */
 export function manhattan2022Sales(): SourceSale[] {
-  return (parse(readFileSync(join(SHARED_DATA, 'rolling-sales/manhattan-2022-2023.csv'), 'utf8'), { columns: true }) as Record<string, string>[])
+  return (
+    parse(readFileSync(join(SHARED_DATA, 'rolling-sales/manhattan-2022-2023.csv'), 'utf8'), { columns: true }) as Record<string, string>[]
+  )
     .filter((r) => r.sale_date < '2023-03-01')
-    .map((r) => ({ borough: 1, block: null, lot: null, price: priceOf(r.sale_price), gross: positiveOf(r.gross_square_feet), date: r.sale_date.slice(0, 10) }));
+    .map((r) => ({
+      borough: 1,
+      block: null,
+      lot: null,
+      price: priceOf(r.sale_price),
+      gross: positiveOf(r.gross_square_feet),
+      date: r.sale_date.slice(0, 10),
+    }));
 }
 
 /** DOF's five workbooks, 2023-03 to 2024-02: header on row 5, dates as Excel days (exceljs reads them as dates). */

@@ -15,12 +15,38 @@ interface Operation {
   parameters: Parameter[];
 }
 
-const HOSTILE = ['Infinity', '-Infinity', 'NaN', '1e400', '0x10', ' 1', '\uFEFF1', '-1', '0', '99999999999999999999', '', '\u0000', '%', '%zz', '\u202E', '\u200F', 'null', '[]', '{}', 'true', '__proto__', '../..', '1,2,3', 'A'.repeat(600)];
+const HOSTILE = [
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '1e400',
+  '0x10',
+  ' 1',
+  '\uFEFF1',
+  '-1',
+  '0',
+  '99999999999999999999',
+  '',
+  '\u0000',
+  '%',
+  '%zz',
+  '\u202E',
+  '\u200F',
+  'null',
+  '[]',
+  '{}',
+  'true',
+  '__proto__',
+  '../..',
+  '1,2,3',
+  'A'.repeat(600),
+];
 
 /** Values the parameter's schema allows. */
 function valid(schema: Record<string, any>): fc.Arbitrary<string> {
   if (schema.enum) return fc.constantFrom(...schema.enum.map(String));
-  if (schema.type === 'integer') return fc.integer({ min: schema.minimum ?? -1_000_000, max: Math.min(schema.maximum ?? 1_000_000, 2_000_000_000) }).map(String);
+  if (schema.type === 'integer')
+    return fc.integer({ min: schema.minimum ?? -1_000_000, max: Math.min(schema.maximum ?? 1_000_000, 2_000_000_000) }).map(String);
   if (schema.type === 'boolean') return fc.constantFrom('true', 'false');
   const date = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true });
   if (schema.format === 'date-time') return date.map((d) => d.toISOString());
@@ -39,11 +65,19 @@ const invalid: fc.Arbitrary<string> = fc.oneof(
 
 function operationRequest(op: Operation, areaIds: number[], keysOf: { business: string; free: string }) {
   const params = op.parameters.map((p) => {
-    const good = p.name === 'areas' ? fc.oneof(valid(p.schema), fc.subarray(areaIds, { minLength: 1, maxLength: 4 }).map((ids) => ids.join(','))) : valid(p.schema);
+    const good =
+      p.name === 'areas'
+        ? fc.oneof(
+            valid(p.schema),
+            fc.subarray(areaIds, { minLength: 1, maxLength: 4 }).map((ids) => ids.join(',')),
+          )
+        : valid(p.schema);
     const value = fc.oneof({ arbitrary: good, weight: 4 }, { arbitrary: invalid, weight: 1 });
     return (p.required ? value : fc.option(value, { freq: 2 })).map((v) => [p, v] as const);
   });
-  const extras = fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 2 }), { freq: 8 });
+  const extras = fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 2 }), {
+    freq: 8,
+  });
   const auth = fc.oneof(
     { arbitrary: fc.constant('business' as const), weight: 5 },
     { arbitrary: fc.constant('free' as const), weight: 2 },
@@ -60,7 +94,13 @@ function operationRequest(op: Operation, areaIds: number[], keysOf: { business: 
       else query.append(p.name, v);
     }
     for (const [name, value] of Object.entries(extra ?? {})) query.append(name, value);
-    const authorization = { business: `Bearer ${keysOf.business}`, free: `Bearer ${keysOf.free}`, none: undefined, garbage: 'Bearer SERVICE_x', empty: '' }[who];
+    const authorization = {
+      business: `Bearer ${keysOf.business}`,
+      free: `Bearer ${keysOf.free}`,
+      none: undefined,
+      garbage: 'Bearer SERVICE_x',
+      empty: '',
+    }[who];
     const allHeaders: Record<string, string> = { ...more };
     if (authorization !== undefined) allHeaders.authorization = authorization;
     if (acceptHeader) allHeaders.accept = acceptHeader;
@@ -96,7 +136,10 @@ export async function openApiFuzzer(target: TestRuntime): Promise<OpenApiFuzzer>
     .filter(([, item]: [string, any]) => item.get && !item.get.responses?.['200']?.content?.['text/event-stream'])
     .map(([path, item]: [string, any]) => ({ path, parameters: (item.get.parameters ?? []) as Parameter[] }));
   const areaIds = (await target.store.db.selectFrom('areas').select('id').orderBy('id').execute()).map((r) => Number(r.id));
-  const check = async ({ route, url, headers }: { route: string; url: string; headers: Record<string, string> }, statuses: Map<number, number>) => {
+  const check = async (
+    { route, url, headers }: { route: string; url: string; headers: Record<string, string> },
+    statuses: Map<number, number>,
+  ) => {
     const res = await target.app.inject({ method: 'GET', url, headers });
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
     const responses = openapi.paths[route].get.responses;

@@ -9,7 +9,16 @@ import { buildInventory } from '../../src/dataset/build-inventory.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Inventory } from '../../src/upstream/local/inventory.js';
 import { writeSharedDataWithoutRentHop } from './shared-data.js';
-import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DATA, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
+import {
+  CACHE,
+  INVENTORY_FILE,
+  INVENTORY_WITHOUT_RENTHOP_FILE,
+  ROOT,
+  SHARED_DATA,
+  SHARED_DATA_WITHOUT_RENTHOP,
+  TEMPLATE_DB,
+  TEMPLATE_WITHOUT_RENTHOP_DB,
+} from './paths.js';
 
 /**
  * Once per test run: builds the local upstream's inventory from the real data and syncs it into a
@@ -18,7 +27,11 @@ import { CACHE, INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, ROOT, SHARED_DAT
  * Meanwhile, on the other core, compiles the command line the tests run (`CLI`), as `npm start` does.
  */
 export default async function setup(): Promise<void> {
-  const build = promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
+  const build = promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: ROOT },
+  );
   rmSync(CACHE, { recursive: true, force: true });
   mkdirSync(CACHE, { recursive: true });
   // Every temporary file of this run (database copies of about 200 MB, logs, key files), in the test workers
@@ -44,7 +57,13 @@ export default async function setup(): Promise<void> {
  * hydrated; with `openData`, NYC Open Data's records too, through the SODA client and the local stand-in.
  */
 async function syncTemplate(file: string, inventory: Inventory, openData: boolean): Promise<void> {
-  const config = loadConfig({ DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA, SYNC_INTERVAL_SECONDS: '0', LOG_LEVEL: 'silent', MARKET_CLOCK: 'off' });
+  const config = loadConfig({
+    DATABASE_URL: file,
+    SHARED_DATA_DIR: SHARED_DATA,
+    SYNC_INTERVAL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+    MARKET_CLOCK: 'off',
+  });
   // A template must hold every listing's details: a test runtime over one with a backlog would hydrate the
   // rest while its tests compare rows. A hydration run that gives up (the upstream refusing every call, the
   // build running beside this sync) waits its backoff before trying again, so a template left with a backlog
@@ -52,7 +71,12 @@ async function syncTemplate(file: string, inventory: Inventory, openData: boolea
   // 3f6e811 and 1b5f6e9 most likely came from copies of the main file alone (backlogAfterCheckpoint).
   for (let attempt = 1; ; attempt++) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-    const runtime = await startRuntime(config, { inventory, logger: pino({ level: 'silent' }), scheduler: false, initialOpenDataSync: openData });
+    const runtime = await startRuntime(config, {
+      inventory,
+      logger: pino({ level: 'silent' }),
+      scheduler: false,
+      initialOpenDataSync: openData,
+    });
     // The template is fully hydrated: wait for the background hydration (and open data sync) the first sync started.
     await runtime.coordinator.idle();
     await runtime.close();

@@ -46,14 +46,25 @@ const sometimes = <T>(arbitrary: fc.Arbitrary<T>, share: number) =>
 function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingSearch; polygon?: Outline; zoom: number }> {
   const sample = fc.constantFrom(...samples);
   const some = <T>(values: T[]) => fc.constantFrom(...values);
-  const known = <K extends keyof Sample>(key: K) => [...new Set(samples.map((s) => s[key]).filter((v) => v !== null))] as NonNullable<Sample[K]>[];
+  const known = <K extends keyof Sample>(key: K) =>
+    [...new Set(samples.map((s) => s[key]).filter((v) => v !== null))] as NonNullable<Sample[K]>[];
   const [prices, beds, baths, sqfts, scores, listed, available, areas] = [
-    known('price'), known('bedroom_count'), known('full_bathroom_count'), known('sqft'), known('transit_score'), known('listed_at'), known('available_at'), known('area_id'),
+    known('price'),
+    known('bedroom_count'),
+    known('full_bathroom_count'),
+    known('sqft'),
+    known('transit_score'),
+    known('listed_at'),
+    known('available_at'),
+    known('area_id'),
   ];
   const days = fc.integer({ min: 0, max: 400 });
   const flag = fc.boolean();
   const box = fc.tuple(sample, sample).map(([a, b]) => {
-    const [lon, lat] = [[a.longitude ?? -74, b.longitude ?? -73.9].sort((x, y) => x - y), [a.latitude ?? 40.7, b.latitude ?? 40.8].sort((x, y) => x - y)];
+    const [lon, lat] = [
+      [a.longitude ?? -74, b.longitude ?? -73.9].sort((x, y) => x - y),
+      [a.latitude ?? 40.7, b.latitude ?? 40.8].sort((x, y) => x - y),
+    ];
     return [lon[0], lat[0], lon[1], lat[1]] as [number, number, number, number];
   });
   // A triangle with listings at its corners: they sit on its edge.
@@ -62,39 +73,43 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
     return { type: 'Polygon', coordinates: [[corner(a), corner(b), corner(c), corner(a)]] };
   });
   const every = {
-      areaIds: fc.uniqueArray(fc.constantFrom(...areas), { minLength: 1, maxLength: 6 }),
-      minPrice: some(prices),
-      maxPrice: some(prices),
-      minBeds: some(beds),
-      maxBeds: some(beds),
-      minBaths: fc.constantFrom(...baths),
-      maxBaths: fc.constantFrom(...baths),
-      minSqft: fc.constantFrom(...sqfts),
-      maxSqft: fc.constantFrom(...sqfts),
-      amenities: fc.uniqueArray(fc.constantFrom(...KNOWN_AMENITIES, 'SAUNA'), { minLength: 1, maxLength: 2 }),
-      petsAllowed: flag,
-      has3dTour: flag,
-      noFee: flag,
-      furnished: flag,
-      buildingTypes: fc.uniqueArray(fc.constantFrom(...KNOWN_BUILDING_TYPES, 'CASTLE'), { minLength: 1, maxLength: 2 }),
-      prewar: flag,
-      minDaysOnMarket: days,
-      maxDaysOnMarket: days,
-      listedAfter: fc.constantFrom(...listed),
-      listedBefore: fc.constantFrom(...listed),
-      hasOpenHouse: fc.boolean(),
-      maxMonthlyCost: fc.integer({ min: 500, max: 30_000 }),
-      minTransitScore: fc.constantFrom(...scores),
-      availableBefore: fc.constantFrom(...available, now.toISOString().slice(0, 10)),
-      communityDistrict: fc.uniqueArray(fc.constantFrom(...known('community_district')), { minLength: 1, maxLength: 3 }),
-      policePrecinct: fc.uniqueArray(fc.constantFrom(...known('police_precinct')), { minLength: 1, maxLength: 3 }),
-      schoolDistrict: fc.uniqueArray(fc.constantFrom(...known('school_district')), { minLength: 1, maxLength: 3 }),
-      bbox: box,
+    areaIds: fc.uniqueArray(fc.constantFrom(...areas), { minLength: 1, maxLength: 6 }),
+    minPrice: some(prices),
+    maxPrice: some(prices),
+    minBeds: some(beds),
+    maxBeds: some(beds),
+    minBaths: fc.constantFrom(...baths),
+    maxBaths: fc.constantFrom(...baths),
+    minSqft: fc.constantFrom(...sqfts),
+    maxSqft: fc.constantFrom(...sqfts),
+    amenities: fc.uniqueArray(fc.constantFrom(...KNOWN_AMENITIES, 'SAUNA'), { minLength: 1, maxLength: 2 }),
+    petsAllowed: flag,
+    has3dTour: flag,
+    noFee: flag,
+    furnished: flag,
+    buildingTypes: fc.uniqueArray(fc.constantFrom(...KNOWN_BUILDING_TYPES, 'CASTLE'), { minLength: 1, maxLength: 2 }),
+    prewar: flag,
+    minDaysOnMarket: days,
+    maxDaysOnMarket: days,
+    listedAfter: fc.constantFrom(...listed),
+    listedBefore: fc.constantFrom(...listed),
+    hasOpenHouse: fc.boolean(),
+    maxMonthlyCost: fc.integer({ min: 500, max: 30_000 }),
+    minTransitScore: fc.constantFrom(...scores),
+    availableBefore: fc.constantFrom(...available, now.toISOString().slice(0, 10)),
+    communityDistrict: fc.uniqueArray(fc.constantFrom(...known('community_district')), { minLength: 1, maxLength: 3 }),
+    policePrecinct: fc.uniqueArray(fc.constantFrom(...known('police_precinct')), { minLength: 1, maxLength: 3 }),
+    schoolDistrict: fc.uniqueArray(fc.constantFrom(...known('school_district')), { minLength: 1, maxLength: 3 }),
+    bbox: box,
   };
   // A few filters a search, as an app sends: all of them at once would match nothing.
   const filters = fc
     .subarray(Object.keys(every) as (keyof typeof every)[], { maxLength: 4 })
-    .chain((names) => fc.record(Object.fromEntries(names.map((name) => [name, every[name]])) as { [K in keyof typeof every]: (typeof every)[K] }, { requiredKeys: [] }));
+    .chain((names) =>
+      fc.record(Object.fromEntries(names.map((name) => [name, every[name]])) as { [K in keyof typeof every]: (typeof every)[K] }, {
+        requiredKeys: [],
+      }),
+    );
   return fc
     .record({
       kind: fc.constantFrom(...LISTING_KINDS),
@@ -127,19 +142,46 @@ function afterOf(listing: Sample, sort: IndexedSort, past: boolean): SearchAfter
  * and the total of the plain SQL path (a searcher without the index, on the same store and clock), and that
  * the searcher answers with the same rows and cursor either way.
  */
-export async function checkIndexAnswersAsStore(rt: TestRuntime, runs: number): Promise<{ searches: number; fromIndex: number; matched: number }> {
+export async function checkIndexAnswersAsStore(
+  rt: TestRuntime,
+  runs: number,
+): Promise<{ searches: number; fromIndex: number; matched: number }> {
   const index = rt.mirror.searcher.index;
   if (!index) throw new Error('the runtime has no search index (SEARCH_INDEX off)');
   const now = new Date();
   const samples = (await rt.store.db
     .selectFrom('listings')
     .select([
-      'id', 'kind', 'area_id', 'price', 'bedroom_count', 'full_bathroom_count', 'sqft', 'transit_score', 'recommended_score', 'price_per_sqft', 'listed_at',
-      'available_at', 'latitude', 'longitude', 'community_district', 'police_precinct', 'school_district', 'monthly_charges',
+      'id',
+      'kind',
+      'area_id',
+      'price',
+      'bedroom_count',
+      'full_bathroom_count',
+      'sqft',
+      'transit_score',
+      'recommended_score',
+      'price_per_sqft',
+      'listed_at',
+      'available_at',
+      'latitude',
+      'longitude',
+      'community_district',
+      'police_precinct',
+      'school_district',
+      'monthly_charges',
     ])
     .where('status', '=', 'ACTIVE')
     .execute()) as Sample[];
-  const deps = { db: rt.store.readDb, dialect: rt.store.dialect, listings: rt.listings, mortgage: rt.config.mortgage, readCacheSeconds: rt.config.readCacheSeconds, clock: () => now, warn: () => undefined };
+  const deps = {
+    db: rt.store.readDb,
+    dialect: rt.store.dialect,
+    listings: rt.listings,
+    mortgage: rt.config.mortgage,
+    readCacheSeconds: rt.config.readCacheSeconds,
+    clock: () => now,
+    warn: () => undefined,
+  };
   const plain = new Searcher({ ...deps, searchIndex: false });
   const indexed = new Searcher({ ...deps, searchIndex: true });
   await indexed.index!.current();

@@ -17,7 +17,11 @@ export interface Started {
 }
 
 /** Starts `command args` with `env` (added to this process's), collecting its output lines into `logFile` too. */
-export function startProcess(command: string, args: string[], options: { env: Record<string, string>; cwd: string; logFile: string }): Started {
+export function startProcess(
+  command: string,
+  args: string[],
+  options: { env: Record<string, string>; cwd: string; logFile: string },
+): Started {
   const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(options.logFile, { flags: 'a' });
   const lines: string[] = [];
@@ -43,11 +47,15 @@ export function startProcess(command: string, args: string[], options: { env: Re
     exited,
     async waitForLine(pattern, what, timeoutMs = 120_000) {
       let found: string | undefined;
-      await waitFor(() => {
-        found = lines.find((l) => pattern.test(l));
-        if (!found && ended) throw new Error(`${command} ${args.join(' ')} ended before ${what}:\n${lines.slice(-20).join('\n')}`);
-        return found !== undefined;
-      }, what, timeoutMs);
+      await waitFor(
+        () => {
+          found = lines.find((l) => pattern.test(l));
+          if (!found && ended) throw new Error(`${command} ${args.join(' ')} ended before ${what}:\n${lines.slice(-20).join('\n')}`);
+          return found !== undefined;
+        },
+        what,
+        timeoutMs,
+      );
       return found!;
     },
     async stop(signal = 'SIGTERM') {

@@ -13,7 +13,9 @@ export interface Received {
  * A webhook receiver on loopback: records every POST and answers the status `answer` picks (given the
  * path and how many times this `webhook-id` came before, 0 for the first).
  */
-export async function startReceiver(answer: (path: string, seen: number) => number): Promise<{ url: string; requests: Received[]; close: () => Promise<void> }> {
+export async function startReceiver(
+  answer: (path: string, seen: number) => number,
+): Promise<{ url: string; requests: Received[]; close: () => Promise<void> }> {
   const requests: Received[] = [];
   const server = createServer((req, res) => {
     let body = '';

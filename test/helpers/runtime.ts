@@ -14,7 +14,9 @@ import { INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, SHARED_DATA, TEMPLATE_D
  * without the RentHop rentals (global-setup.ts says which tests it is for).
  */
 export function loadInventory(withoutRentHop = false): Inventory {
-  const raw = JSON.parse(readFileSync(withoutRentHop ? INVENTORY_WITHOUT_RENTHOP_FILE : INVENTORY_FILE, 'utf8')) as Inventory & { asOf: string };
+  const raw = JSON.parse(readFileSync(withoutRentHop ? INVENTORY_WITHOUT_RENTHOP_FILE : INVENTORY_FILE, 'utf8')) as Inventory & {
+    asOf: string;
+  };
   return { ...raw, asOf: new Date(raw.asOf) };
 }
 
@@ -57,11 +59,25 @@ export async function startTestRuntime(
   });
   const inventory = options.inventory ?? loadInventory(options.withoutRentHop);
   // A fresh store syncs NYC Open Data only when a test asks (it reads the city's files for seconds).
-  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), scheduler: false, recordUpstreamQueries: true, initialOpenDataSync: false, ...options, inventory });
+  const runtime = await startRuntime(config, {
+    logger: pino({ level: 'silent' }),
+    scheduler: false,
+    recordUpstreamQueries: true,
+    initialOpenDataSync: false,
+    ...options,
+    inventory,
+  });
   return {
     ...runtime,
     inventory,
-    key: (plan, o = {}) => issueKey(runtime.keys, config, { plan, label: o.label ?? null, expires: o.expires ?? null, origins: o.origins ?? null, operations: o.operations ?? null }),
+    key: (plan, o = {}) =>
+      issueKey(runtime.keys, config, {
+        plan,
+        label: o.label ?? null,
+        expires: o.expires ?? null,
+        origins: o.origins ?? null,
+        operations: o.operations ?? null,
+      }),
   };
 }
 
@@ -69,7 +85,11 @@ export async function startTestRuntime(
  * For a test file: starts a runtime (see {@link startTestRuntime}) and a key of `plan` before its
  * tests and closes the runtime after them. Read `t.rt` and `t.key` inside tests.
  */
-export function useTestRuntime(plan: Plan = 'pro', env: Record<string, string> = {}, options: { withoutRentHop?: boolean } = {}): { rt: TestRuntime; key: string } {
+export function useTestRuntime(
+  plan: Plan = 'pro',
+  env: Record<string, string> = {},
+  options: { withoutRentHop?: boolean } = {},
+): { rt: TestRuntime; key: string } {
   const t = {} as { rt: TestRuntime; key: string };
   beforeAll(async () => {
     t.rt = await startTestRuntime(env, options);

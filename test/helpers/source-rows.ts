@@ -22,7 +22,8 @@ const boroughByPoint = new Map<string, string | undefined>();
 /** [west, south, east, north] of rings of [lon, lat] positions. */
 function boxOf(rings: Rings): Box {
   const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const [lon, lat] of rings.flat()) [box[0], box[1], box[2], box[3]] = [Math.min(box[0], lon), Math.min(box[1], lat), Math.max(box[2], lon), Math.max(box[3], lat)];
+  for (const [lon, lat] of rings.flat())
+    [box[0], box[1], box[2], box[3]] = [Math.min(box[0], lon), Math.min(box[1], lat), Math.max(box[2], lon), Math.max(box[3], lat)];
   return box;
 }
 const inBox = (b: Box, lon: number, lat: number) => lon >= b[0] && lon <= b[2] && lat >= b[1] && lat <= b[3];
@@ -36,7 +37,10 @@ export function boroughAt(longitude: number, latitude: number): string | undefin
     boroughPolygons = new Map();
     for (const f of nta.features) {
       const parts = f.geometry.type === 'Polygon' ? [f.geometry.coordinates as Rings] : (f.geometry.coordinates as Rings[]);
-      boroughPolygons.set(f.properties.BoroName, [...(boroughPolygons.get(f.properties.BoroName) ?? []), ...parts.map((rings) => ({ rings, box: boxOf(rings) }))]);
+      boroughPolygons.set(f.properties.BoroName, [
+        ...(boroughPolygons.get(f.properties.BoroName) ?? []),
+        ...parts.map((rings) => ({ rings, box: boxOf(rings) })),
+      ]);
     }
   }
   const key = `${longitude},${latitude}`;
@@ -61,7 +65,7 @@ export function areaAt(borough: string, longitude: number, latitude: number): nu
   if (!outlines) {
     const parents = upstreamParents();
     outlines = [];
-    for (const a of siteAreas() as ({ numericId: number; geometry?: { encodedBoundary?: string } })[]) {
+    for (const a of siteAreas() as { numericId: number; geometry?: { encodedBoundary?: string } }[]) {
       const chain: number[] = [];
       for (let c: number | null | undefined = a.numericId; c; c = parents.get(c)) chain.push(c);
       const top = chain.find((c) => Object.values(UPSTREAM_BOROUGH).includes(c));
@@ -95,10 +99,7 @@ let rentals: RentalRow[] | undefined;
 
 /** The StreetEasy sample's rows, then every RentHop row on a borough's land with a rent of $500 to $50,000. */
 export function rentalRows(): RentalRow[] {
-  rentals ??= [
-    ...csvRows('streeteasy-2016/rentals.csv').map((r) => ({ ...r, source: 'streeteasy' as const })),
-    ...rentHopRows(),
-  ];
+  rentals ??= [...csvRows('streeteasy-2016/rentals.csv').map((r) => ({ ...r, source: 'streeteasy' as const })), ...rentHopRows()];
   return rentals;
 }
 

@@ -18,7 +18,15 @@ export interface OpenStream {
 export async function openStream(url: string, headers: Record<string, string>): Promise<OpenStream> {
   const abort = new AbortController();
   const res = await request(url, { headers, signal: abort.signal });
-  const stream: OpenStream = { status: res.statusCode, headers: res.headers, events: [], comments: [], problem: null, ended: false, close: () => abort.abort() };
+  const stream: OpenStream = {
+    status: res.statusCode,
+    headers: res.headers,
+    events: [],
+    comments: [],
+    problem: null,
+    ended: false,
+    close: () => abort.abort(),
+  };
   if (res.statusCode !== 200) {
     stream.problem = await res.body.json();
     stream.ended = true;

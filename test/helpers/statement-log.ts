@@ -10,7 +10,10 @@ export interface LoggedDb<DB> {
 /** A logged handle on an open SQLite database (its own handle: destroying it closes `database`). */
 export function sqliteWithLog<DB>(database: Database.Database): LoggedDb<DB> {
   const statements: CompiledQuery[] = [];
-  return { db: new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (event) => void statements.push(event.query) }), statements };
+  return {
+    db: new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (event) => void statements.push(event.query) }),
+    statements,
+  };
 }
 
 /**
@@ -21,5 +24,8 @@ export function sqliteWithLog<DB>(database: Database.Database): LoggedDb<DB> {
 export function postgresWithLog<DB>(connect: () => Promise<{ query: (...args: never[]) => unknown; release: () => void }>): LoggedDb<DB> {
   const statements: CompiledQuery[] = [];
   const pool = { connect, end: async () => undefined };
-  return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: pool as never }), log: (event) => void statements.push(event.query) }), statements };
+  return {
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: pool as never }), log: (event) => void statements.push(event.query) }),
+    statements,
+  };
 }

@@ -13,7 +13,12 @@ const rt = await startTestRuntime({}, { withoutRentHop: true });
 afterAll(async () => rt.close());
 const base = await rt.app.listen({ port: 0, host: '127.0.0.1' });
 
-type Operation = { security?: Record<string, string[]>[]; parameters?: { in: string; name: string; required?: boolean }[]; responses: Record<string, unknown>; 'x-min-plan'?: Plan };
+type Operation = {
+  security?: Record<string, string[]>[];
+  parameters?: { in: string; name: string; required?: boolean }[];
+  responses: Record<string, unknown>;
+  'x-min-plan'?: Plan;
+};
 const doc = openApiDocument(rt.app) as { paths: Record<string, Record<string, Operation>> };
 const documentedPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 const routes = rt.app.routeIndex.routes().filter((r) => r.method === 'GET');
@@ -21,11 +26,23 @@ const documented = routes.filter((r) => doc.paths[documentedPath(r.url)]?.get);
 const undocumented = routes.filter((r) => !doc.paths[documentedPath(r.url)]?.get);
 
 // A real value for each path and required query parameter, so that an answer past the access check is a 200.
-const PATH_VALUE: Record<string, string> = { '/v1/areas/:id': '100', '/v1/building/:id': '44518357', '/v1/property/:id/sold-comparables': '8000000' };
-const QUERY_VALUE: Record<string, string> = { ids: '1545', url: '/rental/1545', kind: 'rental', bbox: '-74.02,40.70,-73.93,40.80', zoom: '12' };
+const PATH_VALUE: Record<string, string> = {
+  '/v1/areas/:id': '100',
+  '/v1/building/:id': '44518357',
+  '/v1/property/:id/sold-comparables': '8000000',
+};
+const QUERY_VALUE: Record<string, string> = {
+  ids: '1545',
+  url: '/rental/1545',
+  kind: 'rental',
+  bbox: '-74.02,40.70,-73.93,40.80',
+  zoom: '12',
+};
 function urlOf(route: { url: string }): string {
   const operation = doc.paths[documentedPath(route.url)].get;
-  const query = (operation.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=${encodeURIComponent(QUERY_VALUE[p.name])}`);
+  const query = (operation.parameters ?? [])
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => `${p.name}=${encodeURIComponent(QUERY_VALUE[p.name])}`);
   return route.url.replace(/:\w+/, PATH_VALUE[route.url] ?? '1545') + (query.length ? `?${query.join('&')}` : '');
 }
 
@@ -51,11 +68,17 @@ const UNKNOWN = 'SERVICE_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f';
 const PUBLISHABLE = await rt.key('business', { origins: ['https://app.example'] });
 
 describe('every route the router knows', () => {
-  it('is in the OpenAPI document, or public and kept out of it on purpose (the document, its page and its assets, the MCP endpoint and llms.txt, whose calls are checked as API requests, and the map explorer\'s page and assets)', () => {
+  it("is in the OpenAPI document, or public and kept out of it on purpose (the document, its page and its assets, the MCP endpoint and llms.txt, whose calls are checked as API requests, and the map explorer's page and assets)", () => {
     expect(documented.length).toBeGreaterThanOrEqual(17);
     for (const route of undocumented) {
       expect(route.access, route.url).toBe('public');
-      expect(['/v1/openapi.json', '/docs', '/mcp', '/llms.txt'].includes(route.url) || route.url.startsWith('/docs/') || route.url === '/explore' || route.url.startsWith('/explore/'), route.url).toBe(true);
+      expect(
+        ['/v1/openapi.json', '/docs', '/mcp', '/llms.txt'].includes(route.url) ||
+          route.url.startsWith('/docs/') ||
+          route.url === '/explore' ||
+          route.url.startsWith('/explore/'),
+        route.url,
+      ).toBe(true);
     }
     // Every documented operation is a route (nothing documented that the router does not answer).
     const known = new Set(routes.map((r) => documentedPath(r.url)));
@@ -77,7 +100,11 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
     const security = operation.security ?? [];
     const optional = security.some((requirement) => Object.keys(requirement).length === 0);
     const bearer = security.some((requirement) => 'bearerAuth' in requirement);
-    expect({ optional, bearer }).toEqual({ public: { optional: false, bearer: false }, anonymous: { optional: true, bearer: true }, key: { optional: false, bearer: true } }[route.access]);
+    expect({ optional, bearer }).toEqual(
+      { public: { optional: false, bearer: false }, anonymous: { optional: true, bearer: true }, key: { optional: false, bearer: true } }[
+        route.access
+      ],
+    );
     expect(operation['x-min-plan']).toBe(route.minPlan);
     expect('401' in operation.responses).toBe(route.access !== 'public');
     // Every keyed route may refuse a publishable key from another origin; a public one never reads keys.
@@ -87,7 +114,11 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
   it(`no key: ${route.access === 'key' ? '401 MISSING_API_KEY' : 'an answer'}`, async () => {
     const res = await call(url);
     if (route.access === 'key') {
-      expect({ status: res.status, code: res.code, challenge: res.headers['www-authenticate'] }).toEqual({ status: 401, code: 'MISSING_API_KEY', challenge: 'Bearer' });
+      expect({ status: res.status, code: res.code, challenge: res.headers['www-authenticate'] }).toEqual({
+        status: 401,
+        code: 'MISSING_API_KEY',
+        challenge: 'Bearer',
+      });
     } else if (route.minPlan && route.minPlan !== 'free') {
       expect({ status: res.status, code: res.code }).toEqual({ status: 403, code: 'PLAN_REQUIRED' });
     } else {
@@ -100,11 +131,19 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
   it.each([
     ['an unknown key', UNKNOWN],
     ['a revoked key', revoked],
-  ])(`%s: ${route.access === 'public' ? 'an answer (the key is not read)' : '401 INVALID_API_KEY, never anonymous'}`, async (_what, key) => {
-    const res = await call(url, key);
-    if (route.access === 'public') expect(res.status).toBe(200);
-    else expect({ status: res.status, code: res.code, type: res.type }).toEqual({ status: 401, code: 'INVALID_API_KEY', type: 'application/problem+json' });
-  });
+  ])(
+    `%s: ${route.access === 'public' ? 'an answer (the key is not read)' : '401 INVALID_API_KEY, never anonymous'}`,
+    async (_what, key) => {
+      const res = await call(url, key);
+      if (route.access === 'public') expect(res.status).toBe(200);
+      else
+        expect({ status: res.status, code: res.code, type: res.type }).toEqual({
+          status: 401,
+          code: 'INVALID_API_KEY',
+          type: 'application/problem+json',
+        });
+    },
+  );
 
   if (route.access !== 'public' && lowest !== 'free') {
     const below = PLANS[PLANS.indexOf(lowest) - 1];
@@ -130,6 +169,7 @@ describe.each(documented.map((r) => [`${r.method} ${r.url}`, r] as const))('%s',
   it(`a ${lowest} key: an answer${route.access === 'public' ? '' : `, limited as the ${lowest} plan`}`, async () => {
     const res = await call(url, keyOf.get(lowest));
     expect(res.status).toBe(200);
-    if (route.access !== 'public' && route.url !== '/v1/usage') expect(res.headers['x-ratelimit-limit']).toBe(String(rt.config.plans[lowest].perMinute));
+    if (route.access !== 'public' && route.url !== '/v1/usage')
+      expect(res.headers['x-ratelimit-limit']).toBe(String(rt.config.plans[lowest].perMinute));
   });
 });

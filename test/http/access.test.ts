@@ -37,7 +37,10 @@ describe('monthly quota in batches', () => {
     const b = await runtime({ DATABASE_URL: a.config.databaseUrl, QUOTA_FLUSH_SECONDS: '0.1' }, { initialSync: false, webhooks: false });
     const key = await a.key('starter');
     const first = await a.app.inject({ url: '/v1/property/1545', headers: { authorization: `Bearer ${key}` } });
-    await a.app.inject({ url: '/v1/property/1545', headers: { authorization: `Bearer ${key}`, 'if-none-match': String(first.headers.etag) } });
+    await a.app.inject({
+      url: '/v1/property/1545',
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': String(first.headers.etag) },
+    });
     await get(a.app, '/v1/search/rentals?perPage=1', key);
     const stored = async () => Number((await a.store.db.selectFrom('quota_usage').select('used').executeTakeFirst())?.used ?? 0);
     await waitFor(async () => (await stored()) === 2, 'two counted requests written (the 304 given back)');
@@ -56,7 +59,11 @@ describe('request logs', () => {
     expect(text).not.toContain('/v1/property/1545');
     await get(rt.app, '/v1/property/no-such-listing-anywhere', key);
     await get(rt.app, '/v1/search/sales?bogus=1', key);
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request answered');
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request answered');
     expect(lines.map((l) => [l.level, l.statusCode, l.url])).toEqual([
       [30, 404, '/v1/property/no-such-listing-anywhere'],
       [30, 400, '/v1/search/sales?bogus=1'],

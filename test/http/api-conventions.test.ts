@@ -22,7 +22,10 @@ describe('browser access (CORS)', () => {
   });
 
   it('answers carry Access-Control-Allow-Origin and expose the rate-limit, request-id, ETag and Link headers', async () => {
-    const res = await t.rt.app.inject({ url: '/v1/search/rentals?perPage=2', headers: { origin: ORIGIN, authorization: `Bearer ${t.key}` } });
+    const res = await t.rt.app.inject({
+      url: '/v1/search/rentals?perPage=2',
+      headers: { origin: ORIGIN, authorization: `Bearer ${t.key}` },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
@@ -81,7 +84,10 @@ describe('conditional requests and caching headers', () => {
 
 describe('pagination headers', () => {
   it('RFC 8288 Link has first, prev, next and last, equal to meta.links', async () => {
-    const res = await t.rt.app.inject({ url: '/v1/search/rentals?areas=300&page=2&perPage=5', headers: { authorization: `Bearer ${t.key}` } });
+    const res = await t.rt.app.inject({
+      url: '/v1/search/rentals?areas=300&page=2&perPage=5',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     const links = JSON.parse(res.body).meta.links;
     const parsed = Object.fromEntries(
       String(res.headers.link)
@@ -90,7 +96,10 @@ describe('pagination headers', () => {
         .map((m) => [m[2], m[1]]),
     );
     expect(parsed).toEqual({ first: links.first, prev: links.prev, next: links.next, last: links.last });
-    const firstPage = await t.rt.app.inject({ url: '/v1/search/rentals?areas=300&perPage=5', headers: { authorization: `Bearer ${t.key}` } });
+    const firstPage = await t.rt.app.inject({
+      url: '/v1/search/rentals?areas=300&perPage=5',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     expect(String(firstPage.headers.link)).not.toContain('rel="prev"');
   });
 });
@@ -113,7 +122,9 @@ describe('the index', () => {
     expect(new Set(operations.map((o) => o.operationId)).size).toBe(operations.length);
     // The response headers are documented, and a real answer carries every one documented for it.
     const documented = Object.keys(doc.paths['/v1/search/sales'].get.responses['200'].headers);
-    expect(documented).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'ETag', 'Last-Modified', 'Cache-Control', 'Link']));
+    expect(documented).toEqual(
+      expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'ETag', 'Last-Modified', 'Cache-Control', 'Link']),
+    );
     expect(Object.keys(doc.paths['/v1/search/sales'].get.responses['429'].headers)).toContain('Retry-After');
     const real = await t.rt.app.inject({ url: '/v1/search/sales?perPage=2', headers: { authorization: `Bearer ${t.key}` } });
     for (const name of documented) expect(real.headers[name.toLowerCase()], name).toBeDefined();
@@ -138,12 +149,20 @@ describe('sparse fields', () => {
     const detail = await get(t.rt.app, '/v1/property/1545?fields=priceHistory,amenities', t.key);
     const full = await get(t.rt.app, '/v1/property/1545', t.key);
     expect(detail.body.data).toEqual({ id: '1545', priceHistory: full.body.data.priceHistory, amenities: full.body.data.amenities });
-    expect((await get(t.rt.app, '/v1/property/by-url?url=/rental/1545&fields=price', t.key)).body.data).toEqual({ id: '1545', price: full.body.data.price });
-    expect((await get(t.rt.app, '/v1/properties?ids=1545,8000000&fields=status', t.key)).body.data.map((l: any) => Object.keys(l).sort())).toEqual([
+    expect((await get(t.rt.app, '/v1/property/by-url?url=/rental/1545&fields=price', t.key)).body.data).toEqual({
+      id: '1545',
+      price: full.body.data.price,
+    });
+    expect(
+      (await get(t.rt.app, '/v1/properties?ids=1545,8000000&fields=status', t.key)).body.data.map((l: any) => Object.keys(l).sort()),
+    ).toEqual([
       ['id', 'status'],
       ['id', 'status'],
     ]);
-    const geo = await t.rt.app.inject({ url: '/v1/search/rentals?areas=300&perPage=2&fields=price&format=geojson', headers: { authorization: `Bearer ${t.key}` } });
+    const geo = await t.rt.app.inject({
+      url: '/v1/search/rentals?areas=300&perPage=2&fields=price&format=geojson',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     expect(JSON.parse(geo.body).features.map((f: any) => Object.keys(f.properties).sort())).toEqual([
       ['id', 'price'],
       ['id', 'price'],

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from '../helpers/http.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 
-const fold = (s: string) => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+const fold = (s: string) =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
 
 describe('areas by name', () => {
   const t = useTestRuntime('pro');
@@ -13,19 +17,29 @@ describe('areas by name', () => {
       const res = await get(t.rt.app, `/v1/areas?q=${encodeURIComponent(q)}`, t.key);
       expect(res.status).toBe(200);
       const f = fold(q);
-      const expected = all.filter((a) => fold(a.name).startsWith(f) || fold(a.name).split(/[\s-]+/).some((w) => w.startsWith(f)));
+      const expected = all.filter(
+        (a) =>
+          fold(a.name).startsWith(f) ||
+          fold(a.name)
+            .split(/[\s-]+/)
+            .some((w) => w.startsWith(f)),
+      );
       expect(res.body.data.map((a: { id: number }) => a.id).sort()).toEqual(expected.map((a) => a.id).sort());
       const whole = res.body.data.map((a: { name: string }) => fold(a.name).startsWith(f));
       expect(whole).toEqual([...whole].sort((a, b) => Number(b) - Number(a)));
       expect(res.body.meta.total).toBe(expected.length);
     }
-    expect((await get(t.rt.app, '/v1/areas?q=williams', t.key)).body.data.map((a: { name: string }) => a.name)).toEqual(expect.arrayContaining(['Williamsburg', 'Williamsbridge']));
+    expect((await get(t.rt.app, '/v1/areas?q=williams', t.key)).body.data.map((a: { name: string }) => a.name)).toEqual(
+      expect.arrayContaining(['Williamsburg', 'Williamsbridge']),
+    );
     expect((await get(t.rt.app, '/v1/areas?q=williamsbu', t.key)).body.data[0].name).toBe('Williamsburg');
     expect((await get(t.rt.app, '/v1/areas?q=williams&level=0', t.key)).body.data).toEqual([]);
   });
 
   it('areas= takes slugs beside ids, in any case, in searches, market figures and the change feed', async () => {
-    const williamsburg = (await get(t.rt.app, '/v1/areas?q=williamsburg', t.key)).body.data.find((a: { slug: string }) => a.slug === 'williamsburg');
+    const williamsburg = (await get(t.rt.app, '/v1/areas?q=williamsburg', t.key)).body.data.find(
+      (a: { slug: string }) => a.slug === 'williamsburg',
+    );
     expect(williamsburg).toBeDefined();
     const byId = await get(t.rt.app, `/v1/search/rentals?areas=${williamsburg.id}&perPage=50`, t.key);
     const bySlug = await get(t.rt.app, '/v1/search/rentals?areas=Williamsburg&perPage=50', t.key);

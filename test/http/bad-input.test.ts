@@ -9,7 +9,9 @@ const t = useTestRuntime('pro');
 async function fingerprint() {
   const q = await sql<{ n: number; seen: string; prices: number; scopes: string }>`
     select (select count(*) from listings) as n, (select max(last_seen_at) from listings) as seen,
-           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(t.rt.store.db);
+           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(
+    t.rt.store.db,
+  );
   return q.rows[0];
 }
 
@@ -85,12 +87,20 @@ describe('days and months: years 1900 to 2100', () => {
       }
     }
     const names = found.map((f) => `${f.path} ${f.name}`);
-    for (const known of ['/v1/market/recorded-sales from', '/v1/market/recorded-sales to', '/v1/market/history from', '/v1/recorded-sales from', '/v1/search/rentals availableBefore']) {
+    for (const known of [
+      '/v1/market/recorded-sales from',
+      '/v1/market/recorded-sales to',
+      '/v1/market/history from',
+      '/v1/recorded-sales from',
+      '/v1/search/rentals availableBefore',
+    ]) {
       expect(names).toContain(known);
     }
-    const url = (path: string, query: string) => `${path.replace('{id}', '8000000')}?${path === '/v1/market/history' ? 'kind=rental&' : ''}${query}`;
+    const url = (path: string, query: string) =>
+      `${path.replace('{id}', '8000000')}?${path === '/v1/market/history' ? 'kind=rental&' : ''}${query}`;
     for (const { path, name, kind } of found) {
-      const formatOf = (errors: { name: string; message: string }[] | undefined) => (errors ?? []).filter((e) => e.name === name && /must match (format|pattern)/.test(e.message));
+      const formatOf = (errors: { name: string; message: string }[] | undefined) =>
+        (errors ?? []).filter((e) => e.name === name && /must match (format|pattern)/.test(e.message));
       for (const bad of kind === 'day' ? ['1899-12-31', '2101-01-01', '0000-01-01'] : ['1899-12', '2101-01', '0000-01']) {
         const problem = await expectProblem(t.rt.app, url(path, `${name}=${bad}`), 400, 'INVALID_PARAMS', key);
         expect(formatOf(problem.errors)).toHaveLength(1);

@@ -51,7 +51,14 @@ async function check(route: string, url: string, status: number, withKey: string
 describe('contract: every endpoint, envelope and meta', () => {
   it('documents all six endpoints and the bearer scheme in OpenAPI 3.1', () => {
     expect(openapi.openapi).toBe('3.1.0');
-    for (const path of ['/v1/search/sales', '/v1/search/rentals', '/v1/property/{id}', '/v1/property/by-url', '/v1/building/{id}', '/v1/areas']) {
+    for (const path of [
+      '/v1/search/sales',
+      '/v1/search/rentals',
+      '/v1/property/{id}',
+      '/v1/property/by-url',
+      '/v1/building/{id}',
+      '/v1/areas',
+    ]) {
       expect(openapi.paths[path]?.get, path).toBeDefined();
     }
     expect(openapi.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
@@ -78,7 +85,11 @@ describe('contract: every endpoint, envelope and meta', () => {
     expect(Object.keys(sale.meta).sort()).toEqual(['dataAge', 'freshnessThreshold', 'refreshTriggered', 'source']);
     const byUrl = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent(sale.data.urlPath)}`, 200);
     expect(byUrl.data.id).toBe('8000000');
-    const withHost = await check('/v1/property/by-url', `/v1/property/by-url?url=${encodeURIComponent('https://upstream.example/rental/1545')}`, 200);
+    const withHost = await check(
+      '/v1/property/by-url',
+      `/v1/property/by-url?url=${encodeURIComponent('https://upstream.example/rental/1545')}`,
+      200,
+    );
     expect(withHost.data).toMatchObject({ id: '1545', price: 2550, bedroomCount: 0, noFee: true });
     expect(withHost.data.amenities).toContainEqual({ name: 'DOORMAN', available: false });
     expect(withHost.data.amenities).toContainEqual({ name: 'GYM', available: true });

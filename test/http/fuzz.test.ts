@@ -8,12 +8,16 @@ import { startTestRuntime } from '../helpers/runtime.js';
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6000);
 
 // Quotas raised out of the way: thousands of requests from one client are the point here.
-const rt = await startTestRuntime(Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])));
+const rt = await startTestRuntime(
+  Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])),
+);
 const fuzzer = await openApiFuzzer(rt);
 const perRoute = Math.ceil(RUNS / fuzzer.routes.length);
 const statuses = new Map<number, number>();
 afterAll(async () => {
-  console.log(`fuzz (SQLite): ${perRoute} requests on each of ${fuzzer.routes.length} operations; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+  console.log(
+    `fuzz (SQLite): ${perRoute} requests on each of ${fuzzer.routes.length} operations; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`,
+  );
   await rt.close();
 });
 
@@ -23,7 +27,11 @@ describe('fuzzing from the OpenAPI document', () => {
   });
 
   // Each generated request's answer is checked by its own assertions; fast-check reports the smallest failing one.
-  it.each(fuzzer.routes)(`GET %s: ${perRoute} generated requests, each with no 5xx, a documented status and media type, and a body valid against its documented schema`, async (route) => {
-    await fuzzer.fuzz([route], perRoute, statuses);
-  }, 120_000);
+  it.each(fuzzer.routes)(
+    `GET %s: ${perRoute} generated requests, each with no 5xx, a documented status and media type, and a body valid against its documented schema`,
+    async (route) => {
+      await fuzzer.fuzz([route], perRoute, statuses);
+    },
+    120_000,
+  );
 });

@@ -21,7 +21,9 @@ afterAll(async () => rt.close());
 async function fingerprint() {
   const q = await sql<{ n: number; seen: string; prices: number; scopes: string; keys: string }>`
     select (select count(*) from listings) as n, (select max(last_seen_at) from listings) as seen,
-           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(rt.store.db);
+           (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(
+    rt.store.db,
+  );
   return { ...q.rows[0], upstreamRequests: rt.upstream!.requestCount() };
 }
 
@@ -43,9 +45,16 @@ interface Case {
 }
 
 function head(c: Case): string {
-  const headers: Record<string, string> = { Host: 'x', Connection: 'close', ...(c.keyed ? { Authorization: `Bearer ${key}` } : {}), ...c.headers };
+  const headers: Record<string, string> = {
+    Host: 'x',
+    Connection: 'close',
+    ...(c.keyed ? { Authorization: `Bearer ${key}` } : {}),
+    ...c.headers,
+  };
   if (c.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(c.body));
-  return `${c.line} ${c.version ?? 'HTTP/1.1'}\r\n${Object.entries(headers).map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n${c.body ?? ''}`;
+  return `${c.line} ${c.version ?? 'HTTP/1.1'}\r\n${Object.entries(headers)
+    .map(([n, v]) => `${n}: ${v}`)
+    .join('\r\n')}\r\n\r\n${c.body ?? ''}`;
 }
 
 const q = (param: string, value: string, path = '/v1/search/sales'): Case => ({
@@ -60,15 +69,55 @@ const q = (param: string, value: string, path = '/v1/search/sales'): Case => ({
 const CASES: Case[] = [
   // 1. the key check cannot be bypassed with an absolute-form request target
   { name: 'absolute-form target, no key', line: 'GET http://x/v1/property/8000000', status: 401, code: 'MISSING_API_KEY' },
-  { name: 'absolute-form target of a listing not mirrored, no key', line: 'GET http://x/v1/property/987654321', status: 401, code: 'MISSING_API_KEY' },
+  {
+    name: 'absolute-form target of a listing not mirrored, no key',
+    line: 'GET http://x/v1/property/987654321',
+    status: 401,
+    code: 'MISSING_API_KEY',
+  },
   { name: 'absolute-form /v1/usage, no key', line: 'GET http://x/v1/usage', status: 401, code: 'MISSING_API_KEY' },
-  { name: 'absolute-form building, no key', line: 'GET http://x/v1/building/80-elizabeth-street-manhattan', status: 401, code: 'MISSING_API_KEY' },
-  { name: 'absolute-form areas with a bad key', line: 'GET https://other.example/v1/areas', headers: { Authorization: 'Bearer nope' }, status: 401, code: 'INVALID_API_KEY' },
+  {
+    name: 'absolute-form building, no key',
+    line: 'GET http://x/v1/building/80-elizabeth-street-manhattan',
+    status: 401,
+    code: 'MISSING_API_KEY',
+  },
+  {
+    name: 'absolute-form areas with a bad key',
+    line: 'GET https://other.example/v1/areas',
+    headers: { Authorization: 'Bearer nope' },
+    status: 401,
+    code: 'INVALID_API_KEY',
+  },
   // 2. an empty Authorization header is a malformed credential
-  { name: 'empty Authorization on a search', line: 'GET /v1/search/sales?perPage=1', headers: { Authorization: '' }, status: 401, code: 'INVALID_API_KEY' },
-  { name: 'Authorization of spaces', line: 'GET /v1/search/rentals', headers: { Authorization: '   ' }, status: 401, code: 'INVALID_API_KEY' },
-  { name: 'Basic scheme', line: 'GET /v1/search/sales', headers: { Authorization: 'Basic dXNlcjpwYXNz' }, status: 401, code: 'INVALID_API_KEY' },
-  { name: 'Bearer without a key', line: 'GET /v1/search/sales', headers: { Authorization: 'Bearer' }, status: 401, code: 'INVALID_API_KEY' },
+  {
+    name: 'empty Authorization on a search',
+    line: 'GET /v1/search/sales?perPage=1',
+    headers: { Authorization: '' },
+    status: 401,
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'Authorization of spaces',
+    line: 'GET /v1/search/rentals',
+    headers: { Authorization: '   ' },
+    status: 401,
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'Basic scheme',
+    line: 'GET /v1/search/sales',
+    headers: { Authorization: 'Basic dXNlcjpwYXNz' },
+    status: 401,
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'Bearer without a key',
+    line: 'GET /v1/search/sales',
+    headers: { Authorization: 'Bearer' },
+    status: 401,
+    code: 'INVALID_API_KEY',
+  },
   // 3. numbers: plain decimal digits within range, nothing else
   q('page', 'Infinity'),
   q('perPage', 'Infinity'),
@@ -109,16 +158,69 @@ const CASES: Case[] = [
   { name: 'DEL in a building slug', line: 'GET /v1/building/a%7Fb', keyed: true, status: 400, code: 'INVALID_PARAMS', param: 'id' },
   // 6. framework-level errors are problem documents too
   { name: 'bad percent-escape in the path', line: 'GET /v1/property/%zz', keyed: true, status: 400, code: 'BAD_REQUEST' },
-  { name: 'path parameter over the router limit', line: `GET /v1/building/${'b'.repeat(3000)}`, keyed: true, status: 414, code: 'URI_TOO_LONG' },
-  { name: 'request head over the size limit', line: 'GET /v1/search/sales', headers: { 'X-Padding': 'a'.repeat(20_000) }, status: 431, code: 'HEADERS_TOO_LARGE' },
-  { name: 'control character in a header', line: 'GET /v1/search/sales', headers: { 'X-Thing': 'a\u0001b' }, status: 400, code: 'BAD_REQUEST' },
-  { name: 'large body on POST', line: 'POST /v1/search/sales', headers: { 'Content-Type': 'application/json' }, body: `"${'a'.repeat(2_000_000)}"`, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+  {
+    name: 'path parameter over the router limit',
+    line: `GET /v1/building/${'b'.repeat(3000)}`,
+    keyed: true,
+    status: 414,
+    code: 'URI_TOO_LONG',
+  },
+  {
+    name: 'request head over the size limit',
+    line: 'GET /v1/search/sales',
+    headers: { 'X-Padding': 'a'.repeat(20_000) },
+    status: 431,
+    code: 'HEADERS_TOO_LARGE',
+  },
+  {
+    name: 'control character in a header',
+    line: 'GET /v1/search/sales',
+    headers: { 'X-Thing': 'a\u0001b' },
+    status: 400,
+    code: 'BAD_REQUEST',
+  },
+  {
+    name: 'large body on POST',
+    line: 'POST /v1/search/sales',
+    headers: { 'Content-Type': 'application/json' },
+    body: `"${'a'.repeat(2_000_000)}"`,
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+  },
   { name: 'POST a search', line: 'POST /v1/search/sales', body: '', status: 405, code: 'METHOD_NOT_ALLOWED' },
-  { name: 'POST JSON with no body', line: 'POST /v1/search/sales', headers: { 'Content-Type': 'application/json' }, body: '', status: 405, code: 'METHOD_NOT_ALLOWED' },
-  { name: 'POST malformed JSON', line: 'POST /v1/search/rentals', headers: { 'Content-Type': 'application/json' }, body: '{"a":', status: 405, code: 'METHOD_NOT_ALLOWED' },
-  { name: 'PUT a body of an unknown type', line: 'PUT /v1/areas', headers: { 'Content-Type': 'application/x-thing' }, body: 'x', status: 405, code: 'METHOD_NOT_ALLOWED' },
+  {
+    name: 'POST JSON with no body',
+    line: 'POST /v1/search/sales',
+    headers: { 'Content-Type': 'application/json' },
+    body: '',
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+  },
+  {
+    name: 'POST malformed JSON',
+    line: 'POST /v1/search/rentals',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"a":',
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+  },
+  {
+    name: 'PUT a body of an unknown type',
+    line: 'PUT /v1/areas',
+    headers: { 'Content-Type': 'application/x-thing' },
+    body: 'x',
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+  },
   { name: 'DELETE a listing without a key', line: 'DELETE /v1/property/8000000', status: 405, code: 'METHOD_NOT_ALLOWED' },
-  { name: 'PUT a building', line: 'PUT /v1/building/80-elizabeth-street-manhattan', keyed: true, body: '{}', status: 405, code: 'METHOD_NOT_ALLOWED' },
+  {
+    name: 'PUT a building',
+    line: 'PUT /v1/building/80-elizabeth-street-manhattan',
+    keyed: true,
+    body: '{}',
+    status: 405,
+    code: 'METHOD_NOT_ALLOWED',
+  },
   { name: 'PATCH the health', line: 'PATCH /v1/health', body: '', status: 405, code: 'METHOD_NOT_ALLOWED' },
   { name: 'an unknown path', line: 'GET /v1/listings', status: 404, code: 'NOT_FOUND', noRoute: true },
   { name: 'an unknown path under a known one', line: 'GET /v1/search/sales/extra', status: 404, code: 'NOT_FOUND', noRoute: true },
@@ -128,7 +230,13 @@ const CASES: Case[] = [
   q('__proto__', '1'),
   q('constructor', '1'),
   q('minPrice', '100&minPrice=200'),
-  { name: 'RTL mark in a listing URL', line: 'GET /v1/property/by-url?url=/rental/1545%E2%80%8F', keyed: true, status: 404, code: 'NOT_FOUND' },
+  {
+    name: 'RTL mark in a listing URL',
+    line: 'GET /v1/property/by-url?url=/rental/1545%E2%80%8F',
+    keyed: true,
+    status: 404,
+    code: 'NOT_FOUND',
+  },
   { name: 'unicode listing id', line: 'GET /v1/property/%E2%98%83', keyed: true, status: 400, code: 'INVALID_PARAMS', param: 'id' },
 ];
 
@@ -161,11 +269,16 @@ describe('hostile input: a problem document with a stable code, never a 5xx, and
 
   it('an instant with an offset is normalised to UTC before it is compared', async () => {
     const total = async (instant: string) => {
-      const res = await rt.app.inject({ url: `/v1/search/sales?perPage=1&listedAfter=${encodeURIComponent(instant)}`, headers: { authorization: `Bearer ${key}` } });
+      const res = await rt.app.inject({
+        url: `/v1/search/sales?perPage=1&listedAfter=${encodeURIComponent(instant)}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
       return JSON.parse(res.body).meta.total as number;
     };
-    const listed = (await rt.store.db.selectFrom('listings').select('listed_at').where('kind', '=', 'sale').where('status', '=', 'ACTIVE').execute())
+    const listed = (
+      await rt.store.db.selectFrom('listings').select('listed_at').where('kind', '=', 'sale').where('status', '=', 'ACTIVE').execute()
+    )
       .map((r) => r.listed_at)
       .filter((d): d is string => d !== null)
       .sort();
@@ -184,7 +297,10 @@ describe('hostile input: a problem document with a stable code, never a 5xx, and
     expect(headOnly.body).toBe('');
     const headProperty = await rawRequest(port, head({ name: '', line: 'HEAD /v1/property/8000000', status: 401 }));
     expect(headProperty.status).toBe(401);
-    const twice = await rawRequest(port, `GET /v1/property/8000000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer nope\r\nConnection: close\r\n\r\n`);
+    const twice = await rawRequest(
+      port,
+      `GET /v1/property/8000000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer nope\r\nConnection: close\r\n\r\n`,
+    );
     expect([200, 401]).toContain(twice.status);
   });
 });
@@ -197,7 +313,10 @@ describe('a limited key stays limited whatever the request target looks like', (
       const limitedPort = (limited.app.server.address() as { port: number }).port;
       const free = await limited.key('free');
       const auth = { Authorization: `Bearer ${free}` };
-      for (let i = 0; i < 10; i++) expect((await rawRequest(limitedPort, head({ name: '', line: 'GET /v1/search/sales?perPage=1', headers: auth, status: 200 }))).status).toBe(200);
+      for (let i = 0; i < 10; i++)
+        expect(
+          (await rawRequest(limitedPort, head({ name: '', line: 'GET /v1/search/sales?perPage=1', headers: auth, status: 200 }))).status,
+        ).toBe(200);
       for (const line of ['GET http://x/v1/search/sales?perPage=1', 'GET http://x/v1/property/8000000', 'GET /v1/search/sales?perPage=1']) {
         const res = await rawRequest(limitedPort, head({ name: '', line, headers: auth, status: 429 }));
         expect(res.status, line).toBe(429);

@@ -32,7 +32,10 @@ describe('the OpenAPI document passes both linters with no error and no warning'
 
   it('Spectral (spectral:oas)', async () => {
     const file = await servedDocument();
-    const { stdout } = await run(bin('spectral'), ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json'], { cwd: ROOT, env }).catch((e) => e);
+    const { stdout } = await run(bin('spectral'), ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json'], {
+      cwd: ROOT,
+      env,
+    }).catch((e) => e);
     const results = JSON.parse(stdout.slice(0, stdout.lastIndexOf(']') + 1));
     expect(results.map((r: { code: string; message: string }) => `${r.code}: ${r.message}`)).toEqual([]);
   }, 60_000);

@@ -36,8 +36,13 @@ function exampleCall(path: string, parameters: Parameter[]): string {
 
 /** Whether a path value satisfies the documented schema, read here from the document. */
 function documentedAccepts(schema: Parameter['schema'], value: string): boolean {
-  if (schema.type === 'integer') return /^-?[0-9]+$/.test(value) && Number(value) >= (schema.minimum ?? -Infinity) && Number(value) <= (schema.maximum ?? Infinity);
-  return (!schema.pattern || new RegExp(schema.pattern, 'u').test(value)) && value.length <= (schema.maxLength ?? Infinity) && value.length >= (schema.minLength ?? 0);
+  if (schema.type === 'integer')
+    return /^-?[0-9]+$/.test(value) && Number(value) >= (schema.minimum ?? -Infinity) && Number(value) <= (schema.maximum ?? Infinity);
+  return (
+    (!schema.pattern || new RegExp(schema.pattern, 'u').test(value)) &&
+    value.length <= (schema.maxLength ?? Infinity) &&
+    value.length >= (schema.minLength ?? 0)
+  );
 }
 
 describe("the OpenAPI document's parameters", () => {
@@ -58,13 +63,20 @@ describe("the OpenAPI document's parameters", () => {
   it('a path value the documented schema refuses is a 400 INVALID_PARAMS for its form, and one it allows never is', async () => {
     const withPathParameters = (await operations()).filter(([, parameters]) => parameters.some((p) => p.in === 'path'));
     expect(withPathParameters.map(([path]) => path).sort()).toEqual(
-      ['/v1/areas/{id}', '/v1/building/{id}', '/v1/property/{id}', '/v1/property/{id}/comparables', '/v1/property/{id}/sold-comparables'].sort(),
+      [
+        '/v1/areas/{id}',
+        '/v1/building/{id}',
+        '/v1/property/{id}',
+        '/v1/property/{id}/comparables',
+        '/v1/property/{id}/sold-comparables',
+      ].sort(),
     );
-    const values = fc.oneof(
-      fc.string({ minLength: 1, maxLength: 130, unit: fc.constantFrom(...'aZ09_-.~!$*,;:@é %+'.split('')) }),
-      fc.stringMatching(/^[A-Za-z0-9_-]{1,130}$/),
-      fc.integer({ min: -5, max: 20_000_000 }).map(String),
-    )
+    const values = fc
+      .oneof(
+        fc.string({ minLength: 1, maxLength: 130, unit: fc.constantFrom(...'aZ09_-.~!$*,;:@é %+'.split('')) }),
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,130}$/),
+        fc.integer({ min: -5, max: 20_000_000 }).map(String),
+      )
       // "." and ".." are dot segments: every client removes them from a path (RFC 3986 section 5.2.4), so no
       // request carries them as a value; "/v1/property/./comparables" is "/v1/property/comparables".
       .filter((value) => value !== '.' && value !== '..');
@@ -75,7 +87,9 @@ describe("the OpenAPI document's parameters", () => {
           const url = exampleCall(path, parameters).replace(encodeURIComponent(String(parameter.example)), encodeURIComponent(value));
           const res = await get(t.rt.app, url, t.key);
           // An allowed value may still be refused for what it names (a rental's sold comparables), never for its form.
-          const formErrors = (res.body.errors ?? []).filter((e: { name: string; message: string }) => e.name === parameter.name && /^must /.test(e.message));
+          const formErrors = (res.body.errors ?? []).filter(
+            (e: { name: string; message: string }) => e.name === parameter.name && /^must /.test(e.message),
+          );
           if (documentedAccepts(parameter.schema, value)) expect(formErrors, url).toEqual([]);
           else {
             expect(res.status, url).toBe(400);

@@ -31,7 +31,8 @@ describe('page size by plan', () => {
     expect(res.status).toBe(200);
     expect(res.body.meta.perPage).toBe(cap);
     expect(res.body.data.length).toBe(cap);
-    for (const link of [res.body.meta.links.self, res.body.meta.links.next, res.body.meta.links.last]) expect(link).toContain(`perPage=${cap}`);
+    for (const link of [res.body.meta.links.self, res.body.meta.links.next, res.body.meta.links.last])
+      expect(link).toContain(`perPage=${cap}`);
     const def = await get(rt.app, '/v1/search/sales?areas=100', key);
     expect(def.body.meta.perPage).toBe(Math.min(50, cap));
   });
@@ -50,7 +51,13 @@ describe('who may call what', () => {
     const revoked = await rt.key('pro');
     const id = (await rt.keys.list()).at(-1)!.id;
     expect(await rt.keys.revoke(id, new Date().toISOString())).toBe(true);
-    for (const key of ['nonsense', 'SERVICE_not-a-uuid', 'OTHER_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f', 'SERVICE_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f', revoked]) {
+    for (const key of [
+      'nonsense',
+      'SERVICE_not-a-uuid',
+      'OTHER_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f',
+      'SERVICE_6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f',
+      revoked,
+    ]) {
       for (const url of ['/v1/search/sales', '/v1/property/1545']) {
         await expectProblem(rt.app, url, 401, 'INVALID_API_KEY', key);
       }
@@ -63,7 +70,11 @@ describe('who may call what', () => {
   it('an expired key is 401 EXPIRED_API_KEY', async () => {
     // Issued to expire tomorrow, then the day passes (a key cannot be issued already expired).
     const key = await rt.key('pro', { expires: new Date(Date.now() + 86_400_000).toISOString() });
-    await rt.store.db.updateTable('api_keys').set({ expires_at: '2020-01-01T00:00:00.000Z' }).where('id', '=', (await rt.keys.list()).at(-1)!.id).execute();
+    await rt.store.db
+      .updateTable('api_keys')
+      .set({ expires_at: '2020-01-01T00:00:00.000Z' })
+      .where('id', '=', (await rt.keys.list()).at(-1)!.id)
+      .execute();
     await expectProblem(rt.app, '/v1/search/sales', 401, 'EXPIRED_API_KEY', key);
   });
 
@@ -115,7 +126,10 @@ describe('keys at rest and on the command line', () => {
   it('keys import (JSON and CSV) is idempotent and updates plans', async () => {
     const a = 'SERVICE_0b9f2c1e-7d4a-4f3b-9c2e-5a6b7c8d9e0f';
     const b = 'SERVICE_1c0a3d2f-8e5b-4a4c-8d3f-6b7c8d9e0f1a';
-    const json = JSON.stringify([{ key: a, plan: 'starter', label: 'acme' }, { key: b, plan: 'pro', expires: '2030-01-01' }]);
+    const json = JSON.stringify([
+      { key: a, plan: 'starter', label: 'acme' },
+      { key: b, plan: 'pro', expires: '2030-01-01' },
+    ]);
     expect(await importKeys(rt.keys, rt.config, 'x.json', json)).toEqual({ inserted: 2, updated: 0 });
     expect(await importKeys(rt.keys, rt.config, 'x.json', json)).toEqual({ inserted: 0, updated: 2 });
     const csv = `key , plan,label,expires\n${a}, business ,"acme, inc",\n`;
@@ -144,11 +158,18 @@ describe('keys at rest and on the command line', () => {
 describe('publishable keys', () => {
   it('are accepted only from the origins they list (Origin, else Referer), 403 ORIGIN_NOT_ALLOWED otherwise; secret keys as before', async () => {
     const key = await rt.key('pro', { origins: ['https://app.example', 'http://localhost:5173'] });
-    const call = (headers: Record<string, string>, url = '/v1/areas?level=0') => rt.app.inject({ url, headers: { authorization: `Bearer ${key}`, ...headers } });
+    const call = (headers: Record<string, string>, url = '/v1/areas?level=0') =>
+      rt.app.inject({ url, headers: { authorization: `Bearer ${key}`, ...headers } });
     expect((await call({ origin: 'https://app.example' })).statusCode).toBe(200);
     expect((await call({ origin: 'http://localhost:5173' })).statusCode).toBe(200);
     expect((await call({ referer: 'https://app.example/map?x=1' })).statusCode).toBe(200);
-    for (const headers of [{}, { origin: 'https://evil.example' }, { origin: 'https://app.example.evil' }, { referer: 'https://evil.example/app.example' }, { origin: 'null' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { origin: 'https://evil.example' },
+      { origin: 'https://app.example.evil' },
+      { referer: 'https://evil.example/app.example' },
+      { origin: 'null' },
+    ] as Record<string, string>[]) {
       const res = await call(headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -157,22 +178,35 @@ describe('publishable keys', () => {
     // On an anonymous route a publishable key from elsewhere is refused too, never served as anonymous.
     expect((await call({ origin: 'https://evil.example' }, '/v1/search/rentals?perPage=1')).statusCode).toBe(403);
     const secret = await rt.key('pro');
-    expect((await rt.app.inject({ url: '/v1/areas?level=0', headers: { authorization: `Bearer ${secret}`, origin: 'https://evil.example' } })).statusCode).toBe(200);
+    expect(
+      (await rt.app.inject({ url: '/v1/areas?level=0', headers: { authorization: `Bearer ${secret}`, origin: 'https://evil.example' } }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('`keys issue --origins` issues one, `keys list` shows its origins, and a bad origin is a usage error', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'keys-pub-')), 'k.db');
     const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent' };
-    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://App.Example/, http://localhost:5173'], { cwd: ROOT, env });
+    const issued = await run(
+      process.execPath,
+      [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://App.Example/, http://localhost:5173'],
+      { cwd: ROOT, env },
+    );
     expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
     const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
     expect(listed.stdout).toContain('publishable: https://app.example,http://localhost:5173');
-    const past = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--expires', '2020-01-01'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const past = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--expires', '2020-01-01'], {
+      cwd: ROOT,
+      env,
+    }).catch((e: { code: number; stderr: string }) => e);
     expect((past as { code: number }).code).not.toBe(0);
     expect((past as { stderr: string }).stderr).toMatch(/is in the past/);
     // Nothing was issued: the one key is the publishable one above.
     expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env })).stdout.trim().split('\n')).toHaveLength(2);
-    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://app.example/path'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--origins', 'https://app.example/path'], {
+      cwd: ROOT,
+      env,
+    }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/--origins: not an origin/);
   });
@@ -187,7 +221,13 @@ describe('keys limited to some operations', () => {
     expect((await get(rt.app, `/v1/property/${id}`, key)).status).toBe(200);
     // The same route however its URL is written; another route, though its path starts alike, is refused.
     expect((await get(rt.app, `/v1/property/${id}?`, key)).status).toBe(200);
-    for (const url of ['/v1/search/sales?perPage=1', `/v1/property/${id}/comparables`, '/v1/usage', '/v1/market?kind=rental', '/v1/areas?level=0']) {
+    for (const url of [
+      '/v1/search/sales?perPage=1',
+      `/v1/property/${id}/comparables`,
+      '/v1/usage',
+      '/v1/market?kind=rental',
+      '/v1/areas?level=0',
+    ]) {
       const res = await rt.app.inject({ url, headers: { authorization: `Bearer ${key}` } });
       expect(res.statusCode, url).toBe(403);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -200,11 +240,18 @@ describe('keys limited to some operations', () => {
   it('`keys issue --operations` takes the operation ids of the OpenAPI document, `keys list` shows them, an unknown one is a usage error', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'keys-ops-')), 'k.db');
     const env = { ...process.env, DATABASE_URL: db, SHARED_DATA_DIR: SHARED_DATA, LOG_LEVEL: 'silent' };
-    const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--origins', 'http://localhost:8080', '--operations', 'searchRentals,getProperty'], { cwd: ROOT, env });
+    const issued = await run(
+      process.execPath,
+      [CLI, 'keys', 'issue', '--plan', 'pro', '--origins', 'http://localhost:8080', '--operations', 'searchRentals,getProperty'],
+      { cwd: ROOT, env },
+    );
     expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
     const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env });
     expect(listed.stdout.trim().split('\n')[1].split('\t').at(-1)).toBe('searchRentals,getProperty');
-    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--operations', 'searchRentals,getEverything'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro', '--operations', 'searchRentals,getEverything'], {
+      cwd: ROOT,
+      env,
+    }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/unknown: getEverything/);
     expect((bad as { stderr: string }).stderr).toContain('searchSales');
@@ -221,13 +268,21 @@ describe('one configuration for every command', () => {
     const issued = await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--label', 'from-dotenv'], { cwd: dir, env });
     expect(issued.stdout).toMatch(/^SERVICE_[0-9a-f-]{36}\n$/);
     // The database the .env names holds it (read here with the path given outright).
-    const listed = await run(process.execPath, [CLI, 'keys', 'list'], { cwd: ROOT, env: { ...env, DATABASE_URL: join(dir, 'service.db'), LOG_LEVEL: 'silent' } });
+    const listed = await run(process.execPath, [CLI, 'keys', 'list'], {
+      cwd: ROOT,
+      env: { ...env, DATABASE_URL: join(dir, 'service.db'), LOG_LEVEL: 'silent' },
+    });
     expect(listed.stdout).toContain('from-dotenv');
     // A variable set in the environment wins over the file.
     const elsewhere = join(dir, 'other.db');
-    await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--label', 'from-environment'], { cwd: dir, env: { ...env, DATABASE_URL: elsewhere } });
+    await run(process.execPath, [CLI, 'keys', 'issue', '--plan', 'starter', '--label', 'from-environment'], {
+      cwd: dir,
+      env: { ...env, DATABASE_URL: elsewhere },
+    });
     expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: dir, env })).stdout).not.toContain('from-environment');
-    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: dir, env: { ...env, DATABASE_URL: elsewhere } })).stdout).toContain('from-environment');
+    expect((await run(process.execPath, [CLI, 'keys', 'list'], { cwd: dir, env: { ...env, DATABASE_URL: elsewhere } })).stdout).toContain(
+      'from-environment',
+    );
   });
 });
 

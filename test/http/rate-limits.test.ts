@@ -49,7 +49,11 @@ describe('per-minute limits', () => {
 
   it('each plan gets exactly its limit (starter 30, pro 60, business 120)', async () => {
     const rt = await runtime();
-    for (const [plan, limit] of [['starter', 30], ['pro', 60], ['business', 120]] as const) {
+    for (const [plan, limit] of [
+      ['starter', 30],
+      ['pro', 60],
+      ['business', 120],
+    ] as const) {
       const key = await rt.key(plan);
       const statuses = [];
       for (let i = 0; i < limit + 2; i++) statuses.push((await get(rt.app, '/v1/areas?level=0', key)).status);
@@ -63,7 +67,9 @@ describe('client IP of anonymous callers', () => {
   const burst = async (rt: TestRuntime, forwardedFor: string) => {
     const statuses = [];
     for (let i = 0; i < 11; i++) {
-      statuses.push((await rt.app.inject({ url: '/v1/search/rentals?perPage=1', headers: { 'x-forwarded-for': forwardedFor } })).statusCode);
+      statuses.push(
+        (await rt.app.inject({ url: '/v1/search/rentals?perPage=1', headers: { 'x-forwarded-for': forwardedFor } })).statusCode,
+      );
     }
     return statuses.filter((s) => s === 200).length;
   };
@@ -98,14 +104,22 @@ describe('monthly quota', () => {
 
   it('the quota is per calendar month in UTC: refused until the month ends, with Retry-After to that second, then counted afresh', async () => {
     let now = Date.parse('2026-11-30T23:59:50Z');
-    const rt = await startTestRuntime({ QUOTA_FREE_PER_MONTH: '2' }, { realLimits: true, withoutRentHop: true, clock: () => new Date(now) });
+    const rt = await startTestRuntime(
+      { QUOTA_FREE_PER_MONTH: '2' },
+      { realLimits: true, withoutRentHop: true, clock: () => new Date(now) },
+    );
     started.push(rt);
     const key = await rt.key('free');
     for (let i = 0; i < 2; i++) expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
     const refused = await expectProblem(rt.app, '/v1/areas?level=0', 429, 'QUOTA_EXCEEDED', key);
     expect(refused.retryAfter).toBe(10);
     now += 4_000;
-    expect((await get(rt.app, '/v1/usage', key)).body.data.month).toMatchObject({ month: '2026-11', used: 2, remaining: 0, resetSeconds: 6 });
+    expect((await get(rt.app, '/v1/usage', key)).body.data.month).toMatchObject({
+      month: '2026-11',
+      used: 2,
+      remaining: 0,
+      resetSeconds: 6,
+    });
     now = Date.parse('2026-12-01T00:00:05Z');
     expect((await get(rt.app, '/v1/areas?level=0', key)).status).toBe(200);
     expect((await get(rt.app, '/v1/usage', key)).body.data.month).toMatchObject({ month: '2026-12', used: 1, remaining: 1 });
@@ -165,7 +179,9 @@ describe('limits shared through Redis', () => {
 
   it('Redis stopped mid-test: every answer comes without waiting for it', async () => {
     const port = await closedPort();
-    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     try {
       const rt = await runtime({ REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix() });
       await waitReady(rt);
@@ -233,7 +249,12 @@ describe('refreshes across instances', () => {
     const db = join(dir, 'mirror.db');
     copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     let now = Date.now();
-    const env = { DATABASE_URL: db, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: prefix(), RATE_LIMIT_BUSINESS_PER_MINUTE: '1000' };
+    const env = {
+      DATABASE_URL: db,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: prefix(),
+      RATE_LIMIT_BUSINESS_PER_MINUTE: '1000',
+    };
     const options = { realLimits: true, withoutRentHop: true, clock: () => new Date(now) };
     const a = await startTestRuntime(env, options);
     const b = await startTestRuntime(env, options);

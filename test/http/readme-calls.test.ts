@@ -22,7 +22,11 @@ function curlCalls(): { url: string; keyed: boolean }[] {
 /** The generated block's calls: `GET <url>` (`(with a key)` when keyed), then the abridged answer as JSON. */
 function printedAnswers(): { url: string; keyed: boolean; printed: unknown }[] {
   const block = readme.slice(readme.indexOf(README_MARKERS[0]), readme.indexOf(README_MARKERS[1]));
-  return [...block.matchAll(/^GET (\S+)( +\(with a key\))?\n([\s\S]*?)(?=\n\nGET |\n```)/gm)].map(([, url, keyed, json]) => ({ url, keyed: Boolean(keyed), printed: JSON.parse(json) }));
+  return [...block.matchAll(/^GET (\S+)( +\(with a key\))?\n([\s\S]*?)(?=\n\nGET |\n```)/gm)].map(([, url, keyed, json]) => ({
+    url,
+    keyed: Boolean(keyed),
+    printed: JSON.parse(json),
+  }));
 }
 
 const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
@@ -34,7 +38,10 @@ const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' :
 function expectShape(live: unknown, printed: unknown, path: string): void {
   expect(kind(live), path).toBe(kind(printed));
   if (Array.isArray(printed)) {
-    const more = printed.length > 1 && typeof printed.at(-1) === 'string' && (printed.at(-1) as string).startsWith(LEFT_OUT) ? Number((printed.at(-1) as string).split(' ')[1]) : 0;
+    const more =
+      printed.length > 1 && typeof printed.at(-1) === 'string' && (printed.at(-1) as string).startsWith(LEFT_OUT)
+        ? Number((printed.at(-1) as string).split(' ')[1])
+        : 0;
     const shown = more ? printed.slice(0, -1) : printed;
     expect((live as unknown[]).length, path).toBe(shown.length + more);
     shown.forEach((item, i) => expectShape((live as unknown[])[i], item, `${path}[${i}]`));

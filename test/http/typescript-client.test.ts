@@ -55,7 +55,7 @@ console.log(JSON.stringify({ total: data.meta.total, firstId: first.id, price, b
 `;
 
 describe('the TypeScript client', () => {
-  it('holds the types generated from the service\'s own document (regenerate with clients/typescript/scripts/generate.ts)', async () => {
+  it("holds the types generated from the service's own document (regenerate with clients/typescript/scripts/generate.ts)", async () => {
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(await typesOf((await get(t.rt.app, '/v1/openapi.json')).body));
   });
 
@@ -77,19 +77,35 @@ describe('the TypeScript client', () => {
     const dir = mkdtempSync(join(tmpdir(), 'client-consumer-'));
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
     // --install-links copies the folder as a package (its prepare script builds it) instead of linking it.
-    await run('npm', ['install', CLIENT, '--install-links', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
+    await run('npm', ['install', CLIENT, '--install-links', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: dir,
+    });
     mkdirSync(join(dir, 'src'));
     writeFileSync(join(dir, 'src', 'consumer.ts'), CONSUMER);
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [], outDir: 'out', rootDir: 'src' },
-      include: ['src'],
-    }));
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+          types: [],
+          outDir: 'out',
+          rootDir: 'src',
+        },
+        include: ['src'],
+      }),
+    );
     const { stdout: errors } = await run(process.execPath, [TSC, '-p', dir], { cwd: dir }).catch((e) => e);
     expect(errors).toBe('');
     const { stdout } = await run(process.execPath, [join(dir, 'out', 'consumer.js'), baseUrl, t.key], { cwd: dir });
     const answer = JSON.parse(stdout);
 
-    const search = (await get(t.rt.app, '/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC', t.key)).body;
+    const search = (
+      await get(t.rt.app, '/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC', t.key)
+    ).body;
     const feed = await feedSince(t.rt.app, t.key, 0);
     expect(answer).toEqual({
       total: search.meta.total,

@@ -13,9 +13,12 @@ const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;
 
 describe('the change stream', () => {
-  it('sends the feed\'s events, resumes from Last-Event-ID without loss or repeat, then goes on live with heartbeats', async () => {
+  it("sends the feed's events, resumes from Last-Event-ID without loss or repeat, then goes on live with heartbeats", async () => {
     let now = Date.now();
-    const rt = await runtime({ CHANGES_STREAM_HEARTBEAT_SECONDS: '0.3', CHANGES_STREAM_POLL_SECONDS: '0.05' }, { clock: () => new Date(now), manualMarketClock: true });
+    const rt = await runtime(
+      { CHANGES_STREAM_HEARTBEAT_SECONDS: '0.3', CHANGES_STREAM_POLL_SECONDS: '0.05' },
+      { clock: () => new Date(now), manualMarketClock: true },
+    );
     const key = await rt.key('business');
     const base = await rt.app.listen({ port: 0, host: '127.0.0.1' });
     const auth = { authorization: `Bearer ${key}` };
@@ -55,7 +58,9 @@ describe('the change stream', () => {
     await waitFor(() => second.events.length >= expected.length - half + live.length, 'the live events');
     expect(second.events.slice(expected.length - half).map((e) => e.id)).toEqual(live.map((e) => e.id));
     second.close();
-    console.log(`stream: ${expected.length} backlog events over two connections (resumed after ${received.at(-1)!.id}), then ${live.length} live; ${second.comments.length} heartbeats`);
+    console.log(
+      `stream: ${expected.length} backlog events over two connections (resumed after ${received.at(-1)!.id}), then ${live.length} live; ${second.comments.length} heartbeats`,
+    );
   }, 120_000);
 
   it("a browser's EventSource opens it with ?access_token= (RFC 6750, 2.3): the same events, no-store, the key in no log line, and nowhere else", async () => {
@@ -107,8 +112,19 @@ describe('the change stream', () => {
     await rt.syncer.syncScope('rental', 100);
     const all = await feedSince(rt.app, key, start);
     // Brooklyn (200) rentals of $2,500 to $4,000 with at most one bedroom, price changes and status changes.
-    const brooklyn = new Set((await rt.store.db.selectFrom('listings').select('id').where('borough_id', '=', 200).execute()).map((r) => r.id));
-    const want = all.filter((e) => e.kind === 'rental' && brooklyn.has(e.listingId) && e.newPrice >= 2500 && e.newPrice <= 4000 && e.listing.bedroomCount !== null && e.listing.bedroomCount <= 1 && e.type !== 'listing.listed');
+    const brooklyn = new Set(
+      (await rt.store.db.selectFrom('listings').select('id').where('borough_id', '=', 200).execute()).map((r) => r.id),
+    );
+    const want = all.filter(
+      (e) =>
+        e.kind === 'rental' &&
+        brooklyn.has(e.listingId) &&
+        e.newPrice >= 2500 &&
+        e.newPrice <= 4000 &&
+        e.listing.bedroomCount !== null &&
+        e.listing.bedroomCount <= 1 &&
+        e.type !== 'listing.listed',
+    );
     expect(want.length).toBeGreaterThan(0);
     const filter = '&kind=rental&areas=200&minPrice=2500&maxPrice=4000&maxBeds=1&types=listing.price_changed,listing.status_changed';
     expect((await feedSince(rt.app, key, start, filter)).map((e) => e.id)).toEqual(want.map((e) => e.id));
@@ -136,7 +152,10 @@ describe('the change stream', () => {
     await refused('/v1/changes/stream', { ...business, 'last-event-id': 'abc' }, 400, 'INVALID_PARAMS');
     await refused('/v1/changes/stream?areas=999999', business, 400, 'INVALID_PARAMS');
     await refused('/v1/changes/stream?minBeds=-1', business, 400, 'INVALID_PARAMS');
-    const held: OpenStream[] = [await openStream(`${base}/v1/changes/stream`, business), await openStream(`${base}/v1/changes/stream`, business)];
+    const held: OpenStream[] = [
+      await openStream(`${base}/v1/changes/stream`, business),
+      await openStream(`${base}/v1/changes/stream`, business),
+    ];
     expect(held.map((s) => s.status)).toEqual([200, 200]);
     await refused('/v1/changes/stream', business, 429, 'RATE_LIMIT_EXCEEDED');
     held[0].close();

@@ -13,7 +13,12 @@ describe('the change feed', () => {
     const rt = await runtime({}, { clock: () => new Date(now), manualMarketClock: true });
     const key = await rt.key('business');
     const state = async () =>
-      new Map((await rt.store.db.selectFrom('listings').select(['id', 'status', 'price']).execute()).map((r) => [r.id, { status: r.status, price: Number(r.price) }]));
+      new Map(
+        (await rt.store.db.selectFrom('listings').select(['id', 'status', 'price']).execute()).map((r) => [
+          r.id,
+          { status: r.status, price: Number(r.price) },
+        ]),
+      );
     const walk = async (since: string) => {
       const events: any[] = [];
       let cursor = since;
@@ -50,12 +55,20 @@ describe('the change feed', () => {
       expect(e.listing).toMatchObject({ id: e.listingId, price: a.price, status: a.status });
       if (e.type === 'listing.price_changed') {
         const b = before.get(e.listingId)!;
-        expect(e).toMatchObject({ oldPrice: b.price, newPrice: a.price, pctChange: Math.round(((a.price - b.price) / b.price) * 10000) / 100 });
+        expect(e).toMatchObject({
+          oldPrice: b.price,
+          newPrice: a.price,
+          pctChange: Math.round(((a.price - b.price) / b.price) * 10000) / 100,
+        });
       }
       if (e.type === 'listing.status_changed') expect(e).toMatchObject({ fromStatus: before.get(e.listingId)!.status, toStatus: a.status });
     }
-    const counts = Object.fromEntries(['listing.listed', 'listing.price_changed', 'listing.status_changed'].map((t) => [t, events.filter((e) => e.type === t).length]));
-    console.log(`a market day as a feed: ${events.length} events ${JSON.stringify(counts)}; first: ${JSON.stringify(events.find((e) => e.type === 'listing.price_changed'))?.slice(0, 400)}`);
+    const counts = Object.fromEntries(
+      ['listing.listed', 'listing.price_changed', 'listing.status_changed'].map((t) => [t, events.filter((e) => e.type === t).length]),
+    );
+    console.log(
+      `a market day as a feed: ${events.length} events ${JSON.stringify(counts)}; first: ${JSON.stringify(events.find((e) => e.type === 'listing.price_changed'))?.slice(0, 400)}`,
+    );
     const onlyRentalPrices = await get(rt.app, `/v1/changes?since=${start}&types=listing.price_changed&kind=rental&perPage=500`, key);
     expect(onlyRentalPrices.body.data.every((e: any) => e.type === 'listing.price_changed' && e.kind === 'rental')).toBe(true);
   }, 120_000);
@@ -111,12 +124,21 @@ describe('the change feed', () => {
       await rt.coordinator.idle();
     };
     await refresh();
-    expect((await get(rt.app, `/v1/changes?since=${start}&types=building.updated`, key)).body.data.map((e: any) => e.changedFields)).toEqual([]); // the same building: no event
+    expect(
+      (await get(rt.app, `/v1/changes?since=${start}&types=building.updated`, key)).body.data.map((e: any) => e.changedFields),
+    ).toEqual([]); // the same building: no event
     local.unitCount = (local.unitCount ?? 0) + 7;
     await refresh();
     const events = (await get(rt.app, `/v1/changes?since=${start}`, key)).body.data;
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'building.updated', listingId: null, kind: null, buildingId: stored.id, changedFields: ['unitCount'], building: { id: stored.id, unitCount: local.unitCount } });
+    expect(events[0]).toMatchObject({
+      type: 'building.updated',
+      listingId: null,
+      kind: null,
+      buildingId: stored.id,
+      changedFields: ['unitCount'],
+      building: { id: stored.id, unitCount: local.unitCount },
+    });
     expect((await get(rt.app, `/v1/building/${stored.id}`, key)).body.data.unitCount).toBe(local.unitCount);
     // Listing filters keep listing events only.
     expect((await get(rt.app, `/v1/changes?since=${start}&kind=rental`, key)).body.data).toEqual([]);

@@ -15,7 +15,12 @@ import { waitFor } from '../helpers/wait.js';
 // verified with the `standardwebhooks` package (an implementation independent of ours).
 const runtime = useRuntimesPerTest({ withoutRentHop: true });
 const DAY = 24 * 3_600_000;
-const FAST = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,0.2,0.2', WEBHOOK_POLL_SECONDS: '0.05', CHANGES_STREAM_POLL_SECONDS: '0.05' };
+const FAST = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,0.2,0.2',
+  WEBHOOK_POLL_SECONDS: '0.05',
+  CHANGES_STREAM_POLL_SECONDS: '0.05',
+};
 
 const keyId = async (rt: TestRuntime) => (await rt.keys.list()).at(-1)!.id;
 
@@ -29,8 +34,18 @@ describe('webhooks', () => {
     try {
       const deps = { webhooks: rt.webhooks, keys: rt.keys, changes: rt.changes, config: rt.config, clock: () => new Date() };
       const start = await rt.changes.latestId();
-      const prices = await addSubscription(deps, { keyId: id, url: `${flaky.url}/hooks`, events: ['listing.price_changed'], filter: 'kind=rental' });
-      const statuses = await addSubscription(deps, { keyId: id, url: `${down.url}/hooks`, events: ['listing.status_changed'], filter: 'kind=rental&minPrice=2000' });
+      const prices = await addSubscription(deps, {
+        keyId: id,
+        url: `${flaky.url}/hooks`,
+        events: ['listing.price_changed'],
+        filter: 'kind=rental',
+      });
+      const statuses = await addSubscription(deps, {
+        keyId: id,
+        url: `${down.url}/hooks`,
+        events: ['listing.status_changed'],
+        filter: 'kind=rental&minPrice=2000',
+      });
       expect(prices.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       rt.marketClock!.advance(DAY);
       await rt.syncer.syncScope('rental', 300);
@@ -75,12 +90,22 @@ describe('webhooks', () => {
         `webhooks: ${wantPrices.length} price changes delivered on the third attempt (webhook-id ${delivered[0][0].headers['webhook-id']}, ` +
           `signature ${delivered[0][2].headers['webhook-signature']}); ${dead.length} status changes dead-lettered after 3 attempts`,
       );
-      console.log(`a signed delivery:\n${Object.entries(sample.headers).filter(([k]) => k.startsWith('webhook-')).map(([k, v]) => `${k}: ${v}`).join('\n')}\n${sample.body.slice(0, 300)}...`);
+      console.log(
+        `a signed delivery:\n${Object.entries(sample.headers)
+          .filter(([k]) => k.startsWith('webhook-'))
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')}\n${sample.body.slice(0, 300)}...`,
+      );
 
       // A dead letter sent again goes out with the same webhook-id.
       const before = down.requests.length;
       expect(await rt.webhooks.redeliver(dead[0].id, new Date().toISOString())).toBe(true);
-      await waitFor(async () => (await rt.webhooks.deliveries({ subscriptionId: statuses.subscription.id, status: 'dead', limit: 10_000 })).length === dead.length && down.requests.length === before + 3, 'the redelivery to run its schedule');
+      await waitFor(
+        async () =>
+          (await rt.webhooks.deliveries({ subscriptionId: statuses.subscription.id, status: 'dead', limit: 10_000 })).length ===
+            dead.length && down.requests.length === before + 3,
+        'the redelivery to run its schedule',
+      );
       expect(down.requests.slice(before).every((r) => r.headers['webhook-id'] === dead[0].message_id)).toBe(true);
     } finally {
       await flaky.close();
@@ -108,7 +133,12 @@ describe('webhooks', () => {
       const start = await rt.changes.latestId();
       const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`;
       const stuck = await addSubscription(deps, { keyId: id, url: slowUrl, events: ['listing.price_changed'], filter: 'kind=rental' });
-      const quick = await addSubscription(deps, { keyId: id, url: `${fast.url}/hooks`, events: ['listing.price_changed'], filter: 'kind=rental' });
+      const quick = await addSubscription(deps, {
+        keyId: id,
+        url: `${fast.url}/hooks`,
+        events: ['listing.price_changed'],
+        filter: 'kind=rental',
+      });
       rt.marketClock!.advance(DAY);
       await rt.syncer.syncScope('rental', 300);
       const want = await feedSince(rt.app, key, start, '&types=listing.price_changed&kind=rental');
@@ -123,7 +153,10 @@ describe('webhooks', () => {
       const health = (await get(rt.app, '/v1/health')).body.webhooks;
       expect(health).toMatchObject({ running: true, inFlight: 2, pending: want.length, deadLetters: 0, lastError: null });
       release();
-      await waitFor(async () => (await delivered(stuck.subscription.id)) === want.length, 'every event delivered to the slow receiver once released');
+      await waitFor(
+        async () => (await delivered(stuck.subscription.id)) === want.length,
+        'every event delivered to the slow receiver once released',
+      );
       expect(new Set(held).size).toBe(want.length);
     } finally {
       release();
@@ -137,8 +170,18 @@ describe('webhooks', () => {
     const rt = await runtime(FAST, { manualMarketClock: true, webhooks: false });
     await rt.key('business');
     const deps = { webhooks: rt.webhooks, keys: rt.keys, changes: rt.changes, config: rt.config, clock: () => new Date() };
-    const a = await addSubscription(deps, { keyId: await keyId(rt), url: 'http://127.0.0.1:9/a', events: ['listing.price_changed'], filter: '' });
-    const b = await addSubscription(deps, { keyId: await keyId(rt), url: 'http://127.0.0.1:9/b', events: ['listing.price_changed'], filter: '' });
+    const a = await addSubscription(deps, {
+      keyId: await keyId(rt),
+      url: 'http://127.0.0.1:9/a',
+      events: ['listing.price_changed'],
+      filter: '',
+    });
+    const b = await addSubscription(deps, {
+      keyId: await keyId(rt),
+      url: 'http://127.0.0.1:9/b',
+      events: ['listing.price_changed'],
+      filter: '',
+    });
     const t = (seconds: number) => new Date(Date.UTC(2030, 0, 1) + seconds * 1000).toISOString();
     const item = (eventId: number, subscription: string) => ({ eventId, messageId: `msg_${eventId}_${subscription}`, payload: '{}' });
     await rt.webhooks.enqueue(a.subscription.id, [item(1, 'a')], 1, t(0));
@@ -146,11 +189,29 @@ describe('webhooks', () => {
     expect(first.event_id).toBe(1);
     // It fails: due again at t + 5 s. Meanwhile a sync enqueues new deliveries, all due at t + 3 s: before the
     // retry's time, yet the retry goes first (strict due order would put it behind every one of them).
-    await rt.webhooks.finish({ delivery_id: first.id, attempt: 1, attempted_at: t(0), status_code: 503, error: 'answered 503', ms: 1 }, { status: 'pending', nextAttemptAt: t(5) });
-    await rt.webhooks.enqueue(a.subscription.id, [2, 3, 4, 5].map((e) => item(e, 'a')), 5, t(3));
-    await rt.webhooks.enqueue(b.subscription.id, [2, 3].map((e) => item(e, 'b')), 3, t(3));
+    await rt.webhooks.finish(
+      { delivery_id: first.id, attempt: 1, attempted_at: t(0), status_code: 503, error: 'answered 503', ms: 1 },
+      { status: 'pending', nextAttemptAt: t(5) },
+    );
+    await rt.webhooks.enqueue(
+      a.subscription.id,
+      [2, 3, 4, 5].map((e) => item(e, 'a')),
+      5,
+      t(3),
+    );
+    await rt.webhooks.enqueue(
+      b.subscription.id,
+      [2, 3].map((e) => item(e, 'b')),
+      3,
+      t(3),
+    );
     const claimed = await rt.webhooks.claim(t(10), t(70), 10, { perSubscription: 2 });
-    expect(claimed.map((d) => [d.subscription_id === a.subscription.id ? 'a' : 'b', d.event_id])).toEqual([['a', 1], ['a', 2], ['b', 2], ['b', 3]]);
+    expect(claimed.map((d) => [d.subscription_id === a.subscription.id ? 'a' : 'b', d.event_id])).toEqual([
+      ['a', 1],
+      ['a', 2],
+      ['b', 2],
+      ['b', 3],
+    ]);
     expect(claimed[0].attempts).toBe(2);
     // A subscription left out claims nothing of its own; a lease that runs is renewed, one given back is free again.
     expect(await rt.webhooks.claim(t(10), t(70), 10, { except: [a.subscription.id] })).toEqual([]);
@@ -166,20 +227,44 @@ describe('webhooks', () => {
     await rt.key('business');
     const id = await keyId(rt);
     const deps = { webhooks: rt.webhooks, keys: rt.keys, changes: rt.changes, config: rt.config, clock: () => new Date() };
-    await expect(addSubscription(deps, { keyId: id, url: 'http://127.0.0.1:9/hooks', events: ['listing.listed'], filter: '' })).rejects.toThrow(/https/);
-    await expect(addSubscription(deps, { keyId: id, url: 'https://127.0.0.1/hooks', events: ['listing.listed'], filter: '' })).rejects.toThrow(/private, loopback or reserved/);
-    await expect(addSubscription(deps, { keyId: id, url: 'https://[::ffff:10.0.0.1]/hooks', events: ['listing.listed'], filter: '' })).rejects.toThrow(/private, loopback or reserved/);
-    await expect(addSubscription(deps, { keyId: id, url: 'https://169.254.169.254/latest', events: ['listing.listed'], filter: '' })).rejects.toThrow(/private, loopback or reserved/);
-    await expect(addSubscription(deps, { keyId: id, url: 'https://user:pw@example.com/', events: ['listing.listed'], filter: '' })).rejects.toThrow(/credentials/);
-    await expect(addSubscription(deps, { keyId: id, url: 'https://93.184.216.34/hooks', events: ['listing.rented'], filter: '' })).rejects.toThrow(/unknown: listing.rented/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'http://127.0.0.1:9/hooks', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/https/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'https://127.0.0.1/hooks', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/private, loopback or reserved/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'https://[::ffff:10.0.0.1]/hooks', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/private, loopback or reserved/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'https://169.254.169.254/latest', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/private, loopback or reserved/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'https://user:pw@example.com/', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/credentials/);
+    await expect(
+      addSubscription(deps, { keyId: id, url: 'https://93.184.216.34/hooks', events: ['listing.rented'], filter: '' }),
+    ).rejects.toThrow(/unknown: listing.rented/);
     await rt.key('pro');
-    await expect(addSubscription(deps, { keyId: await keyId(rt), url: 'https://93.184.216.34/hooks', events: ['listing.listed'], filter: '' })).rejects.toThrow(/business plan/);
+    await expect(
+      addSubscription(deps, { keyId: await keyId(rt), url: 'https://93.184.216.34/hooks', events: ['listing.listed'], filter: '' }),
+    ).rejects.toThrow(/business plan/);
 
     // A loopback target stored while allowed is still refused at delivery time once not allowed.
     const receiver = await startReceiver(() => 200);
     try {
       const now = new Date().toISOString();
-      await rt.webhooks.add({ id: 'wh_stored', key_id: id, url: `${receiver.url}/x`, events: 'listing.price_changed', filter: '', secret: 'whsec_AAAA', created_at: now, removed_at: null, cursor: await rt.changes.latestId() });
+      await rt.webhooks.add({
+        id: 'wh_stored',
+        key_id: id,
+        url: `${receiver.url}/x`,
+        events: 'listing.price_changed',
+        filter: '',
+        secret: 'whsec_AAAA',
+        created_at: now,
+        removed_at: null,
+        cursor: await rt.changes.latestId(),
+      });
       rt.marketClock!.advance(DAY);
       await rt.syncer.syncScope('rental', 300);
       await waitFor(async () => {
@@ -193,7 +278,7 @@ describe('webhooks', () => {
     }
   }, 60_000);
 
-  it('the operator\'s command line: add shows the secret once, list never; bad filters, keys and targets are named', async () => {
+  it("the operator's command line: add shows the secret once, list never; bad filters, keys and targets are named", async () => {
     const rt = await runtime();
     await rt.key('business');
     const id = await keyId(rt);
@@ -211,14 +296,41 @@ describe('webhooks', () => {
       }
     };
     const [added, badFilter, badArea, privateTarget] = await Promise.all([
-      cli(['add', '--key', id, '--url', 'http://127.0.0.1:9/hooks', '--events', 'listing.price_changed,listing.listed', '--filter', 'kind=rental&areas=200&maxPrice=3000'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
-      cli(['add', '--key', id, '--url', 'https://93.184.216.34/', '--events', 'listing.listed', '--filter', 'kind=boat&maxPrice=1e9&color=red']),
+      cli(
+        [
+          'add',
+          '--key',
+          id,
+          '--url',
+          'http://127.0.0.1:9/hooks',
+          '--events',
+          'listing.price_changed,listing.listed',
+          '--filter',
+          'kind=rental&areas=200&maxPrice=3000',
+        ],
+        { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      ),
+      cli([
+        'add',
+        '--key',
+        id,
+        '--url',
+        'https://93.184.216.34/',
+        '--events',
+        'listing.listed',
+        '--filter',
+        'kind=boat&maxPrice=1e9&color=red',
+      ]),
       cli(['add', '--key', id, '--url', 'https://93.184.216.34/', '--events', 'listing.listed', '--filter', 'areas=999999']),
       cli(['add', '--key', id, '--url', 'https://127.0.0.1/', '--events', 'listing.listed']),
     ]);
     expect(added.code, added.stderr).toBe(0);
     const subscription = JSON.parse(added.stdout);
-    expect(subscription).toMatchObject({ id: expect.stringMatching(/^wh_[0-9a-f]{16}$/), secret: expect.stringMatching(/^whsec_/), events: ['listing.price_changed', 'listing.listed'] });
+    expect(subscription).toMatchObject({
+      id: expect.stringMatching(/^wh_[0-9a-f]{16}$/),
+      secret: expect.stringMatching(/^whsec_/),
+      events: ['listing.price_changed', 'listing.listed'],
+    });
     expect(added.stderr).toMatch(/shown this once/);
     expect(badFilter.code).toBe(2);
     expect(badFilter.stderr).toMatch(/kind/);
@@ -228,7 +340,12 @@ describe('webhooks', () => {
     expect(badArea.stderr).toMatch(/unknown area id 999999/);
     expect(privateTarget.code).toBe(1);
     expect(privateTarget.stderr).toMatch(/private, loopback or reserved/);
-    const [listed, deliveries, removed, redeliver] = await Promise.all([cli(['list']), cli(['deliveries', '--status', 'dead']), cli(['remove', 'wh_nope']), cli(['redeliver', '12345'])]);
+    const [listed, deliveries, removed, redeliver] = await Promise.all([
+      cli(['list']),
+      cli(['deliveries', '--status', 'dead']),
+      cli(['remove', 'wh_nope']),
+      cli(['redeliver', '12345']),
+    ]);
     expect(listed.stdout).toContain(subscription.id);
     expect(listed.stdout).toContain('kind=rental&areas=200&maxPrice=3000');
     expect(listed.stdout).not.toContain(subscription.secret);

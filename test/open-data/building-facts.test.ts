@@ -28,11 +28,19 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
       .execute();
     // Newest first; sales of one day by id, newest first, as the mirror takes them.
     rows.sort((a, b) => b.sale_date.localeCompare(a.sale_date) || b.id.localeCompare(a.id));
-    const first = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick).find((v) => v !== null && v !== undefined && (v as unknown) !== 0) ?? null;
-    return { yearBuilt: first((r) => r.year_built), units: first((r) => r.residential_units), buildingClass: first((r) => r.building_class), sales: rows.length };
+    const first = <T>(pick: (r: (typeof rows)[number]) => T) =>
+      rows.map(pick).find((v) => v !== null && v !== undefined && (v as unknown) !== 0) ?? null;
+    return {
+      yearBuilt: first((r) => r.year_built),
+      units: first((r) => r.residential_units),
+      buildingClass: first((r) => r.building_class),
+      sales: rows.length,
+    };
   };
   beforeAll(() => {
-    const rows = parse(gunzipSync(readFileSync(join(SHARED_DATA, 'pluto/pluto-16v2-manhattan.csv.gz'))).toString('latin1'), { columns: true }) as Record<string, string>[];
+    const rows = parse(gunzipSync(readFileSync(join(SHARED_DATA, 'pluto/pluto-16v2-manhattan.csv.gz'))).toString('latin1'), {
+      columns: true,
+    }) as Record<string, string>[];
     // The address key is the mirror's own rule (unit-tested in test/unit/city-records.test.ts); the first lot by BBL at an address, as the mirror takes.
     pluto = new Map();
     for (const r of rows.sort((a, b) => String(Math.round(Number(a.BBL))).localeCompare(String(Math.round(Number(b.BBL)))))) {
@@ -78,17 +86,27 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
       const positive = (v: string | undefined) => (Number(v) > 0 ? Number(v) : null);
       expect(res.body.data.yearBuilt, id).toBe(b.yearBuilt ?? (lot ? positive(lot.YearBuilt) : null) ?? sold.yearBuilt);
       expect(res.body.data.unitCount, id).toBe(b.unitCount ?? (lot ? positive(lot.UnitsRes) : null) ?? sold.units);
-      if (lot && b.floorCount === null) expect(res.body.data.floorCount).toBe(Number(lot.NumFloors) > 0 ? Math.ceil(Number(lot.NumFloors)) : null);
+      if (lot && b.floorCount === null)
+        expect(res.body.data.floorCount).toBe(Number(lot.NumFloors) > 0 ? Math.ceil(Number(lot.NumFloors)) : null);
     }
     // Most Manhattan addresses the listing site gives are found in PLUTO.
     expect(matched).toBeGreaterThan(100);
   });
 
   it("a building's recorded sales join its sale inventory's historical figures, under UNKNOWN bedrooms", async () => {
-    const sale = (await get(t.rt.app, '/v1/recorded-sales?areas=200&noConsideration=false&perPage=500', t.key)).body.data.find((s: any) => s.buildingId);
+    const sale = (await get(t.rt.app, '/v1/recorded-sales?areas=200&noConsideration=false&perPage=500', t.key)).body.data.find(
+      (s: any) => s.buildingId,
+    );
     const id = sale.buildingId;
-    const sales = (await get(t.rt.app, `/v1/recorded-sales?buildingId=${id}&noConsideration=false&perPage=500`, t.key)).body.data.map((s: any) => s.salePrice);
-    const listings = await t.rt.store.db.selectFrom('listings').select(['price', 'bedroom_count', 'status']).where('building_id', '=', id).where('kind', '=', 'sale').execute();
+    const sales = (await get(t.rt.app, `/v1/recorded-sales?buildingId=${id}&noConsideration=false&perPage=500`, t.key)).body.data.map(
+      (s: any) => s.salePrice,
+    );
+    const listings = await t.rt.store.db
+      .selectFrom('listings')
+      .select(['price', 'bedroom_count', 'status'])
+      .where('building_id', '=', id)
+      .where('kind', '=', 'sale')
+      .execute();
     const unknown = listings.filter((l) => l.bedroom_count === null).map((l) => Number(l.price));
     const prices = [...unknown, ...sales];
     const res = await get(t.rt.app, `/v1/building/${id}`, t.key);
@@ -107,8 +125,11 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
     expect(known.reduce((n: number, r: any) => n + r.historicalCount, 0)).toBe(listings.length - unknown.length);
   });
 
-  it('every building with a position outside Manhattan\'s ZIP codes gets its districts, precinct and zone from the polygons holding it, and its recorded sales\' facts', async () => {
-    const rows = (await t.rt.store.db.selectFrom('buildings').select(['id', 'data']).execute()).map((r) => ({ id: r.id, b: JSON.parse(r.data) }));
+  it("every building with a position outside Manhattan's ZIP codes gets its districts, precinct and zone from the polygons holding it, and its recorded sales' facts", async () => {
+    const rows = (await t.rt.store.db.selectFrom('buildings').select(['id', 'data']).execute()).map((r) => ({
+      id: r.id,
+      b: JSON.parse(r.data),
+    }));
     const outside = rows.filter(({ b }) => b.geoCenter && b.address.zipCode && !/^10[0-2]\d\d$/.test(b.address.zipCode));
     expect(outside.length).toBeGreaterThan(100);
     const filled = { communityDistrict: 0, policePrecinct: 0, schoolDistrict: 0 };

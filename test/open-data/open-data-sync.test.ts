@@ -60,7 +60,9 @@ describe('open data sync', () => {
     const { rt, kept } = await statenIslandOnly({ UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_BREAKER_THRESHOLD: '100' });
     expect(await rt.openData.syncRecordedSales()).toBe(true);
     const stored = await rt.store.db.selectFrom('recorded_sales').selectAll().orderBy('id').execute();
-    (await rt.soda!.rows(DATASETS.recordedSales)).push(...kept.slice(0, 5).map((r) => ({ ...r, ':id': `${r[':id']}-x`, ':updated_at': '2024-05-12T00:00:00.000Z' })));
+    (await rt.soda!.rows(DATASETS.recordedSales)).push(
+      ...kept.slice(0, 5).map((r) => ({ ...r, ':id': `${r[':id']}-x`, ':updated_at': '2024-05-12T00:00:00.000Z' })),
+    );
     rt.soda!.failWith(503);
     expect(await rt.openData.syncRecordedSales()).toBe(false);
     expect(await rt.store.db.selectFrom('recorded_sales').selectAll().orderBy('id').execute()).toEqual(stored);
@@ -81,7 +83,15 @@ describe('open data sync', () => {
 
   it('the breaker opens after consecutive failures: no request reaches SODA, stale data is served as stale and no refresh starts', async () => {
     let now = new Date();
-    const { rt, kept } = await statenIslandOnly({ UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_BREAKER_THRESHOLD: '2', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '3600', OPEN_DATA_FRESHNESS_SECONDS: '60' }, () => now);
+    const { rt, kept } = await statenIslandOnly(
+      {
+        UPSTREAM_MAX_ATTEMPTS: '1',
+        UPSTREAM_BREAKER_THRESHOLD: '2',
+        UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '3600',
+        OPEN_DATA_FRESHNESS_SECONDS: '60',
+      },
+      () => now,
+    );
     expect(await rt.openData.syncRecordedSales()).toBe(true);
     rt.soda!.failWith(500);
     expect(await rt.openData.syncRecordedSales()).toBe(false);

@@ -55,12 +55,18 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     expect(withSales[0]).toBe('2016-09');
     expect(withSales).toContain('2024-02');
     const expected = new Map<string, number>();
-    for (const s of source) if (s.borough === 3 && s.price !== null && s.price >= 10_000) expected.set(s.date.slice(0, 7), (expected.get(s.date.slice(0, 7)) ?? 0) + 1);
+    for (const s of source)
+      if (s.borough === 3 && s.price !== null && s.price >= 10_000)
+        expected.set(s.date.slice(0, 7), (expected.get(s.date.slice(0, 7)) ?? 0) + 1);
     for (const m of res.body.data) expect(m.saleCount, m.month).toBe(expected.get(m.month) ?? 0);
   });
 
   it("a neighbourhood's monthly figures are those of the sales positioned in it", async () => {
-    const { items } = await walk(t.rt.app, '/v1/recorded-sales?areas=139&from=2023-06-01&to=2023-06-30&noConsideration=false&perPage=500', t.key);
+    const { items } = await walk(
+      t.rt.app,
+      '/v1/recorded-sales?areas=139&from=2023-06-01&to=2023-06-30&noConsideration=false&perPage=500',
+      t.key,
+    );
     expect(items.length).toBeGreaterThan(20);
     for (const s of items) expect(s.geoPoint).not.toBeNull();
     const res = await get(t.rt.app, '/v1/market/recorded-sales?areas=139&from=2023-06&to=2023-06', t.key);
@@ -80,7 +86,11 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
       expect(s.salePrice === null || s.salePrice < 10_000).toBe(true);
       expect(s.pricePerSqft).toBeNull();
     }
-    const ranged = await get(t.rt.app, '/v1/recorded-sales?minPrice=1000000&maxPrice=2000000&from=2023-05-01&to=2023-05-31&buildingClassCategory=13&perPage=200', t.key);
+    const ranged = await get(
+      t.rt.app,
+      '/v1/recorded-sales?minPrice=1000000&maxPrice=2000000&from=2023-05-01&to=2023-05-31&buildingClassCategory=13&perPage=200',
+      t.key,
+    );
     expect(ranged.body.data.length).toBeGreaterThan(0);
     for (const s of ranged.body.data) {
       expect(s.salePrice).toBeGreaterThanOrEqual(1_000_000);
@@ -97,9 +107,17 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
   });
 
   it('sorts by date, price and price per square foot in either direction, unknown values last, pages never overlapping', async () => {
-    for (const [sort, field] of [['saleDate', 'saleDate'], ['salePrice', 'salePrice'], ['pricePerSqft', 'pricePerSqft']] as const) {
+    for (const [sort, field] of [
+      ['saleDate', 'saleDate'],
+      ['salePrice', 'salePrice'],
+      ['pricePerSqft', 'pricePerSqft'],
+    ] as const) {
       for (const dir of ['ASC', 'DESC']) {
-        const { items } = await walk(t.rt.app, `/v1/recorded-sales?areas=500&from=2024-01-01&to=2024-02-29&sort=${sort}&sortDir=${dir}&perPage=500`, t.key);
+        const { items } = await walk(
+          t.rt.app,
+          `/v1/recorded-sales?areas=500&from=2024-01-01&to=2024-02-29&sort=${sort}&sortDir=${dir}&perPage=500`,
+          t.key,
+        );
         const known = items.map((s) => s[field]).filter((v) => v !== null);
         const sorted = [...known].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         expect(known).toEqual(dir === 'ASC' ? sorted : sorted.reverse());
@@ -118,10 +136,16 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
       const dx = (s.geoPoint.longitude + 73.9857) * 111_320 * Math.cos((40.7484 * Math.PI) / 180);
       expect(Math.hypot(dx, dy)).toBeLessThanOrEqual(401);
     }
-    const geo = await t.rt.app.inject({ url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=geojson', headers: { authorization: `Bearer ${t.key}` } });
+    const geo = await t.rt.app.inject({
+      url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=geojson',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     expect(geo.headers['content-type']).toMatch(/^application\/geo\+json/);
     expect(geo.json().features.map((f: any) => f.id)).toEqual(near.body.data.map((s: any) => s.id));
-    const csv = await t.rt.app.inject({ url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=csv', headers: { authorization: `Bearer ${t.key}` } });
+    const csv = await t.rt.app.inject({
+      url: '/v1/recorded-sales?near=40.7484,-73.9857&radius=400&perPage=100&format=csv',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     const lines = csv.body.trim().split('\n');
     expect(lines[0].split(',').slice(0, 3)).toEqual(['id', 'boroughId', 'bbl']);
     expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(near.body.data.map((s: any) => s.id));
@@ -145,7 +169,7 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     for (const s of atBuilding.items) expect(s.buildingId).toBe(sale.buildingId);
   });
 
-  it('a sale listing\'s sold comparables are recorded sales with consideration nearby, marked, scored by the comparables\' formula, most similar first', async () => {
+  it("a sale listing's sold comparables are recorded sales with consideration nearby, marked, scored by the comparables' formula, most similar first", async () => {
     const listing = (await get(t.rt.app, '/v1/search/sales?areas=100&perPage=1&sort=PRICE&sortDir=ASC', t.key)).body.data[0];
     const detail = (await get(t.rt.app, `/v1/property/${listing.id}`, t.key)).body.data;
     const res = await get(t.rt.app, `/v1/property/${listing.id}/sold-comparables?limit=8`, t.key);
@@ -153,16 +177,24 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     expect(res.body.data).toHaveLength(8);
     const radius = res.body.meta.radius;
     const rad = (d: number) => (d * Math.PI) / 180;
-    const near = (a: number | null, b: number | null, scale: number) => (a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale));
+    const near = (a: number | null, b: number | null, scale: number) =>
+      a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale);
     for (const c of res.body.data) {
       expect(c.kind).toBe('recorded-sale');
       expect(c.recordedSale.noConsideration).toBe(false);
       const [p, q] = [detail.geoPoint, c.recordedSale.geoPoint];
-      const h = Math.sin(rad(q.latitude - p.latitude) / 2) ** 2 + Math.cos(rad(p.latitude)) * Math.cos(rad(q.latitude)) * Math.sin(rad(q.longitude - p.longitude) / 2) ** 2;
+      const h =
+        Math.sin(rad(q.latitude - p.latitude) / 2) ** 2 +
+        Math.cos(rad(p.latitude)) * Math.cos(rad(q.latitude)) * Math.sin(rad(q.longitude - p.longitude) / 2) ** 2;
       const metres = 2 * 6_371_000 * Math.asin(Math.sqrt(h));
       expect(Math.abs(c.distance - metres)).toBeLessThanOrEqual(2);
       expect(c.distance).toBeLessThanOrEqual(radius);
-      const score = 0.35 * near(detail.price, c.recordedSale.salePrice, detail.price) + 0.25 * 0.5 + 0.15 * 0.5 + 0.15 * near(detail.sqft, c.recordedSale.grossSquareFeet, detail.sqft ?? 1) + 0.1 * Math.max(0, 1 - c.distance / radius);
+      const score =
+        0.35 * near(detail.price, c.recordedSale.salePrice, detail.price) +
+        0.25 * 0.5 +
+        0.15 * 0.5 +
+        0.15 * near(detail.sqft, c.recordedSale.grossSquareFeet, detail.sqft ?? 1) +
+        0.1 * Math.max(0, 1 - c.distance / radius);
       expect(c.similarity).toBeCloseTo(Math.round(score * 1000) / 10, 1);
     }
     const scores = res.body.data.map((c: any) => c.similarity);
@@ -179,7 +211,15 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     expect(page.body.meta.perPage).toBe(10);
     expect(page.body.data).toHaveLength(10);
     await expectProblem(t.rt.app, '/v1/recorded-sales', 401, 'MISSING_API_KEY');
-    for (const bad of ['minPrice=5&maxPrice=1', 'from=2024-01-01&to=2023-01-01', 'bbl=123', 'areas=99999', 'radius=100', 'sort=price', 'buildingClassCategory=1']) {
+    for (const bad of [
+      'minPrice=5&maxPrice=1',
+      'from=2024-01-01&to=2023-01-01',
+      'bbl=123',
+      'areas=99999',
+      'radius=100',
+      'sort=price',
+      'buildingClassCategory=1',
+    ]) {
       await expectProblem(t.rt.app, `/v1/recorded-sales?${bad}`, 400, 'INVALID_PARAMS', t.key);
     }
     await expectProblem(t.rt.app, '/v1/market/recorded-sales?from=2024-02&to=2023-01', 400, 'INVALID_PARAMS', t.key);

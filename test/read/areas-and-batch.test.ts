@@ -8,7 +8,11 @@ const t = useTestRuntime('pro');
 
 describe('area outlines', () => {
   it('/v1/areas/{id} gives the area with its real outline as GeoJSON; include=boundary does it for the list', async () => {
-    const site = siteAreas().find((a) => a.numericId === 301) as unknown as { id: string; name: string; geometry: { encodedBoundary: string } };
+    const site = siteAreas().find((a) => a.numericId === 301) as unknown as {
+      id: string;
+      name: string;
+      geometry: { encodedBoundary: string };
+    };
     const one = await get(t.rt.app, '/v1/areas/301', t.key);
     expect(one.status).toBe(200);
     expect(one.body.data).toMatchObject({ id: 301, name: site.name, slug: site.id, parentId: 200 });
@@ -35,7 +39,13 @@ describe('batch lookup', () => {
       expect(listing).toEqual(single.body.data);
     }
     expect((await get(t.rt.app, '/v1/usage', key)).body.data.month.used).toBe(before + 1 + 3);
-    await expectProblem(t.rt.app, `/v1/properties?ids=${Array.from({ length: 51 }, (_, i) => i + 1).join(',')}`, 400, 'INVALID_PARAMS', key);
+    await expectProblem(
+      t.rt.app,
+      `/v1/properties?ids=${Array.from({ length: 51 }, (_, i) => i + 1).join(',')}`,
+      400,
+      'INVALID_PARAMS',
+      key,
+    );
     await expectProblem(t.rt.app, '/v1/properties', 400, 'INVALID_PARAMS', key);
   });
 });
@@ -48,8 +58,17 @@ describe('comparables', () => {
     const { radius } = res.body.meta;
     expect(res.body.data.length).toBe(12);
     const rad = Math.PI / 180;
-    const metres = (a: any, b: any) => 2 * 6_371_000 * Math.asin(Math.sqrt(Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2));
-    const part = (a: number | null, b: number | null, scale: number) => (a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale));
+    const metres = (a: any, b: any) =>
+      2 *
+      6_371_000 *
+      Math.asin(
+        Math.sqrt(
+          Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 +
+            Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2,
+        ),
+      );
+    const part = (a: number | null, b: number | null, scale: number) =>
+      a === null || b === null ? 0.5 : Math.max(0, 1 - Math.abs(a - b) / scale);
     const scores = [];
     for (const c of res.body.data) {
       const detail = (await get(t.rt.app, `/v1/property/${c.listing.id}`, t.key)).body.data;
@@ -58,14 +77,21 @@ describe('comparables', () => {
       expect(Math.abs(metres(subject.geoPoint, detail.geoPoint) - c.distance)).toBeLessThanOrEqual(1);
       expect(c.distance).toBeLessThanOrEqual(radius);
       const expected =
-        0.35 * part(subject.price, detail.price, subject.price) + 0.25 * part(subject.bedroomCount, detail.bedroomCount, 3) +
-        0.15 * part(subject.fullBathroomCount, detail.fullBathroomCount, 2) + 0.15 * part(subject.sqft, detail.sqft, subject.sqft ?? 1) +
+        0.35 * part(subject.price, detail.price, subject.price) +
+        0.25 * part(subject.bedroomCount, detail.bedroomCount, 3) +
+        0.15 * part(subject.fullBathroomCount, detail.fullBathroomCount, 2) +
+        0.15 * part(subject.sqft, detail.sqft, subject.sqft ?? 1) +
         0.1 * Math.max(0, 1 - c.distance / radius);
       expect(c.similarity).toBeCloseTo(Math.round(expected * 1000) / 10, 5);
       scores.push(c.similarity);
     }
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
-    console.log(`comparables of 1545 (radius ${radius} m): ${res.body.data.slice(0, 3).map((c: any) => `${c.listing.id} ${c.similarity} at ${c.distance} m`).join('; ')}`);
+    console.log(
+      `comparables of 1545 (radius ${radius} m): ${res.body.data
+        .slice(0, 3)
+        .map((c: any) => `${c.listing.id} ${c.similarity} at ${c.distance} m`)
+        .join('; ')}`,
+    );
     await expectProblem(t.rt.app, '/v1/property/1545/comparables', 403, 'PLAN_REQUIRED', await t.rt.key('starter'));
     await expectProblem(t.rt.app, '/v1/property/nope/comparables', 404, 'NOT_FOUND', t.key);
   });

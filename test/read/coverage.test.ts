@@ -24,16 +24,31 @@ describe('field coverage of the mirror', () => {
       expect(r.length, borough).toBeGreaterThan(0);
       expect(coverage.sale.records(borough), borough).toBe(s.length);
       expect(coverage.rental.records(borough), borough).toBe(r.length);
-      expect(coverage.sale.share(borough, 'bedroomCount'), borough).toBeCloseTo(share(s, (row) => row.bedrooms !== null), 12);
-      expect(coverage.sale.share(borough, 'fullBathroomCount'), borough).toBeCloseTo(share(s, (row) => row.fullBaths !== null), 12);
-      expect(coverage.sale.share(borough, 'sqft'), borough).toBeCloseTo(share(s, (row) => row.sqft !== null && row.sqft > 0), 12);
+      expect(coverage.sale.share(borough, 'bedroomCount'), borough).toBeCloseTo(
+        share(s, (row) => row.bedrooms !== null),
+        12,
+      );
+      expect(coverage.sale.share(borough, 'fullBathroomCount'), borough).toBeCloseTo(
+        share(s, (row) => row.fullBaths !== null),
+        12,
+      );
+      expect(coverage.sale.share(borough, 'sqft'), borough).toBeCloseTo(
+        share(s, (row) => row.sqft !== null && row.sqft > 0),
+        12,
+      );
       expect(coverage.sale.share(borough, 'sourceGroupLabel'), borough).toBe(1);
       expect(coverage.rental.share(borough, 'geoPoint'), borough).toBe(1);
-      expect(coverage.rental.share(borough, 'noFee'), borough).toBeCloseTo(share(r, (row) => row.no_fee !== ''), 12);
+      expect(coverage.rental.share(borough, 'noFee'), borough).toBeCloseTo(
+        share(r, (row) => row.no_fee !== ''),
+        12,
+      );
     }
     // Below one in a hundred sales lacks bedrooms (land); the StreetEasy sample alone knows the rentals' sizes.
     expect(coverage.sale.share('all', 'bedroomCount')).toBeGreaterThan(0.98);
-    expect(coverage.rental.share('all', 'sqft')).toBeCloseTo(share(rentals, (row) => Number(row.size_sqft) > 0), 12);
+    expect(coverage.rental.share('all', 'sqft')).toBeCloseTo(
+      share(rentals, (row) => Number(row.size_sqft) > 0),
+      12,
+    );
   });
 
   it('the command line prints the same tables from the database it is given', async () => {

@@ -43,7 +43,9 @@ describe('the freshness table, row by row', () => {
     now += 2 * HOUR;
     const upstreamBefore = rt.upstream!.requestCount();
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => rt.app.inject({ url: '/v1/search/rentals?areas=400&perPage=1', headers: { authorization: `Bearer ${key}` } })),
+      Array.from({ length: 50 }, () =>
+        rt.app.inject({ url: '/v1/search/rentals?areas=400&perPage=1', headers: { authorization: `Bearer ${key}` } }),
+      ),
     );
     const metas = answers.map((a) => JSON.parse(a.body).meta);
     expect(metas.filter((m) => m.source === 'stale' && m.refreshTriggered).length).toBe(1);
@@ -79,7 +81,10 @@ describe('the freshness table, row by row', () => {
     expect(res.body.meta).toMatchObject({ source: 'stale', refreshTriggered: true });
     expect((await get(rt.app, '/v1/property/1545', key)).body.meta.source).toBe('refreshing');
     await rt.coordinator.idle();
-    expect((await get(rt.app, '/v1/property/1545', key)).body.meta).toMatchObject({ source: 'cached', dataAge: new Date(now).toISOString() });
+    expect((await get(rt.app, '/v1/property/1545', key)).body.meta).toMatchObject({
+      source: 'cached',
+      dataAge: new Date(now).toISOString(),
+    });
   });
 
   it('a listing the upstream does not have is 404; a building is fetched once, then cached', async () => {

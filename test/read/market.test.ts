@@ -56,12 +56,15 @@ describe('market figures', () => {
         const prices = rows.filter((r) => r.bedrooms === bedrooms).map((r) => r.price);
         expect(prices.length, `${borough} ${bedrooms}`).toBeGreaterThan(5);
         const res = await get(rt.app, `/v1/market?kind=sale&areas=${id}&bedrooms=${bedrooms}`, key);
-        expect(res.body.data, `${borough} ${bedrooms}`).toMatchObject({ activeCount: prices.length, medianPrice: cents(quantile(prices, 0.5)) });
+        expect(res.body.data, `${borough} ${bedrooms}`).toMatchObject({
+          activeCount: prices.length,
+          medianPrice: cents(quantile(prices, 0.5)),
+        });
       }
     }
   });
 
-  it('for any boroughs and bedroom counts: every figure and each bedroom count\'s median equal the source rows', async () => {
+  it("for any boroughs and bedroom counts: every figure and each bedroom count's median equal the source rows", async () => {
     const rt = await runtime();
     const key = await rt.key('starter');
     const rentals = rentalRows();
@@ -75,10 +78,14 @@ describe('market figures', () => {
         fc.option(fc.uniqueArray(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 3 }), { nil: undefined }),
         async (boroughs, bedrooms) => {
           const rows = rentals.filter(
-            (r) => (!boroughs || boroughs.some((id) => BOROUGHS[id] === r.borough)) && (!bedrooms || bedrooms.includes(Math.floor(Number(r.bedrooms)))),
+            (r) =>
+              (!boroughs || boroughs.some((id) => BOROUGHS[id] === r.borough)) &&
+              (!bedrooms || bedrooms.includes(Math.floor(Number(r.bedrooms)))),
           );
           const prices = rows.map((r) => Number(r.rent));
-          const perSqft = rows.filter((r) => Number(r.size_sqft) > 0).map((r) => Math.round((Number(r.rent) / Number(r.size_sqft)) * 100) / 100);
+          const perSqft = rows
+            .filter((r) => Number(r.size_sqft) > 0)
+            .map((r) => Math.round((Number(r.rent) / Number(r.size_sqft)) * 100) / 100);
           const groups = [...new Set(rows.map((r) => Math.floor(Number(r.bedrooms))))].sort((a, b) => a - b);
           const query = [boroughs && `areas=${boroughs.join(',')}`, bedrooms && `bedrooms=${bedrooms.join(',')}`].filter(Boolean).join('&');
           const res = await get(rt.app, `/v1/market?kind=rental&${query}`, key);
@@ -108,12 +115,27 @@ describe('market figures', () => {
     const rows = rentalRows().filter((r) => r.borough === 'Queens');
     const undated = rows.filter((r) => Number(r.rental_id) % 5 === 0);
     expect(undated.length).toBeGreaterThan(0);
-    await rt.store.db.updateTable('listings').set({ listed_at: null }).where('id', 'in', undated.map((r) => r.rental_id)).execute();
+    await rt.store.db
+      .updateTable('listings')
+      .set({ listed_at: null })
+      .where(
+        'id',
+        'in',
+        undated.map((r) => r.rental_id),
+      )
+      .execute();
     const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
     const dated = rows.filter((r) => Number(r.rental_id) % 5 !== 0);
     const res = await get(rt.app, '/v1/market?kind=rental&areas=300', key);
     expect(res.body.data.activeCount).toBe(rows.length);
-    expect(res.body.data.medianDaysOnMarket).toBe(cents(quantile(dated.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild), 0.5)));
+    expect(res.body.data.medianDaysOnMarket).toBe(
+      cents(
+        quantile(
+          dated.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild),
+          0.5,
+        ),
+      ),
+    );
   });
 
   it('history gains a snapshot a day as the mirror syncs; it is for the pro plan and up', async () => {

@@ -14,11 +14,24 @@ describe('read caches', () => {
   it('a sync here shows in the next search at once; a sync by another instance within READ_CACHE_SECONDS', async () => {
     let now = Date.now();
     const a = await runtime({ READ_CACHE_SECONDS: '0.5' }, { clock: () => new Date(now), manualMarketClock: true });
-    const b = await runtime({ DATABASE_URL: a.config.databaseUrl, READ_CACHE_SECONDS: '0.5' }, { initialSync: false, webhooks: false, clock: () => new Date(now), manualMarketClock: true });
+    const b = await runtime(
+      { DATABASE_URL: a.config.databaseUrl, READ_CACHE_SECONDS: '0.5' },
+      { initialSync: false, webhooks: false, clock: () => new Date(now), manualMarketClock: true },
+    );
     const key = await a.key('pro');
     const url = '/v1/search/rentals?areas=100&perPage=5';
     const stored = async () =>
-      Number((await a.store.db.selectFrom('listings').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').where('borough_id', '=', 100).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await a.store.db
+            .selectFrom('listings')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('kind', '=', 'rental')
+            .where('status', '=', 'ACTIVE')
+            .where('borough_id', '=', 100)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     expect((await get(a.app, url, key)).body.meta.total).toBe(await stored());
     // From here the search index answers, and must notice both writes below.
     await waitForIndex(a);
@@ -37,7 +50,10 @@ describe('read caches', () => {
     await b.syncer.syncScope('rental', 100);
     const after = await stored();
     expect(after).not.toBe(before);
-    await waitFor(async () => (await get(a.app, url, key)).body.meta.total === after, 'the other instance\'s sync in this instance\'s answers');
+    await waitFor(
+      async () => (await get(a.app, url, key)).body.meta.total === after,
+      "the other instance's sync in this instance's answers",
+    );
   }, 120_000);
 
   it('the area tree: an area another instance stored is known to searches within READ_CACHE_SECONDS', async () => {
@@ -48,8 +64,11 @@ describe('read caches', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0]).toMatchObject({ name: 'areas', message: expect.stringContaining('9999999') });
     // As another instance's areas sync would leave it: a neighbourhood under Brooklyn, in the database only.
-    await a.store.db.insertInto('areas').values({ id: 9999999, name: 'Test Yard', level: 2, parent_id: 200, slug: 'test-yard', borough_id: 200, outline: null }).execute();
-    await waitFor(async () => (await get(a.app, url, key)).status === 200, 'the new area known to this instance\'s searches');
+    await a.store.db
+      .insertInto('areas')
+      .values({ id: 9999999, name: 'Test Yard', level: 2, parent_id: 200, slug: 'test-yard', borough_id: 200, outline: null })
+      .execute();
+    await waitFor(async () => (await get(a.app, url, key)).status === 200, "the new area known to this instance's searches");
     const known = await get(a.app, url, key);
     expect(known.body.meta.total).toBe(0);
   }, 120_000);
@@ -67,9 +86,12 @@ describe('read caches', () => {
     expect(known.body.meta.total).toBe(0);
   });
 
-  it('the answer cache: a request asked again reuses the answer from its second ask on (counted and limited as any), for READ_CACHE_SECONDS at most, never past the data\'s freshness', async () => {
+  it("the answer cache: a request asked again reuses the answer from its second ask on (counted and limited as any), for READ_CACHE_SECONDS at most, never past the data's freshness", async () => {
     let now = Date.now();
-    const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '60' }, { clock: () => new Date(now), realLimits: true });
+    const a = await runtime(
+      { READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '60' },
+      { clock: () => new Date(now), realLimits: true },
+    );
     const key = await a.key('pro');
     const url = '/v1/property/1545';
     // The listing's data age, asked by another URL (an answer of its own), sets the clock for what follows.
@@ -80,10 +102,18 @@ describe('read caches', () => {
     const price = asked.body.data.price;
     // Writes this process did not make (as another instance's would be). An answer asked once is not
     // kept (admission), so the second ask sees the first write; from then on it is kept and reused.
-    await a.store.db.updateTable('listings').set({ price: price + 1 }).where('id', '=', '1545').execute();
+    await a.store.db
+      .updateTable('listings')
+      .set({ price: price + 1 })
+      .where('id', '=', '1545')
+      .execute();
     const fresh = await get(a.app, url, key);
     expect(fresh.body.data.price).toBe(price + 1);
-    await a.store.db.updateTable('listings').set({ price: price + 2 }).where('id', '=', '1545').execute();
+    await a.store.db
+      .updateTable('listings')
+      .set({ price: price + 2 })
+      .where('id', '=', '1545')
+      .execute();
     const again = await get(a.app, url, key);
     expect(again.body).toEqual(fresh.body);
     expect(again.headers.etag).toBe(fresh.headers.etag);
@@ -97,7 +127,10 @@ describe('read caches', () => {
       expect(br.headers['content-encoding']).toBe('br');
       expect(JSON.parse(brotliDecompressSync(br.rawPayload).toString())).toEqual(plain.body);
     }
-    const notModified = await a.app.inject({ url, headers: { authorization: `Bearer ${key}`, 'if-none-match': String(fresh.headers.etag) } });
+    const notModified = await a.app.inject({
+      url,
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': String(fresh.headers.etag) },
+    });
     expect(notModified.statusCode).toBe(304);
     // Past READ_CACHE_SECONDS the route runs again and sees the write.
     now += 601_000;
@@ -143,7 +176,10 @@ describe('read caches', () => {
 
   it('the answer cache: when the answer the others wait for is not kept (its data stale), each waiting request computes its own', async () => {
     let now = Date.now();
-    const a = await runtime({ READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '1000' }, { clock: () => new Date(now) });
+    const a = await runtime(
+      { READ_CACHE_SECONDS: '600', FRESHNESS_PROPERTY_SECONDS: '100000', RATE_LIMIT_PRO_PER_MINUTE: '1000' },
+      { clock: () => new Date(now) },
+    );
     const key = await a.key('pro');
     const url = '/v1/property/1545';
     // Asked once (not admitted); then the listing's data turns stale, so no answer of it is kept.
@@ -167,4 +203,3 @@ describe('read caches', () => {
     }
   }, 120_000);
 });
-

@@ -14,7 +14,10 @@ const NAMES: Name[] = ['communityDistrict', 'policePrecinct', 'schoolDistrict'];
 function commonest(rows: Districts[], name: Name, n: number): number[] {
   const counts = new Map<number, number>();
   for (const r of rows) if (r[name] !== null) counts.set(r[name]!, (counts.get(r[name]!) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, n).map(([v]) => v);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, n)
+    .map(([v]) => v);
 }
 
 // Every district here is computed in this file by its own point in polygon from the shared files (test/helpers/city-polygons.ts).
@@ -24,7 +27,7 @@ describe('district filters: communityDistrict, policePrecinct and schoolDistrict
     at = districtLookup();
   });
 
-  it("every active listing with a position is stored with the districts holding it (none without one)", async () => {
+  it('every active listing with a position is stored with the districts holding it (none without one)', async () => {
     const rows = await t.rt.store.db
       .selectFrom('listings')
       .select(['id', 'latitude', 'longitude', 'community_district', 'police_precinct', 'school_district'])
@@ -33,9 +36,15 @@ describe('district filters: communityDistrict, policePrecinct and schoolDistrict
     expect(rows.length).toBeGreaterThan(10_000);
     let positioned = 0;
     for (const r of rows) {
-      const expected = r.latitude === null || r.longitude === null ? { communityDistrict: null, policePrecinct: null, schoolDistrict: null } : at(Number(r.longitude), Number(r.latitude));
+      const expected =
+        r.latitude === null || r.longitude === null
+          ? { communityDistrict: null, policePrecinct: null, schoolDistrict: null }
+          : at(Number(r.longitude), Number(r.latitude));
       if (r.latitude !== null) positioned++;
-      expect({ communityDistrict: r.community_district, policePrecinct: r.police_precinct, schoolDistrict: r.school_district }, r.id).toEqual(expected);
+      expect(
+        { communityDistrict: r.community_district, policePrecinct: r.police_precinct, schoolDistrict: r.school_district },
+        r.id,
+      ).toEqual(expected);
     }
     expect(positioned).toBeGreaterThan(rows.length * 0.9);
   });
@@ -54,17 +63,38 @@ describe('district filters: communityDistrict, policePrecinct and schoolDistrict
     }
     // With a price filter (which the price ladders count) and another district: every listed condition holds.
     const district = commonest(rows, 'communityDistrict', 1)[0];
-    const prices = rows.filter((r) => r.communityDistrict === district).map((r) => r.price).sort((a, b) => a - b);
+    const prices = rows
+      .filter((r) => r.communityDistrict === district)
+      .map((r) => r.price)
+      .sort((a, b) => a - b);
     const maxPrice = prices[Math.floor(prices.length / 2)];
-    const school = commonest(rows.filter((r) => r.communityDistrict === district), 'schoolDistrict', 1)[0];
-    const expected = rows.filter((r) => r.communityDistrict === district && r.schoolDistrict === school && r.price <= maxPrice).map((r) => r.id).sort();
-    const { items, total } = await walk(t.rt.app, `/v1/search/sales?communityDistrict=${district}&schoolDistrict=${school}&maxPrice=${maxPrice}&perPage=500`, t.key);
+    const school = commonest(
+      rows.filter((r) => r.communityDistrict === district),
+      'schoolDistrict',
+      1,
+    )[0];
+    const expected = rows
+      .filter((r) => r.communityDistrict === district && r.schoolDistrict === school && r.price <= maxPrice)
+      .map((r) => r.id)
+      .sort();
+    const { items, total } = await walk(
+      t.rt.app,
+      `/v1/search/sales?communityDistrict=${district}&schoolDistrict=${school}&maxPrice=${maxPrice}&perPage=500`,
+      t.key,
+    );
     expect(total).toBe(expected.length);
     expect(items.map((i) => i.id).sort()).toEqual(expected);
   });
 
   it("a rental search's total for each district filter equals the count of active rentals whose position the district holds", async () => {
-    const rows = (await t.rt.store.db.selectFrom('listings').select(['latitude', 'longitude']).where('kind', '=', 'rental').where('status', '=', 'ACTIVE').execute())
+    const rows = (
+      await t.rt.store.db
+        .selectFrom('listings')
+        .select(['latitude', 'longitude'])
+        .where('kind', '=', 'rental')
+        .where('status', '=', 'ACTIVE')
+        .execute()
+    )
       .filter((r) => r.latitude !== null && r.longitude !== null)
       .map((r) => at(Number(r.longitude), Number(r.latitude)));
     for (const name of NAMES) {
@@ -76,9 +106,9 @@ describe('district filters: communityDistrict, policePrecinct and schoolDistrict
   });
 
   it("a recorded sales search's total equals the count of recorded sales whose position the listed district holds; unpositioned sales are in none", async () => {
-    const rows = (await t.rt.store.db.selectFrom('recorded_sales').select(['latitude', 'longitude']).where('latitude', 'is not', null).execute()).map((r) =>
-      at(Number(r.longitude), Number(r.latitude)),
-    );
+    const rows = (
+      await t.rt.store.db.selectFrom('recorded_sales').select(['latitude', 'longitude']).where('latitude', 'is not', null).execute()
+    ).map((r) => at(Number(r.longitude), Number(r.latitude)));
     expect(rows.length).toBeGreaterThan(1000);
     for (const name of NAMES) {
       const listed = commonest(rows, name, 2);
@@ -96,9 +126,18 @@ describe('district filters: communityDistrict, policePrecinct and schoolDistrict
       expect(res.body.meta.total, query).toBe(0);
     }
     for (const path of ['/v1/search/sales', '/v1/search/rentals', '/v1/recorded-sales']) {
-      for (const query of ['communityDistrict=abc', 'policePrecinct=1,,2', 'schoolDistrict=123', 'communityDistrict=', `policePrecinct=${Array.from({ length: 51 }, (_, i) => i + 1).join(',')}`]) {
+      for (const query of [
+        'communityDistrict=abc',
+        'policePrecinct=1,,2',
+        'schoolDistrict=123',
+        'communityDistrict=',
+        `policePrecinct=${Array.from({ length: 51 }, (_, i) => i + 1).join(',')}`,
+      ]) {
         const body = await expectProblem(t.rt.app, `${path}?${query}`, 400, 'INVALID_PARAMS', t.key);
-        expect(body.errors.map((e: { name: string }) => e.name), query).toContain(query.split('=')[0]);
+        expect(
+          body.errors.map((e: { name: string }) => e.name),
+          query,
+        ).toContain(query.split('=')[0]);
       }
     }
   });

@@ -11,18 +11,24 @@ import { siteAreas } from '../helpers/source-rows.js';
 // site's real outline.
 const t = useTestRuntime('pro');
 const positions = (kind: 'sale' | 'rental') =>
-  t.rt.inventory.listings.filter((l) => l.kind === kind && l.node.status === 'ACTIVE').map((l) => ({ id: l.node.id, ...l.node.geoPoint!, beds: l.node.bedroomCount }));
+  t.rt.inventory.listings
+    .filter((l) => l.kind === kind && l.node.status === 'ACTIVE')
+    .map((l) => ({ id: l.node.id, ...l.node.geoPoint!, beds: l.node.bedroomCount }));
 
 function haversine(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
   const rad = Math.PI / 180;
-  const h = Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2;
+  const h =
+    Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 +
+    Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2;
   return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
 }
 
 describe('map search', () => {
   it('bbox: the total equals a point-in-box count over every listing, with other filters and across pages', async () => {
     const box = [-73.99, 40.72, -73.95, 40.76];
-    const inBox = positions('rental').filter((p) => p.longitude >= box[0] && p.longitude <= box[2] && p.latitude >= box[1] && p.latitude <= box[3]);
+    const inBox = positions('rental').filter(
+      (p) => p.longitude >= box[0] && p.longitude <= box[2] && p.latitude >= box[1] && p.latitude <= box[3],
+    );
     expect(inBox.length).toBeGreaterThan(100);
     const res = await get(t.rt.app, `/v1/search/rentals?bbox=${box.join(',')}&perPage=1`, t.key);
     expect(res.body.meta.total).toBe(inBox.length);
@@ -31,7 +37,7 @@ describe('map search', () => {
     expect(walked.items.map((i) => i.id).sort()).toEqual(twoBeds.map((p) => p.id).sort());
   });
 
-  it('bbox edges are inside: a box that is one listing\'s own point finds every listing on that point', async () => {
+  it("bbox edges are inside: a box that is one listing's own point finds every listing on that point", async () => {
     const point = positions('rental').find((p) => p.beds !== null)!;
     const here = positions('rental').filter((p) => p.latitude === point.latitude && p.longitude === point.longitude);
     const box = [point.longitude, point.latitude, point.longitude, point.latitude];
@@ -42,14 +48,22 @@ describe('map search', () => {
 
   it('near and radius: the total equals a haversine count; sort=DISTANCE is non-decreasing and each item says its distance', async () => {
     const centre = { latitude: 40.7527, longitude: -73.9772 }; // Grand Central
-    for (const [kind, radius] of [['sale', 800], ['rental', 2500]] as const) {
+    for (const [kind, radius] of [
+      ['sale', 800],
+      ['rental', 2500],
+    ] as const) {
       const expected = positions(kind).filter((p) => haversine(centre, p) <= radius);
       expect(expected.length, kind).toBeGreaterThan(20);
-      const walked = await walk(t.rt.app, `/v1/search/${kind === 'sale' ? 'sales' : 'rentals'}?near=${centre.latitude},${centre.longitude}&radius=${radius}&sort=DISTANCE&sortDir=ASC&perPage=500`, t.key);
+      const walked = await walk(
+        t.rt.app,
+        `/v1/search/${kind === 'sale' ? 'sales' : 'rentals'}?near=${centre.latitude},${centre.longitude}&radius=${radius}&sort=DISTANCE&sortDir=ASC&perPage=500`,
+        t.key,
+      );
       expect(walked.total).toBe(expected.length);
       const distances = walked.items.map((i) => i.distance as number);
       expect(distances).toEqual([...distances].sort((a, b) => a - b));
-      for (const item of walked.items.slice(0, 50)) expect(Math.abs(item.distance - haversine(centre, item.geoPoint))).toBeLessThanOrEqual(1);
+      for (const item of walked.items.slice(0, 50))
+        expect(Math.abs(item.distance - haversine(centre, item.geoPoint))).toBeLessThanOrEqual(1);
     }
     // Without sortDir, DISTANCE is nearest first; the other sorts keep the interface's DESC.
     const near = `near=${centre.latitude},${centre.longitude}&radius=800&perPage=50`;
@@ -65,7 +79,11 @@ describe('map search', () => {
     const ring = decodePolyline(greenpoint.geometry.encodedBoundary);
     const expected = positions('rental').filter((p) => inRings([ring], p.longitude, p.latitude));
     expect(expected.length).toBeGreaterThan(10);
-    const res = await get(t.rt.app, `/v1/search/rentals?polygon=${encodeURIComponent(greenpoint.geometry.encodedBoundary)}&perPage=500`, t.key);
+    const res = await get(
+      t.rt.app,
+      `/v1/search/rentals?polygon=${encodeURIComponent(greenpoint.geometry.encodedBoundary)}&perPage=500`,
+      t.key,
+    );
     expect(res.body.data.map((i: { id: string }) => i.id).sort()).toEqual(expected.map((p) => p.id).sort());
   });
 
@@ -80,7 +98,10 @@ describe('map search', () => {
       ['polygon=%3F%3F%3F%3F%3F%3F', 'polygon'],
     ] as const) {
       const body = await expectProblem(t.rt.app, `/v1/search/rentals?${query}`, 400, 'INVALID_PARAMS', t.key);
-      expect(body.errors.map((e: { name: string }) => e.name), query).toContain(name);
+      expect(
+        body.errors.map((e: { name: string }) => e.name),
+        query,
+      ).toContain(name);
     }
   });
 });
@@ -89,7 +110,10 @@ describe('GeoJSON and CSV', () => {
   it('format=geojson (or Accept: application/geo+json) gives a FeatureCollection of the same page; CSV parses back to the same rows', async () => {
     const url = '/v1/search/sales?areas=100&minPrice=1000000&perPage=25&page=2';
     const json = (await get(t.rt.app, url, t.key)).body;
-    for (const [query, accept] of [['&format=geojson', undefined], ['', 'application/geo+json']] as const) {
+    for (const [query, accept] of [
+      ['&format=geojson', undefined],
+      ['', 'application/geo+json'],
+    ] as const) {
       const res = await t.rt.app.inject({ url: url + query, headers: { authorization: `Bearer ${t.key}`, ...(accept ? { accept } : {}) } });
       expect(res.headers['content-type']).toMatch(/^application\/geo\+json/);
       const fc = JSON.parse(res.body);
@@ -99,7 +123,10 @@ describe('GeoJSON and CSV', () => {
       expect(fc.meta.total).toBe(json.meta.total);
       expect(fc.features.map((f: any) => f.id)).toEqual(json.data.map((l: any) => l.id));
       for (const [i, f] of fc.features.entries()) {
-        expect(f).toMatchObject({ type: 'Feature', geometry: { type: 'Point', coordinates: [json.data[i].geoPoint.longitude, json.data[i].geoPoint.latitude] } });
+        expect(f).toMatchObject({
+          type: 'Feature',
+          geometry: { type: 'Point', coordinates: [json.data[i].geoPoint.longitude, json.data[i].geoPoint.latitude] },
+        });
         const { geoPoint: _unused, ...rest } = json.data[i];
         expect(f.properties).toEqual(rest);
       }
@@ -113,7 +140,13 @@ describe('GeoJSON and CSV', () => {
     expect(rows.map((r) => r.id)).toEqual(json.data.map((l: any) => l.id));
     for (const [i, r] of rows.entries()) {
       const l = json.data[i];
-      expect(r).toMatchObject({ price: String(l.price), street: l.address.street ?? '', latitude: String(l.geoPoint.latitude), urlPath: l.urlPath ?? '', areaName: l.areaName ?? '' });
+      expect(r).toMatchObject({
+        price: String(l.price),
+        street: l.address.street ?? '',
+        latitude: String(l.geoPoint.latitude),
+        urlPath: l.urlPath ?? '',
+        areaName: l.areaName ?? '',
+      });
     }
   });
 });

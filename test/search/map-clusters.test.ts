@@ -15,7 +15,7 @@ function cellOf(zoom: number, longitude: number, latitude: number) {
   return `${Math.floor((longitude + 180) / width)},${Math.floor((latitude + 90) / height)}`;
 }
 
-describe('GET /v1/search/{kind}/clusters: every match in view, counted on the map\'s grid', () => {
+describe("GET /v1/search/{kind}/clusters: every match in view, counted on the map's grid", () => {
   it("each cell's count, centroid and price range are those of the matching rentals in it, and the counts sum to the search's total", async () => {
     const rows = await t.rt.store.db
       .selectFrom('listings')
@@ -24,13 +24,27 @@ describe('GET /v1/search/{kind}/clusters: every match in view, counted on the ma
       .where('status', '=', 'ACTIVE')
       .where('price', '<=', 3000)
       .execute();
-    const inBox = rows.filter((r) => r.longitude !== null && r.latitude !== null && r.longitude >= BOX[0] && r.longitude <= BOX[2] && r.latitude >= BOX[1] && r.latitude <= BOX[3]);
+    const inBox = rows.filter(
+      (r) =>
+        r.longitude !== null &&
+        r.latitude !== null &&
+        r.longitude >= BOX[0] &&
+        r.longitude <= BOX[2] &&
+        r.latitude >= BOX[1] &&
+        r.latitude <= BOX[3],
+    );
     for (const zoom of [11, 13]) {
       const expected = new Map<string, { count: number; lat: number; lon: number; min: number; max: number }>();
       for (const r of inBox) {
         const key = cellOf(zoom, Number(r.longitude), Number(r.latitude));
         const cell = expected.get(key) ?? { count: 0, lat: 0, lon: 0, min: Infinity, max: -Infinity };
-        expected.set(key, { count: cell.count + 1, lat: cell.lat + Number(r.latitude), lon: cell.lon + Number(r.longitude), min: Math.min(cell.min, Number(r.price)), max: Math.max(cell.max, Number(r.price)) });
+        expected.set(key, {
+          count: cell.count + 1,
+          lat: cell.lat + Number(r.latitude),
+          lon: cell.lon + Number(r.longitude),
+          min: Math.min(cell.min, Number(r.price)),
+          max: Math.max(cell.max, Number(r.price)),
+        });
       }
       const res = await get(t.rt.app, `/v1/search/rentals/clusters?maxPrice=3000&bbox=${BOX.join(',')}&zoom=${zoom}`);
       expect(res.status).toBe(200);
@@ -59,7 +73,14 @@ describe('GET /v1/search/{kind}/clusters: every match in view, counted on the ma
 
   it('takes every filter of the search (an amenity, a district, a polygon): the counts sum to its total', async () => {
     // A triangle over Lower Manhattan, as the site's encoded polyline (latitude first).
-    const polygon = encodeURIComponent(polyline.encode([[40.7, -74.02], [40.73, -74.02], [40.73, -73.98], [40.7, -74.02]]));
+    const polygon = encodeURIComponent(
+      polyline.encode([
+        [40.7, -74.02],
+        [40.73, -74.02],
+        [40.73, -73.98],
+        [40.7, -74.02],
+      ]),
+    );
     for (const filters of ['amenities=DOORMAN', 'communityDistrict=301,302', 'minBeds=2&noFee=true', `polygon=${polygon}`]) {
       for (const kind of ['rentals', 'sales']) {
         if (kind === 'sales' && filters.includes('noFee')) continue;
@@ -74,7 +95,14 @@ describe('GET /v1/search/{kind}/clusters: every match in view, counted on the ma
   });
 
   it('needs a box and a zoom of 0 to 22, and takes no page, order or format parameter', async () => {
-    for (const query of ['zoom=12', `bbox=${BOX.join(',')}`, `bbox=${BOX.join(',')}&zoom=23`, `bbox=${BOX.join(',')}&zoom=12&sort=PRICE`, `bbox=${BOX.join(',')}&zoom=12&page=2`, `bbox=-73,40,-74,41&zoom=12`]) {
+    for (const query of [
+      'zoom=12',
+      `bbox=${BOX.join(',')}`,
+      `bbox=${BOX.join(',')}&zoom=23`,
+      `bbox=${BOX.join(',')}&zoom=12&sort=PRICE`,
+      `bbox=${BOX.join(',')}&zoom=12&page=2`,
+      `bbox=-73,40,-74,41&zoom=12`,
+    ]) {
       await expectProblem(t.rt.app, `/v1/search/rentals/clusters?${query}`, 400, 'INVALID_PARAMS');
     }
   });

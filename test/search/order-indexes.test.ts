@@ -42,7 +42,12 @@ describe('the order indexes hold area and bedrooms (migration 014, SQLite)', () 
     ['listings_recommended', 'recommended_score desc, listed_at desc, id desc'],
   ])('a page of Manhattan by %s tests areas and bedrooms on the index, not on table rows', (index, order) => {
     // Manhattan holds most rentals: walking the order is the plan, not reading the borough's areas and sorting.
-    const manhattan = sqlite.prepare('with recursive area(id) as (select 100 union all select a.id from areas a join area on a.parent_id = area.id) select id from area').pluck().all() as number[];
+    const manhattan = sqlite
+      .prepare(
+        'with recursive area(id) as (select 100 union all select a.id from areas a join area on a.parent_id = area.id) select id from area',
+      )
+      .pluck()
+      .all() as number[];
     expect(manhattan.length).toBeGreaterThan(10);
     const page = `select id, street from listings where kind = 'rental' and status = 'ACTIVE' and area_id in (${manhattan.join(', ')}) and bedroom_count >= 1 order by ${order} limit 50`;
     const plan = (sqlite.prepare(`explain query plan ${page}`).all() as { detail: string }[]).map((step) => step.detail).join('; ');
@@ -64,10 +69,18 @@ describe('market figures of some areas read no table row (migration 018, SQLite)
     ['Queens rentals, studios and three bedrooms', 'rental', 300, [0, 3]],
     ['Manhattan sales', 'sale', 100, undefined],
   ] as const)('%s', async (_name, kind, borough, bedrooms) => {
-    const areaIds = sqlite.prepare('with recursive area(id) as (select ? union all select a.id from areas a join area on a.parent_id = area.id) select id from area').pluck().all(borough) as number[];
+    const areaIds = sqlite
+      .prepare(
+        'with recursive area(id) as (select ? union all select a.id from areas a join area on a.parent_id = area.id) select id from area',
+      )
+      .pluck()
+      .all(borough) as number[];
     const { db, statements } = sqliteWithLog<Schema>(new Database(sqlite.name, { readonly: true }));
     try {
-      const figures = await marketFiguresByRank(new MarketRepository(db).ranked(kind, areaIds, bedrooms ? [...bedrooms] : undefined), new Date());
+      const figures = await marketFiguresByRank(
+        new MarketRepository(db).ranked(kind, areaIds, bedrooms ? [...bedrooms] : undefined),
+        new Date(),
+      );
       // Figures that read every kind of statement: counts, prices, sizes and dates all known somewhere.
       expect(figures.activeCount).toBeGreaterThan(0);
       expect(figures.medianPrice).not.toBeNull();
@@ -109,22 +122,35 @@ describe('the hydration backlog (migration 016)', () => {
     const { db, statements } = sqliteWithLog<any>(writable);
     try {
       // Rows of both kinds and statuses wait; two crawls' worth of first_seen_at, many listings sharing one.
-      const rows = writable.prepare('select id, kind, status from listings order by random() limit 3000').all() as { id: string; kind: string; status: string }[];
+      const rows = writable.prepare('select id, kind, status from listings order by random() limit 3000').all() as {
+        id: string;
+        kind: string;
+        status: string;
+      }[];
       const waiting = rows.map((r, i) => ({ ...r, first_seen_at: i % 3 === 0 ? '2026-01-01T00:00:00.000Z' : '2026-02-01T00:00:00.000Z' }));
       const mark = writable.prepare('update listings set needs_detail = 1, first_seen_at = ?, status = ? where id = ?');
       writable.transaction(() => waiting.forEach((r, i) => mark.run(r.first_seen_at, i % 10 === 0 ? 'OFF_MARKET' : r.status, r.id)))();
       const active = waiting.filter((r, i) => i % 10 !== 0 && r.status === 'ACTIVE');
-      const oldestFirst = (list: typeof active) => [...list].sort((x, y) => x.first_seen_at.localeCompare(y.first_seen_at) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      const oldestFirst = (list: typeof active) =>
+        [...list].sort((x, y) => x.first_seen_at.localeCompare(y.first_seen_at) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 
       const repository = new ListingsRepository(db);
       expect(await repository.backlogCount()).toBe(active.length);
-      expect(await repository.backlog(150)).toEqual(oldestFirst(active).slice(0, 150).map((r) => ({ id: r.id, kind: r.kind })));
+      expect(await repository.backlog(150)).toEqual(
+        oldestFirst(active)
+          .slice(0, 150)
+          .map((r) => ({ id: r.id, kind: r.kind })),
+      );
       const rentals = oldestFirst(active.filter((r) => r.kind === 'rental'));
       expect(rentals.length).toBeGreaterThan(100);
       expect(await repository.backlog(100, 'rental')).toEqual(rentals.slice(0, 100).map((r) => ({ id: r.id, kind: 'rental' })));
 
       for (const statement of statements) {
-        const plan = (writable.prepare(`explain query plan ${statement.sql}`).all(...(statement.parameters as unknown[])) as { detail: string }[]).map((s) => s.detail).join('; ');
+        const plan = (
+          writable.prepare(`explain query plan ${statement.sql}`).all(...(statement.parameters as unknown[])) as { detail: string }[]
+        )
+          .map((s) => s.detail)
+          .join('; ');
         expect(plan, statement.sql).toMatch(/USING (COVERING )?INDEX listings_backlog\b/);
         expect(plan, statement.sql).not.toContain('TEMP B-TREE');
       }

@@ -35,8 +35,14 @@ describe('rental filters against the source rows', () => {
     expect(items.map((i) => i.price)).toEqual(expected.map((r) => Number(r.rent)));
   });
 
-  it('borough ids are the API\'s: 200 is Brooklyn, 300 Queens, 100 Manhattan', async () => {
-    for (const [id, borough] of [[200, 'Brooklyn'], [300, 'Queens'], [100, 'Manhattan'], [400, 'Bronx'], [500, 'Staten Island']] as const) {
+  it("borough ids are the API's: 200 is Brooklyn, 300 Queens, 100 Manhattan", async () => {
+    for (const [id, borough] of [
+      [200, 'Brooklyn'],
+      [300, 'Queens'],
+      [100, 'Manhattan'],
+      [400, 'Bronx'],
+      [500, 'Staten Island'],
+    ] as const) {
       const res = await get(t.rt.app, `/v1/search/rentals?areas=${id}&perPage=1`, t.key);
       const expected = rentals.filter((r) => r.borough === borough).length;
       expect(expected, borough).toBeGreaterThan(0);
@@ -53,7 +59,7 @@ describe('rental filters against the source rows', () => {
     };
     const manhattanId = (name: string) => regions.find((a) => a.name.toLowerCase() === name.toLowerCase() && under(a.id, 100))?.id;
     // A StreetEasy rental's area is its neighbourhood's; a RentHop rental's the deepest outline holding its point.
-    const areaOf = (r: RentalRow) => (r.source === 'renthop' ? Number(r.area_id) : manhattanId(r.neighborhood) ?? 0);
+    const areaOf = (r: RentalRow) => (r.source === 'renthop' ? Number(r.area_id) : (manhattanId(r.neighborhood) ?? 0));
     const expected = rentals.filter((r) => r.borough === 'Manhattan' && under(areaOf(r), 102));
     expect(expected.length).toBeGreaterThan(100);
     const res = await get(t.rt.app, '/v1/search/rentals?areas=102&perPage=1', t.key);
@@ -62,14 +68,18 @@ describe('rental filters against the source rows', () => {
     expect(two.body.meta.total).toBe(expected.length + rentals.filter((r) => r.borough === 'Brooklyn').length);
   });
 
-  it('a map of Williamsburg: every rental there, RentHop\'s at their source rows\' positions', async () => {
+  it("a map of Williamsburg: every rental there, RentHop's at their source rows' positions", async () => {
     const parents = upstreamParents();
     const under = (id: number, ancestor: number) => {
       for (let c: number | null | undefined = id; c; c = parents.get(c)) if (c === ancestor) return true;
       return false;
     };
     // Williamsburg is 302 (East Williamsburg, 373, lies below it); the sample's rows name their neighbourhood.
-    const expected = rentals.filter((r) => (r.source === 'renthop' ? under(Number(r.area_id), 302) : ['Williamsburg', 'East Williamsburg'].includes(r.neighborhood) && r.borough === 'Brooklyn'));
+    const expected = rentals.filter((r) =>
+      r.source === 'renthop'
+        ? under(Number(r.area_id), 302)
+        : ['Williamsburg', 'East Williamsburg'].includes(r.neighborhood) && r.borough === 'Brooklyn',
+    );
     const items = await all('/v1/search/rentals?areas=302&perPage=500');
     expect(items.map((i) => i.id).sort()).toEqual(expected.map((r) => r.rental_id).sort());
     const byId = new Map(items.map((i) => [i.id, i]));
@@ -98,7 +108,7 @@ describe('rental filters against the source rows', () => {
   });
 
   it('days on market count from the listing date (rental_id mod 60 days before the build day)', async () => {
-    const dom = (r: Record<string, string>) => Number(r.rental_id) % 60 + Math.floor((Date.now() - t.rt.inventory.asOf.getTime()) / DAY);
+    const dom = (r: Record<string, string>) => (Number(r.rental_id) % 60) + Math.floor((Date.now() - t.rt.inventory.asOf.getTime()) / DAY);
     const res = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=1', t.key);
     expect(res.body.meta.total).toBe(rentals.filter((r) => dom(r) >= 10 && dom(r) <= 20).length);
     const page = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=50', t.key);
@@ -123,15 +133,21 @@ describe('rental filters against the source rows', () => {
     const stations = csvRows('subway/stations.csv').map((s) => ({ lat: Number(s['GTFS Latitude']), lon: Number(s['GTFS Longitude']) }));
     const rad = Math.PI / 180;
     const meters = (a: { latitude: number; longitude: number }, b: { lat: number; lon: number }) => {
-      const h = Math.sin(((b.lat - a.latitude) * rad) / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.longitude) * rad) / 2) ** 2;
+      const h =
+        Math.sin(((b.lat - a.latitude) * rad) / 2) ** 2 +
+        Math.cos(a.latitude * rad) * Math.cos(b.lat * rad) * Math.sin(((b.lon - a.longitude) * rad) / 2) ** 2;
       return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
     };
     const score = (p: { latitude: number; longitude: number }) => {
       const d = stations.map((s) => meters(p, s));
-      return Math.min(100, Math.round(100 * Math.max(0, 1 - Math.min(...d) / 1600) + 5 * Math.max(0, d.filter((x) => x <= 800).length - 1)));
+      return Math.min(
+        100,
+        Math.round(100 * Math.max(0, 1 - Math.min(...d) / 1600) + 5 * Math.max(0, d.filter((x) => x <= 800).length - 1)),
+      );
     };
     const scores = new Map<string, number>();
-    for (const l of t.rt.inventory.listings) if (l.kind === 'rental' && l.node.geoPoint) scores.set(l.node.id, score(l.node.geoPoint as never));
+    for (const l of t.rt.inventory.listings)
+      if (l.kind === 'rental' && l.node.geoPoint) scores.set(l.node.id, score(l.node.geoPoint as never));
     return scores;
   }
 
@@ -157,41 +173,70 @@ describe('rental filters against the source rows', () => {
       }));
     const descending = [...rows].sort((a, b) => b.score - a.score || a.age - b.age || (a.id < b.id ? 1 : -1));
     expect(new Set(descending.map((r) => r.score)).size).toBeGreaterThan(3);
-    for (const [dir, expected] of [['DESC', descending], ['ASC', [...descending].reverse()]] as const) {
+    for (const [dir, expected] of [
+      ['DESC', descending],
+      ['ASC', [...descending].reverse()],
+    ] as const) {
       const items = await all(`/v1/search/rentals?areas=300&sort=RECOMMENDED&sortDir=${dir}&perPage=500`);
-      expect(items.map((i) => i.id), dir).toEqual(expected.map((r) => r.id));
+      expect(
+        items.map((i) => i.id),
+        dir,
+      ).toEqual(expected.map((r) => r.id));
     }
     const byDefault = await get(t.rt.app, '/v1/search/rentals?areas=300&perPage=30', t.key);
     expect(byDefault.body.data.map((i: { id: string }) => i.id)).toEqual(descending.slice(0, 30).map((r) => r.id));
     // With a minimum transit score (the median's), in both directions and page by page: exactly those, in order.
-    const transit = descending.map((r) => scores.get(r.id)).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+    const transit = descending
+      .map((r) => scores.get(r.id))
+      .filter((v): v is number => v !== undefined)
+      .sort((a, b) => a - b);
     const floor = transit[Math.floor(transit.length / 2)];
     const within = descending.filter((r) => (scores.get(r.id) ?? -1) >= floor);
     expect(within.length).toBeGreaterThan(10);
     expect(within.length).toBeLessThan(descending.length - 10);
-    for (const [dir, expected] of [['DESC', within], ['ASC', [...within].reverse()]] as const) {
+    for (const [dir, expected] of [
+      ['DESC', within],
+      ['ASC', [...within].reverse()],
+    ] as const) {
       const items = await all(`/v1/search/rentals?areas=300&minTransitScore=${floor}&sortDir=${dir}&perPage=7`);
-      expect(items.map((i) => i.id), dir).toEqual(expected.map((r) => r.id));
+      expect(
+        items.map((i) => i.id),
+        dir,
+      ).toEqual(expected.map((r) => r.id));
     }
   });
 
   it('a minimum transit score sets a floor under the recommended score (any size, photo and fee)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), fc.option(fc.double({ min: 0, max: 1e5, noNaN: true })), fc.option(fc.string()), fc.option(fc.boolean()), (min, above, sqft, leadPhotoKey, noFee) => {
-        const transitScore = Math.min(100, min + above);
-        expect(recommendedScore({ transitScore, sqft, leadPhotoKey, noFee })).toBeGreaterThanOrEqual(lowestRecommendedScore(min));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 100 }),
+        fc.option(fc.double({ min: 0, max: 1e5, noNaN: true })),
+        fc.option(fc.string()),
+        fc.option(fc.boolean()),
+        (min, above, sqft, leadPhotoKey, noFee) => {
+          const transitScore = Math.min(100, min + above);
+          expect(recommendedScore({ transitScore, sqft, leadPhotoKey, noFee })).toBeGreaterThanOrEqual(lowestRecommendedScore(min));
+        },
+      ),
       { numRuns: 2000, seed: 2016 },
     );
     // The floor is reached: a listing of exactly that transit score and nothing else scores it.
-    for (let min = 0; min <= 100; min++) expect(recommendedScore({ transitScore: min, sqft: null, leadPhotoKey: null, noFee: false })).toBe(lowestRecommendedScore(min));
+    for (let min = 0; min <= 100; min++)
+      expect(recommendedScore({ transitScore: min, sqft: null, leadPhotoKey: null, noFee: false })).toBe(lowestRecommendedScore(min));
   });
 });
 
 describe('sale filters against the source rows', () => {
   it('every NY-House listing not in contract is an active sale, in every borough', async () => {
     expect((await get(t.rt.app, '/v1/search/sales?perPage=1', t.key)).body.meta.total).toBe(sales.length);
-    for (const [id, borough] of [[100, 'Manhattan'], [200, 'Brooklyn'], [300, 'Queens'], [400, 'Bronx'], [500, 'Staten Island']] as const) {
+    for (const [id, borough] of [
+      [100, 'Manhattan'],
+      [200, 'Brooklyn'],
+      [300, 'Queens'],
+      [400, 'Bronx'],
+      [500, 'Staten Island'],
+    ] as const) {
       const expected = sales.filter((s) => s.borough === borough).length;
       expect(expected, borough).toBeGreaterThan(100);
       expect((await get(t.rt.app, `/v1/search/sales?areas=${id}&perPage=1`, t.key)).body.meta.total, borough).toBe(expected);
@@ -199,7 +244,13 @@ describe('sale filters against the source rows', () => {
   });
 
   it('building types from the listing type (any may match); a two-bedroom condo in Manhattan', async () => {
-    const type: Record<string, string> = { 'Co-op for sale': 'CO_OP', 'Condo for sale': 'CONDO', 'House for sale': 'HOUSE', 'Multi-family home for sale': 'MULTIFAMILY', 'Townhouse for sale': 'TOWNHOUSE' };
+    const type: Record<string, string> = {
+      'Co-op for sale': 'CO_OP',
+      'Condo for sale': 'CONDO',
+      'House for sale': 'HOUSE',
+      'Multi-family home for sale': 'MULTIFAMILY',
+      'Townhouse for sale': 'TOWNHOUSE',
+    };
     const res = await get(t.rt.app, '/v1/search/sales?buildingType=CONDO,CO_OP&perPage=1', t.key);
     expect(res.body.meta.total).toBe(sales.filter((r) => ['CONDO', 'CO_OP'].includes(type[r.type])).length);
     const town = await get(t.rt.app, '/v1/search/sales?buildingType=TOWNHOUSE&sort=PRICE&sortDir=DESC&perPage=5', t.key);
@@ -209,7 +260,9 @@ describe('sale filters against the source rows', () => {
     const twoBedroomCondos = sales.filter((r) => r.borough === 'Manhattan' && type[r.type] === 'CONDO' && r.bedrooms === 2);
     expect(twoBedroomCondos.length).toBeGreaterThan(10);
     const condos = await all('/v1/search/sales?areas=100&buildingType=CONDO&minBeds=2&maxBeds=2&sort=PRICE&sortDir=ASC&perPage=50');
-    expect(condos.map((i) => i.id)).toEqual([...twoBedroomCondos].sort((a, b) => a.price - b.price || Number(a.id) - Number(b.id)).map(saleId));
+    expect(condos.map((i) => i.id)).toEqual(
+      [...twoBedroomCondos].sort((a, b) => a.price - b.price || Number(a.id) - Number(b.id)).map(saleId),
+    );
   });
 
   it('beds, baths, price, size, brokerage and area', async () => {
@@ -298,30 +351,42 @@ describe('sale filters against the source rows', () => {
 
   it('price per square foot sort puts known values first, descending, then unknown', async () => {
     const res = await get(t.rt.app, '/v1/search/sales?sort=PRICE_PER_SQFT&perPage=200', t.key);
-    const best = sales.filter((s) => s.sqft !== null && s.sqft > 0).map((s) => s.price / s.sqft!).sort((a, b) => b - a)[0];
+    const best = sales
+      .filter((s) => s.sqft !== null && s.sqft > 0)
+      .map((s) => s.price / s.sqft!)
+      .sort((a, b) => b - a)[0];
     const first = await get(t.rt.app, `/v1/property/${res.body.data[0].id}`, t.key);
     expect(first.body.data.pricePerSqft).toBeCloseTo(best, 1);
     const prices = [];
-    for (const item of res.body.data.slice(0, 20)) prices.push((await get(t.rt.app, `/v1/property/${item.id}`, t.key)).body.data.pricePerSqft);
+    for (const item of res.body.data.slice(0, 20))
+      prices.push((await get(t.rt.app, `/v1/property/${item.id}`, t.key)).body.data.pricePerSqft);
     expect(prices).toEqual([...prices].sort((a, b) => b - a));
   });
 
-  it.each(['DESC', 'ASC'])('a size range sorted by price per square foot %s lists exactly those listings, in that order, page after page', async (dir) => {
-    // Price per square foot = price / size in dollars, rounded to the cent; ties by id in the same direction.
-    const ppsf = (price: number, sqft: number) => Math.round((price / sqft) * 100) / 100;
-    const sign = dir === 'DESC' ? -1 : 1;
-    const inOrder = (rows: { id: string; ppsf: number }[]) => rows.sort((a, b) => sign * (a.ppsf - b.ppsf) || sign * (a.id < b.id ? -1 : 1)).map((r) => r.id);
-    const rentalsExpected = inOrder(
-      rentals.filter((r) => Number(r.size_sqft) >= 700 && Number(r.size_sqft) <= 900).map((r) => ({ id: r.rental_id, ppsf: ppsf(Number(r.rent), Number(r.size_sqft)) })),
-    );
-    expect(rentalsExpected.length).toBeGreaterThan(100);
-    const rentalItems = await all(`/v1/search/rentals?minSqft=700&maxSqft=900&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
-    expect(rentalItems.map((i) => i.id)).toEqual(rentalsExpected);
-    const salesExpected = inOrder(sales.filter((s) => s.sqft !== null && s.sqft >= 1500).map((s) => ({ id: saleId(s), ppsf: ppsf(s.price, s.sqft!) })));
-    expect(salesExpected.length).toBeGreaterThan(50);
-    const saleItems = await all(`/v1/search/sales?minSqft=1500&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
-    expect(saleItems.map((i) => i.id)).toEqual(salesExpected);
-  });
+  it.each(['DESC', 'ASC'])(
+    'a size range sorted by price per square foot %s lists exactly those listings, in that order, page after page',
+    async (dir) => {
+      // Price per square foot = price / size in dollars, rounded to the cent; ties by id in the same direction.
+      const ppsf = (price: number, sqft: number) => Math.round((price / sqft) * 100) / 100;
+      const sign = dir === 'DESC' ? -1 : 1;
+      const inOrder = (rows: { id: string; ppsf: number }[]) =>
+        rows.sort((a, b) => sign * (a.ppsf - b.ppsf) || sign * (a.id < b.id ? -1 : 1)).map((r) => r.id);
+      const rentalsExpected = inOrder(
+        rentals
+          .filter((r) => Number(r.size_sqft) >= 700 && Number(r.size_sqft) <= 900)
+          .map((r) => ({ id: r.rental_id, ppsf: ppsf(Number(r.rent), Number(r.size_sqft)) })),
+      );
+      expect(rentalsExpected.length).toBeGreaterThan(100);
+      const rentalItems = await all(`/v1/search/rentals?minSqft=700&maxSqft=900&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
+      expect(rentalItems.map((i) => i.id)).toEqual(rentalsExpected);
+      const salesExpected = inOrder(
+        sales.filter((s) => s.sqft !== null && s.sqft >= 1500).map((s) => ({ id: saleId(s), ppsf: ppsf(s.price, s.sqft!) })),
+      );
+      expect(salesExpected.length).toBeGreaterThan(50);
+      const saleItems = await all(`/v1/search/sales?minSqft=1500&sort=PRICE_PER_SQFT&sortDir=${dir}&perPage=50`);
+      expect(saleItems.map((i) => i.id)).toEqual(salesExpected);
+    },
+  );
 
   it('LISTED_AT sort ascending gives the oldest sale first (the largest id mod 60, then the smallest id)', async () => {
     const oldest = [...sales].sort((a, b) => (Number(b.id) % 60) - (Number(a.id) % 60) || Number(a.id) - Number(b.id))[0];

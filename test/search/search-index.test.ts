@@ -24,7 +24,12 @@ describe('the search index', () => {
     const { rt, key } = t;
     const index = rt.mirror.searcher.index!;
     await index.current();
-    const counts = await rt.store.db.selectFrom('listings').select(['kind', (eb) => eb.fn.countAll<number>().as('n')]).where('status', '=', 'ACTIVE').groupBy('kind').execute();
+    const counts = await rt.store.db
+      .selectFrom('listings')
+      .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'ACTIVE')
+      .groupBy('kind')
+      .execute();
     const health = (await get(rt.app, '/v1/health')).body.searchIndex;
     expect(health).toMatchObject({
       enabled: true,
@@ -34,7 +39,14 @@ describe('the search index', () => {
       lastError: null,
     });
     // Another instance's write: a rental's price changed in the store, its data version moved.
-    const { id } = await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'rental').where('status', '=', 'ACTIVE').orderBy('id').limit(1).executeTakeFirstOrThrow();
+    const { id } = await rt.store.db
+      .selectFrom('listings')
+      .select('id')
+      .where('kind', '=', 'rental')
+      .where('status', '=', 'ACTIVE')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     const price = 987_654;
     await rt.store.db.transaction().execute(async (trx) => {
       await trx.updateTable('listings').set({ price }).where('id', '=', id).execute();
@@ -44,9 +56,17 @@ describe('the search index', () => {
     const answer = await get(rt.app, search, key);
     expect(answer.body.data.map((l: { id: string }) => l.id)).toEqual([id]);
     expect(answer.body.meta.total).toBe(1);
-    await waitFor(() => index.state().dataVersion === health.dataVersion + 1 && !index.state().building, 'the index built again at the new version');
+    await waitFor(
+      () => index.state().dataVersion === health.dataVersion + 1 && !index.state().building,
+      'the index built again at the new version',
+    );
     const ctx = { now: new Date(), mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
-    expect(await index.find({ kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 }, ctx)).toEqual({ ids: [id], total: 1 });
+    expect(
+      await index.find(
+        { kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 },
+        ctx,
+      ),
+    ).toEqual({ ids: [id], total: 1 });
     expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([id]);
     expect((await get(rt.app, '/v1/health')).body.searchIndex.builds).toBe(health.builds + 1);
   });

@@ -45,7 +45,13 @@ describe.each(['on', 'off'])('search totals, SEARCH_INDEX %s', (searchIndex) => 
 
     const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
     const beds = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
-    const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
+    const areas = fc.option(
+      fc.subarray(
+        BOROUGHS.map(([id]) => id),
+        { minLength: 1 },
+      ),
+      { nil: undefined },
+    );
     await fc.assert(
       fc.asyncProperty(areas, bound, bound, beds, beds, async (areaIds, low, high, fewest, most) => {
         const [minPrice, maxPrice] = low !== undefined && high !== undefined && low > high ? [high, low] : [low, high];
@@ -78,28 +84,44 @@ describe.each(['on', 'off'])('search totals, SEARCH_INDEX %s', (searchIndex) => 
     // a 3D tour (unknown: their no side is every rental).
     const side = fc.constantFrom(undefined, true, false);
     const no = fc.constantFrom(undefined, false);
-    const areas = fc.option(fc.subarray(BOROUGHS.map(([id]) => id), { minLength: 1 }), { nil: undefined });
+    const areas = fc.option(
+      fc.subarray(
+        BOROUGHS.map(([id]) => id),
+        { minLength: 1 },
+      ),
+      { nil: undefined },
+    );
     const bound = fc.option(fc.constantFrom(...RENTS), { nil: undefined });
     const beds = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined });
     await fc.assert(
-      fc.asyncProperty(side, no, no, no, areas, bound, beds, fc.integer({ min: 1, max: 3 }), async (noFee, petsAllowed, furnished, has3dTour, areaIds, maxPrice, minBeds, page) => {
-        const boroughs = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
-        const expected = rentals.filter(
-          (r) =>
-            (noFee === undefined || (r.no_fee === '1') === noFee) &&
-            (!boroughs || boroughs.includes(r.borough)) &&
-            (maxPrice === undefined || Number(r.rent) <= maxPrice) &&
-            (minBeds === undefined || Math.floor(Number(r.bedrooms)) >= minBeds),
-        ).length;
-        const query = Object.entries({ noFee, petsAllowed, furnished, has3dTour, areas: areaIds?.join(','), maxPrice, minBeds, page })
-          .filter(([, v]) => v !== undefined)
-          .map(([k, v]) => `${k}=${v}`)
-          .join('&');
-        const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=2`, t.key);
-        expect(res.status, query).toBe(200);
-        expect(res.body.meta.total, query).toBe(expected);
-        expect(res.body.data.length, query).toBe(Math.max(0, Math.min(2, expected - (page - 1) * 2)));
-      }),
+      fc.asyncProperty(
+        side,
+        no,
+        no,
+        no,
+        areas,
+        bound,
+        beds,
+        fc.integer({ min: 1, max: 3 }),
+        async (noFee, petsAllowed, furnished, has3dTour, areaIds, maxPrice, minBeds, page) => {
+          const boroughs = areaIds && BOROUGHS.filter(([id]) => areaIds.includes(id)).map(([, name]) => name as string);
+          const expected = rentals.filter(
+            (r) =>
+              (noFee === undefined || (r.no_fee === '1') === noFee) &&
+              (!boroughs || boroughs.includes(r.borough)) &&
+              (maxPrice === undefined || Number(r.rent) <= maxPrice) &&
+              (minBeds === undefined || Math.floor(Number(r.bedrooms)) >= minBeds),
+          ).length;
+          const query = Object.entries({ noFee, petsAllowed, furnished, has3dTour, areas: areaIds?.join(','), maxPrice, minBeds, page })
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('&');
+          const res = await get(t.rt.app, `/v1/search/rentals?${query}&perPage=2`, t.key);
+          expect(res.status, query).toBe(200);
+          expect(res.body.meta.total, query).toBe(expected);
+          expect(res.body.data.length, query).toBe(Math.max(0, Math.min(2, expected - (page - 1) * 2)));
+        },
+      ),
       { numRuns: 80, seed: 2016 },
     );
   });

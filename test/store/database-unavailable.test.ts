@@ -38,7 +38,9 @@ describe('a database that cannot be reached, told from a query at fault', () => 
       const ended = errorOf(() => client.query('select pg_sleep(30)'));
       // Ended once its sleep has started (pg_stat_activity shows it), not before.
       for (let i = 0; i < 500; i++) {
-        const { rowCount } = await admin.query("select 1 from pg_stat_activity where pid = $1 and query like 'select pg_sleep%'", [rows[0].pid]);
+        const { rowCount } = await admin.query("select 1 from pg_stat_activity where pid = $1 and query like 'select pg_sleep%'", [
+          rows[0].pid,
+        ]);
         if (rowCount) break;
       }
       await admin.query('select pg_terminate_backend($1)', [rows[0].pid]);

@@ -30,7 +30,12 @@ const PG_FUZZ_RUNS = Number(process.env.FUZZ_PG_RUNS ?? 1500);
 let admin: pg.Client;
 let url: string;
 /** Webhook delivery quick enough for a test, to loopback receivers. */
-const WEBHOOKS = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_SECONDS: '0.05', CHANGES_STREAM_POLL_SECONDS: '0.05', WEBHOOK_CONCURRENCY: '4' };
+const WEBHOOKS = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  WEBHOOK_POLL_SECONDS: '0.05',
+  CHANGES_STREAM_POLL_SECONDS: '0.05',
+  WEBHOOK_CONCURRENCY: '4',
+};
 let onPg: TestRuntime;
 let onSqlite: TestRuntime;
 
@@ -43,7 +48,11 @@ beforeAll(async () => {
   // Both over the inventory without the RentHop rentals: a first sync of the whole city on PostgreSQL takes
   // minutes, and the comparison needs the same listings on both sides.
   onPg = await startTestRuntime(
-    { DATABASE_URL: url, ...WEBHOOKS, ...Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])) },
+    {
+      DATABASE_URL: url,
+      ...WEBHOOKS,
+      ...Object.fromEntries(['FREE', 'STARTER', 'PRO', 'BUSINESS'].map((p) => [`QUOTA_${p}_PER_MONTH`, '100000000'])),
+    },
     { withoutRentHop: true },
   );
   // A first sync hydrates details in the background: the comparison needs them all.
@@ -58,7 +67,15 @@ beforeAll(async () => {
  */
 async function serveFewRecordedSales(rt: TestRuntime): Promise<void> {
   const sales = await rt.soda!.rows(DATASETS.recordedSales);
-  sales.splice(0, sales.length, ...sales.filter((r) => (r.borough === '1' && r.sale_date >= '2023-06' && r.sale_date < '2023-09') || (r.borough === '3' && r.sale_date >= '2016-10' && r.sale_date < '2016-12')));
+  sales.splice(
+    0,
+    sales.length,
+    ...sales.filter(
+      (r) =>
+        (r.borough === '1' && r.sale_date >= '2023-06' && r.sale_date < '2023-09') ||
+        (r.borough === '3' && r.sale_date >= '2016-10' && r.sale_date < '2016-12'),
+    ),
+  );
 }
 
 afterAll(async () => {
@@ -94,7 +111,12 @@ const QUERIES = [
 ];
 
 /** Market figures (read by rank through the order indexes, migration 018, and `+bedroom_count`). */
-const MARKET_QUERIES = ['/v1/market?kind=rental', '/v1/market?kind=rental&areas=200&bedrooms=2', '/v1/market?kind=rental&areas=100,300&bedrooms=0,3', '/v1/market?kind=sale&areas=100'];
+const MARKET_QUERIES = [
+  '/v1/market?kind=rental',
+  '/v1/market?kind=rental&areas=200&bedrooms=2',
+  '/v1/market?kind=rental&areas=100,300&bedrooms=0,3',
+  '/v1/market?kind=sale&areas=100',
+];
 
 describe('PostgreSQL answers as SQLite does', () => {
   it('the first sync on an empty PostgreSQL database loads everything', async () => {
@@ -112,8 +134,11 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect(a.body.data.map((i: { id: string | number }) => i.id)).toEqual(b.body.data.map((i: { id: string | number }) => i.id));
     if (url.includes('/clusters')) {
       // A centroid is a mean of floating-point positions, summed in each database's own order: equal to a tenth of a metre.
-      const centroidsApart = (x: { latitude: number; longitude: number }, y: { latitude: number; longitude: number }) => Math.max(Math.abs(x.latitude - y.latitude), Math.abs(x.longitude - y.longitude));
-      expect(a.body.data.map(({ latitude: _a, longitude: _o, ...rest }: any) => rest)).toEqual(b.body.data.map(({ latitude: _a, longitude: _o, ...rest }: any) => rest));
+      const centroidsApart = (x: { latitude: number; longitude: number }, y: { latitude: number; longitude: number }) =>
+        Math.max(Math.abs(x.latitude - y.latitude), Math.abs(x.longitude - y.longitude));
+      expect(a.body.data.map(({ latitude: _a, longitude: _o, ...rest }: any) => rest)).toEqual(
+        b.body.data.map(({ latitude: _a, longitude: _o, ...rest }: any) => rest),
+      );
       for (const [i, cell] of a.body.data.entries()) expect(centroidsApart(cell, b.body.data[i])).toBeLessThan(2e-6);
     } else expect(a.body.data).toEqual(b.body.data);
   });
@@ -150,9 +175,14 @@ describe('PostgreSQL answers as SQLite does', () => {
   }, 300_000);
 
   it('the planner has the statistics of kind, areas and bedrooms together (extended statistics, migration 013)', async () => {
-    const defined = await sql<{ columns: string[]; kinds: string[] }>`select array(select a.attname::text from unnest(s.stxkeys) k join pg_attribute a on a.attrelid = s.stxrelid and a.attnum = k order by a.attname) as columns,
+    const defined = await sql<{
+      columns: string[];
+      kinds: string[];
+    }>`select array(select a.attname::text from unnest(s.stxkeys) k join pg_attribute a on a.attrelid = s.stxrelid and a.attnum = k order by a.attname) as columns,
         array(select k::text from unnest(s.stxkind) k order by 1) as kinds
-      from pg_statistic_ext s where s.stxname = 'listings_kind_area_beds' and s.stxnamespace = to_regnamespace(${schema})`.execute(onPg.store.db);
+      from pg_statistic_ext s where s.stxname = 'listings_kind_area_beds' and s.stxnamespace = to_regnamespace(${schema})`.execute(
+      onPg.store.db,
+    );
     expect(defined.rows).toEqual([{ columns: ['area_id', 'bedroom_count', 'kind'], kinds: ['f', 'm'] }]); // f: functional dependencies, m: most common values
   });
 
@@ -164,15 +194,31 @@ describe('PostgreSQL answers as SQLite does', () => {
     const scans = (node: Node): Node[] => [...(node['Index Name'] ? [node] : []), ...(node.Plans ?? []).flatMap(scans)];
     for (const [index, where, order, tested, column] of [
       ['listings_price', areasAndBedrooms, 'price, id', /bedroom_count >= 1/, /bedroom_count/],
-      ['listings_recommended_desc', areasAndBedrooms, 'recommended_score desc, listed_at desc nulls last, id desc', /bedroom_count >= 1/, /bedroom_count/],
-      ['listings_ppsf_desc', `kind = 'sale' and status = 'ACTIVE' and sqft >= 500`, 'price_per_sqft desc nulls last, id desc', /sqft >= '?500/, /sqft/],
+      [
+        'listings_recommended_desc',
+        areasAndBedrooms,
+        'recommended_score desc, listed_at desc nulls last, id desc',
+        /bedroom_count >= 1/,
+        /bedroom_count/,
+      ],
+      [
+        'listings_ppsf_desc',
+        `kind = 'sale' and status = 'ACTIVE' and sqft >= 500`,
+        'price_per_sqft desc nulls last, id desc',
+        /sqft >= '?500/,
+        /sqft/,
+      ],
     ] as const) {
       // In a transaction that forbids a sort: the page must then come from its order's index, whatever
       // the planner would choose on the test's few rows.
       const [scan] = await onPg.store.db.transaction().execute(async (trx) => {
         await sql`set local enable_sort = off`.execute(trx);
         await sql`set local enable_bitmapscan = off`.execute(trx);
-        const plan = (await sql<{ 'QUERY PLAN': [{ Plan: Node }] }>`explain (format json) select * from listings where ${sql.raw(where)} order by ${sql.raw(order)} limit 50`.execute(trx)).rows[0]['QUERY PLAN'][0].Plan;
+        const plan = (
+          await sql<{
+            'QUERY PLAN': [{ Plan: Node }];
+          }>`explain (format json) select * from listings where ${sql.raw(where)} order by ${sql.raw(order)} limit 50`.execute(trx)
+        ).rows[0]['QUERY PLAN'][0].Plan;
         return scans(plan);
       });
       expect(scan['Index Name'], JSON.stringify(scan)).toBe(index);
@@ -184,7 +230,9 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('a query text seen twice runs as a named prepared statement, and answers as before', async () => {
-    const listing = (await onSqlite.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
+    const listing = (
+      await onSqlite.store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()
+    ).id;
     const expected = await onSqlite.listings.detailById(listing);
     // One pinned connection, so that the statements it prepared can be listed from it.
     const [first, second, prepared] = await onPg.store.db.connection().execute(async (connection) => {
@@ -193,7 +241,11 @@ describe('PostgreSQL answers as SQLite does', () => {
       // Past the five runs after which PostgreSQL may cache a generic plan.
       for (let i = 0; i < 6; i++) await repository.detailById(listing);
       const two = await repository.detailById(listing);
-      const statements = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'nyc_listings_%'`.execute(connection);
+      const statements = await sql<{
+        statement: string;
+        generic_plans: number;
+        custom_plans: number;
+      }>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'nyc_listings_%'`.execute(connection);
       return [one, two, statements.rows];
     });
     // The detail's own statement (its amenities' alias): other statements that read listing_amenities (a
@@ -210,12 +262,15 @@ describe('PostgreSQL answers as SQLite does', () => {
 });
 
 describe('named statements on PostgreSQL', () => {
-  it('searches\' reads (readDb) run unnamed, on the same pool, where db names a text seen twice', async () => {
+  it("searches' reads (readDb) run unnamed, on the same pool, where db names a text seen twice", async () => {
     /** The statements prepared on one pinned connection of `db` after it ran a text of its own three times. */
     const preparedAfterThreeRuns = (db: typeof onPg.store.db, marker: string) =>
       db.connection().execute(async (connection) => {
-        for (let i = 0; i < 3; i++) expect((await sql.raw<Record<string, number>>(`select 2 as ${marker}`).execute(connection)).rows).toEqual([{ [marker]: 2 }]);
-        const statements = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${`%${marker}%`}`.execute(connection);
+        for (let i = 0; i < 3; i++)
+          expect((await sql.raw<Record<string, number>>(`select 2 as ${marker}`).execute(connection)).rows).toEqual([{ [marker]: 2 }]);
+        const statements = await sql<{
+          statement: string;
+        }>`select statement from pg_prepared_statements where statement like ${`%${marker}%`}`.execute(connection);
         return statements.rows.length;
       });
     expect(onPg.store.readDb).not.toBe(onPg.store.db);
@@ -225,7 +280,7 @@ describe('named statements on PostgreSQL', () => {
 });
 
 describe('NYC Open Data on PostgreSQL', () => {
-  it('recorded sales, their figures, sold comparables and buildings\' city facts answer as on SQLite, after the same sync', async () => {
+  it("recorded sales, their figures, sold comparables and buildings' city facts answer as on SQLite, after the same sync", async () => {
     for (const rt of [onPg, onSqlite]) {
       // A request to recorded sales before (the fuzzing above) found them never synced and started a sync: let it
       // end, and start both stores from none.
@@ -237,7 +292,9 @@ describe('NYC Open Data on PostgreSQL', () => {
     expect(await onPg.cityRecords.count('recorded_sales')).toBe(await onSqlite.cityRecords.count('recorded_sales'));
     const [keyPg, keySqlite] = [await onPg.key('business'), await onSqlite.key('business')];
     const sale = (await get(onSqlite.app, '/v1/search/sales?areas=100&perPage=1&sort=PRICE&sortDir=ASC', keySqlite)).body.data[0];
-    const building = (await get(onSqlite.app, '/v1/recorded-sales?areas=100&perPage=500', keySqlite)).body.data.find((s: any) => s.buildingId).buildingId;
+    const building = (await get(onSqlite.app, '/v1/recorded-sales?areas=100&perPage=500', keySqlite)).body.data.find(
+      (s: any) => s.buildingId,
+    ).buildingId;
     for (const url of [
       '/v1/recorded-sales?perPage=50',
       '/v1/recorded-sales?areas=100&sort=salePrice&sortDir=ASC&perPage=40&page=2',
@@ -261,14 +318,27 @@ describe('NYC Open Data on PostgreSQL', () => {
   }, 120_000);
 });
 
-describe('a sync\'s write transactions on PostgreSQL', () => {
+describe("a sync's write transactions on PostgreSQL", () => {
   it('plan every run for its values: no cached generic plan, however often they run on one connection', async () => {
     const plans = await onPg.store.db.connection().execute(async (connection) => {
       const repository = new ListingsRepository(connection);
       // Past the five runs after which PostgreSQL would otherwise cache a generic plan for the transaction's
       // named statements (here the change log's lock, which every apply takes).
-      for (let i = 0; i < 8; i++) await repository.apply([], () => ({ transitScore: null, recommendedScore: 0, districts: { communityDistrict: null, policePrecinct: null, schoolDistrict: null } }), LISTING_CHANGE_RULES, new Date().toISOString());
-      const rows = await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement like '%pg_advisory_xact_lock%'`.execute(connection);
+      for (let i = 0; i < 8; i++)
+        await repository.apply(
+          [],
+          () => ({
+            transitScore: null,
+            recommendedScore: 0,
+            districts: { communityDistrict: null, policePrecinct: null, schoolDistrict: null },
+          }),
+          LISTING_CHANGE_RULES,
+          new Date().toISOString(),
+        );
+      const rows = await sql<{
+        generic_plans: number;
+        custom_plans: number;
+      }>`select generic_plans, custom_plans from pg_prepared_statements where statement like '%pg_advisory_xact_lock%'`.execute(connection);
       return rows.rows;
     });
     expect(plans).toHaveLength(1);
@@ -278,19 +348,32 @@ describe('a sync\'s write transactions on PostgreSQL', () => {
 });
 
 describe('seed on PostgreSQL', () => {
-  it('COPY in its text format stores any text, number and null as given (the seed\'s bulk load)', async () => {
+  it("COPY in its text format stores any text, number and null as given (the seed's bulk load)", async () => {
     const client = await onPg.store.pool!.connect();
     try {
       await client.query('create temporary table copied (n integer, t text, x double precision, b bigint)');
       // Any text PostgreSQL can hold (no NUL), weighted toward COPY's special characters.
-      const text = fc.oneof(fc.string({ unit: 'binary' }), fc.stringMatching(/^[\\\t\n\rN. a-z]{0,12}$/), fc.constantFrom('\\N', '\\', '\\.', '', 'N')).map((t) => t.replace(/\0/g, ''));
+      const text = fc
+        .oneof(fc.string({ unit: 'binary' }), fc.stringMatching(/^[\\\t\n\rN. a-z]{0,12}$/), fc.constantFrom('\\N', '\\', '\\.', '', 'N'))
+        .map((t) => t.replace(/\0/g, ''));
       const row = fc.tuple(fc.option(text), fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })), fc.option(fc.integer()));
       await fc.assert(
         fc.asyncProperty(fc.array(row, { maxLength: 20 }), async (rows) => {
           await client.query('truncate copied');
-          expect(await copyRows(client, 'copied', ['n', 't', 'x', 'b'], rows.map(([t, x, b], n) => [n, t, x, b]))).toBe(rows.length);
-          const back = (await client.query<{ t: string | null; x: number | null; b: number | null }>('select t, x, b from copied order by n')).rows;
-          expect(back.map((r) => [r.t, r.x === null ? null : Number(r.x), r.b === null ? null : Number(r.b)])).toEqual(rows.map(([t, x, b]) => [t, x === null ? null : Object.is(x, -0) ? 0 : x, b]));
+          expect(
+            await copyRows(
+              client,
+              'copied',
+              ['n', 't', 'x', 'b'],
+              rows.map(([t, x, b], n) => [n, t, x, b]),
+            ),
+          ).toBe(rows.length);
+          const back = (
+            await client.query<{ t: string | null; x: number | null; b: number | null }>('select t, x, b from copied order by n')
+          ).rows;
+          expect(back.map((r) => [r.t, r.x === null ? null : Number(r.x), r.b === null ? null : Number(r.b)])).toEqual(
+            rows.map(([t, x, b]) => [t, x === null ? null : Object.is(x, -0) ? 0 : x, b]),
+          );
         }),
         { numRuns: 150, seed: 2016 },
       );
@@ -302,7 +385,13 @@ describe('seed on PostgreSQL', () => {
 
   it('adds the synthetic listings with every index built again, found by the searches; removing them restores the mirror', async () => {
     const indexes = async () =>
-      (await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = current_schema() and tablename = 'listings' order by indexname`.execute(onPg.store.db)).rows.map((r) => r.indexdef);
+      (
+        await sql<{
+          indexdef: string;
+        }>`select indexdef from pg_indexes where schemaname = current_schema() and tablename = 'listings' order by indexname`.execute(
+          onPg.store.db,
+        )
+      ).rows.map((r) => r.indexdef);
     const before = { indexes: await indexes(), listings: await onPg.listings.count() };
     expect(before.indexes.length).toBeGreaterThan(10);
     const version = await onPg.listings.dataVersion();
@@ -316,22 +405,42 @@ describe('seed on PostgreSQL', () => {
     await seedListings(onSqlite.store, before.listings + 300, 7);
     const stored = async (rt: TestRuntime) => ({
       listings: (await rt.store.db.selectFrom('listings').selectAll().where('synthetic', '=', 1).orderBy('id').execute()).map(
-        ({ first_seen_at: _seen, last_seen_at: _last, detail_fetched_at: _fetched, ...row }) => JSON.parse(JSON.stringify(row)) as Record<string, unknown>,
+        ({ first_seen_at: _seen, last_seen_at: _last, detail_fetched_at: _fetched, ...row }) =>
+          JSON.parse(JSON.stringify(row)) as Record<string, unknown>,
       ),
-      amenities: await rt.store.db.selectFrom('listing_amenities').select(['listing_id', 'amenity']).where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1)).orderBy('listing_id').orderBy('amenity').execute(),
+      amenities: await rt.store.db
+        .selectFrom('listing_amenities')
+        .select(['listing_id', 'amenity'])
+        .where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 1))
+        .orderBy('listing_id')
+        .orderBy('amenity')
+        .execute(),
     });
     const [copied, inserted] = [await stored(onPg), await stored(onSqlite)];
     expect(copied.listings).toHaveLength(300);
     expect(copied.amenities.length).toBeGreaterThan(0);
     expect(copied).toEqual(inserted);
     // Seeding again replaces them: the same rows, the indexes as they were.
-    expect(await seedListings(onPg.store, before.listings + 300, 7)).toMatchObject({ removed: 300, added: 300, total: before.listings + 300 });
+    expect(await seedListings(onPg.store, before.listings + 300, 7)).toMatchObject({
+      removed: 300,
+      added: 300,
+      total: before.listings + 300,
+    });
     expect(await indexes()).toEqual(before.indexes);
     expect(await stored(onPg)).toEqual(copied);
     expect(await new SyntheticListingsRepository(onSqlite.store.db).deleteSynthetic()).toBe(300);
-    const synthetic = await onPg.store.db.selectFrom('listings').select(['id', 'kind', 'price']).where('synthetic', '=', 1).orderBy('id').executeTakeFirstOrThrow();
+    const synthetic = await onPg.store.db
+      .selectFrom('listings')
+      .select(['id', 'kind', 'price'])
+      .where('synthetic', '=', 1)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
     const key = await onPg.key('business');
-    const found = await get(onPg.app, `/v1/search/${synthetic.kind === 'rental' ? 'rentals' : 'sales'}?minPrice=${synthetic.price}&maxPrice=${synthetic.price}&perPage=500`, key);
+    const found = await get(
+      onPg.app,
+      `/v1/search/${synthetic.kind === 'rental' ? 'rentals' : 'sales'}?minPrice=${synthetic.price}&maxPrice=${synthetic.price}&perPage=500`,
+      key,
+    );
     expect(found.body.data.map((l: { id: string }) => l.id)).toContain(synthetic.id);
     expect(await new SyntheticListingsRepository(onPg.store.db).deleteSynthetic()).toBe(300);
     expect(await onPg.listings.count()).toBe(before.listings);
@@ -354,23 +463,31 @@ describe('the planner at the size of the whole city', () => {
     type Node = { 'Plan Rows': number; Plans?: Node[] };
     const count = sql.raw(`select count(*) from listings where kind = 'sale' and status = 'ACTIVE' and no_fee = 1`);
     const estimate = async (db: typeof onPg.store.db) => {
-      const plan = (await sql<{ 'QUERY PLAN': [{ Plan: Node }] }>`explain (format json) ${count}`.execute(db)).rows[0]['QUERY PLAN'][0].Plan;
+      const plan = (await sql<{ 'QUERY PLAN': [{ Plan: Node }] }>`explain (format json) ${count}`.execute(db)).rows[0]['QUERY PLAN'][0]
+        .Plan;
       return plan.Plans![0]['Plan Rows'];
     };
     // The sample's sales have no fee field at all; its rentals have, so the flag alone is common.
     expect(rentalRows().some((r) => r.no_fee === '1')).toBe(true);
-    expect(Number((await sql<{ n: string }>`select count(*) as n from listings where kind = 'sale' and no_fee = 1`.execute(onPg.store.db)).rows[0].n)).toBe(0);
+    expect(
+      Number(
+        (await sql<{ n: string }>`select count(*) as n from listings where kind = 'sale' and no_fee = 1`.execute(onPg.store.db)).rows[0].n,
+      ),
+    ).toBe(0);
     // With them the planner expects (at most) one row; which plan it then takes depends on the table's size
     // and costs (on this data it may walk the order's index, which stops at once).
     const withStatistics = await estimate(onPg.store.db);
     expect(withStatistics).toBeLessThanOrEqual(1);
     // Without them it multiplies the shares of the kind and the flag, and expects sales with no fee.
-    await onPg.store.db.transaction().execute(async (trx) => {
-      await sql`drop statistics listings_kind_flags`.execute(trx);
-      await sql`analyze listings`.execute(trx);
-      expect(await estimate(trx)).toBeGreaterThan(10 * Math.max(1, withStatistics));
-      throw new Error('rolled back'); // the statistics and the analysis are undone with the transaction
-    }).catch((error: Error) => expect(error.message).toBe('rolled back'));
+    await onPg.store.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`drop statistics listings_kind_flags`.execute(trx);
+        await sql`analyze listings`.execute(trx);
+        expect(await estimate(trx)).toBeGreaterThan(10 * Math.max(1, withStatistics));
+        throw new Error('rolled back'); // the statistics and the analysis are undone with the transaction
+      })
+      .catch((error: Error) => expect(error.message).toBe('rolled back'));
   });
 
   it('the hydration backlog, of both kinds or one, is found through its partial index (migration 016)', async () => {
@@ -379,15 +496,23 @@ describe('the planner at the size of the whole city', () => {
     const { db, statements } = postgresWithLog<any>(async () => ({ query: client.query.bind(client), release: () => undefined }));
     try {
       await client.query('begin');
-      await client.query(`update listings set needs_detail = 1 where id in (select id from listings where status = 'ACTIVE' order by md5(id) limit 300)`);
+      await client.query(
+        `update listings set needs_detail = 1 where id in (select id from listings where status = 'ACTIVE' order by md5(id) limit 300)`,
+      );
       await client.query('analyze listings');
       const repository = new ListingsRepository(db);
-      const waiting = (await client.query<{ id: string; kind: string }>(`select id, kind from listings where needs_detail = 1 and status = 'ACTIVE' order by first_seen_at, id`)).rows;
+      const waiting = (
+        await client.query<{ id: string; kind: string }>(
+          `select id, kind from listings where needs_detail = 1 and status = 'ACTIVE' order by first_seen_at, id`,
+        )
+      ).rows;
       expect(await repository.backlog(50)).toEqual(waiting.slice(0, 50));
       expect(await repository.backlog(50, 'rental')).toEqual(waiting.filter((r) => r.kind === 'rental').slice(0, 50));
       expect(statements.length).toBe(2);
       for (const statement of statements) {
-        const plan = (await client.query(`explain ${statement.sql}`, statement.parameters as unknown[])).rows.map((r) => r['QUERY PLAN']).join('\n');
+        const plan = (await client.query(`explain ${statement.sql}`, statement.parameters as unknown[])).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
         // Read through the partial index of the listings waiting; a few hundred of them may then be sorted.
         expect(plan, statement.sql).toContain('listings_backlog');
       }
@@ -401,21 +526,38 @@ describe('the planner at the size of the whole city', () => {
 describe('two instances on one PostgreSQL database', () => {
   it('deliver each event once per subscription (claims with FOR UPDATE SKIP LOCKED)', async () => {
     // A second instance on the same schema, with its own local upstream whose market moves a day.
-    const second = await startTestRuntime({ DATABASE_URL: url, ...WEBHOOKS }, { initialSync: false, manualMarketClock: true, withoutRentHop: true });
+    const second = await startTestRuntime(
+      { DATABASE_URL: url, ...WEBHOOKS },
+      { initialSync: false, manualMarketClock: true, withoutRentHop: true },
+    );
     const receiver = await startReceiver(() => 200);
     try {
       await second.key('business');
       const keyId = (await second.keys.list()).at(-1)!.id;
-      const deps = { webhooks: second.webhooks, keys: second.keys, changes: second.changes, config: second.config, clock: () => new Date() };
+      const deps = {
+        webhooks: second.webhooks,
+        keys: second.keys,
+        changes: second.changes,
+        config: second.config,
+        clock: () => new Date(),
+      };
       const subscriptions = await Promise.all(
-        ['listing.price_changed', 'listing.status_changed'].map((type) => addSubscription(deps, { keyId, url: `${receiver.url}/${type}`, events: [type], filter: 'kind=rental' })),
+        ['listing.price_changed', 'listing.status_changed'].map((type) =>
+          addSubscription(deps, { keyId, url: `${receiver.url}/${type}`, events: [type], filter: 'kind=rental' }),
+        ),
       );
       const start = Math.min(...subscriptions.map((s) => Number(s.subscription.cursor)));
       second.marketClock!.advance(24 * 3_600_000);
       await second.syncer.syncScope('rental', 100);
-      const events = await second.changes.page(start, 100_000, { kind: 'rental', types: ['listing.price_changed', 'listing.status_changed'] });
+      const events = await second.changes.page(start, 100_000, {
+        kind: 'rental',
+        types: ['listing.price_changed', 'listing.status_changed'],
+      });
       expect(events.length).toBeGreaterThan(10);
-      const deliveries = async () => (await second.webhooks.deliveries({ limit: 100_000 })).filter((d) => subscriptions.some((s) => s.subscription.id === d.subscription_id));
+      const deliveries = async () =>
+        (await second.webhooks.deliveries({ limit: 100_000 })).filter((d) =>
+          subscriptions.some((s) => s.subscription.id === d.subscription_id),
+        );
       await waitFor(async () => {
         const ds = await deliveries();
         return ds.length === events.length && ds.every((d) => d.status === 'delivered');

@@ -40,21 +40,34 @@ const countTo = (n: number) => `with recursive c(i) as (select 1 union all selec
 describe('the SQLite read thread', () => {
   it('answers any page of listings as the main connection does, same rows and same key order', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 25_000 }), fc.constantFrom('price', 'id', 'listed_at'), async (limit, offset, order) => {
-        const query = store.db.selectFrom('listings').selectAll().orderBy(order).orderBy('id').limit(limit).offset(offset);
-        const [main, thread] = [await query.execute(), await store.readDb.selectFrom('listings').selectAll().orderBy(order).orderBy('id').limit(limit).offset(offset).execute()];
-        expect(thread).toEqual(main);
-        if (thread.length) expect(Object.keys(thread[0])).toEqual(Object.keys(main[0]));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 25_000 }),
+        fc.constantFrom('price', 'id', 'listed_at'),
+        async (limit, offset, order) => {
+          const query = store.db.selectFrom('listings').selectAll().orderBy(order).orderBy('id').limit(limit).offset(offset);
+          const [main, thread] = [
+            await query.execute(),
+            await store.readDb.selectFrom('listings').selectAll().orderBy(order).orderBy('id').limit(limit).offset(offset).execute(),
+          ];
+          expect(thread).toEqual(main);
+          if (thread.length) expect(Object.keys(thread[0])).toEqual(Object.keys(main[0]));
+        },
+      ),
       { numRuns: 25, seed: 2016 },
     );
   });
 
   it('sees a write of the main connection as soon as it is committed', async () => {
     const id = (await store.db.selectFrom('listings').select('id').limit(1).executeTakeFirstOrThrow()).id;
-    const price = async () => (await store.readDb.selectFrom('listings').select('price').where('id', '=', id).executeTakeFirstOrThrow()).price;
+    const price = async () =>
+      (await store.readDb.selectFrom('listings').select('price').where('id', '=', id).executeTakeFirstOrThrow()).price;
     const before = Number(await price());
-    await store.db.updateTable('listings').set({ price: before + 1 }).where('id', '=', id).execute();
+    await store.db
+      .updateTable('listings')
+      .set({ price: before + 1 })
+      .where('id', '=', id)
+      .execute();
     expect(Number(await price())).toBe(before + 1);
     await store.db.updateTable('listings').set({ price: before }).where('id', '=', id).execute();
     expect(Number(await price())).toBe(before);
@@ -63,7 +76,10 @@ describe('the SQLite read thread', () => {
   it('reads only: a write is refused, and an error comes back with SQLite code and message', async () => {
     const count = native.prepare('select count(*) as n from listings').get() as { n: number };
     await expect(sql`delete from listings`.execute(store.readDb)).rejects.toThrow(/reads|rows only|readonly/i);
-    await expect(sql`select * from no_such_table`.execute(store.readDb)).rejects.toMatchObject({ code: 'SQLITE_ERROR', message: expect.stringMatching(/no such table/) });
+    await expect(sql`select * from no_such_table`.execute(store.readDb)).rejects.toMatchObject({
+      code: 'SQLITE_ERROR',
+      message: expect.stringMatching(/no such table/),
+    });
     expect(native.prepare('select count(*) as n from listings').get()).toEqual(count);
     // It goes on answering after an error.
     expect((await sql<{ n: number }>`select count(*) as n from listings`.execute(store.readDb)).rows[0].n).toBe(count.n);
@@ -96,7 +112,10 @@ describe('the SQLite read thread', () => {
     // Two reads at once start both threads, so that neither waits below for a thread to start.
     await Promise.all([sql`select 1`.execute(store.readDb), sql`select 2`.execute(store.readDb)]);
     const finished: string[] = [];
-    const long = sql.raw<{ n: number }>(countTo(5_000_000)).execute(store.readDb).then((r) => (finished.push('long'), r));
+    const long = sql
+      .raw<{ n: number }>(countTo(5_000_000))
+      .execute(store.readDb)
+      .then((r) => (finished.push('long'), r));
     const short = sql<{ n: number }>`select count(*) as n from listings`.execute(store.readDb).then((r) => (finished.push('short'), r));
     const [longAnswer, shortAnswer] = await Promise.all([long, short]);
     expect(longAnswer.rows[0].n).toBe(5_000_000);

@@ -20,7 +20,7 @@ beforeAll(async () => {
   copyFileSync(TEMPLATE_DB, file);
   store = await openStore(file);
   native = new Database(file);
-  columns = (native.prepare('select name from pragma_table_info(?)').pluck().all('listings') as string[]);
+  columns = native.prepare('select name from pragma_table_info(?)').pluck().all('listings') as string[];
 });
 afterAll(async () => {
   native?.close();
@@ -53,7 +53,7 @@ describe('SQLite rows read raw', () => {
       'select l.id, a.listing_id as id, a.amenity from listings l join listing_amenities a on a.listing_id = l.id order by 1, 3 limit 500',
       "select count(*), max(price), group_concat(distinct kind) from listings where status = 'ACTIVE'",
       "select * from listings where id = 'none'",
-      "select id as __proto__, price as \"constructor\", kind as \"a\"\"b\" from listings order by id limit 5",
+      'select id as __proto__, price as "constructor", kind as "a""b" from listings order by id limit 5',
     ]) {
       expect(await viaKysely(text), text).toEqual(viaBetterSqlite(text));
     }
@@ -76,7 +76,14 @@ describe('SQLite rows read raw', () => {
   it('a streamed query yields the same rows', async () => {
     const text = "select id, price, area_id from listings where kind = 'rental' order by id limit 200";
     const streamed: unknown[] = [];
-    for await (const row of store.db.selectFrom('listings').select(['id', 'price', 'area_id']).where('kind', '=', 'rental').orderBy('id').limit(200).stream()) streamed.push(row);
+    for await (const row of store.db
+      .selectFrom('listings')
+      .select(['id', 'price', 'area_id'])
+      .where('kind', '=', 'rental')
+      .orderBy('id')
+      .limit(200)
+      .stream())
+      streamed.push(row);
     expect(streamed).toEqual(viaBetterSqlite(text));
   });
 });

@@ -13,7 +13,9 @@ function counts(file: string) {
       integrity: db.pragma('integrity_check', { simple: true }),
       listings: (db.prepare('select count(*) as n from listings').get() as { n: number }).n,
       amenities: (db.prepare('select count(*) as n from listing_amenities').get() as { n: number }).n,
-      orphanAmenities: (db.prepare('select count(*) as n from listing_amenities where listing_id not in (select id from listings)').get() as { n: number }).n,
+      orphanAmenities: (
+        db.prepare('select count(*) as n from listing_amenities where listing_id not in (select id from listings)').get() as { n: number }
+      ).n,
     };
   } finally {
     db.close();
@@ -21,13 +23,24 @@ function counts(file: string) {
 }
 
 /** Runs `nyc-listings sync --source listings` (the listings site's crawl) in a child process; kills it with SIGKILL after `killAfterScopes` scopes, if given. */
-function sync(file: string, env: Record<string, string>, killAfterScopes?: number): Promise<{ code: number | null; signal: string | null; scopes: number; log: string }> {
+function sync(
+  file: string,
+  env: Record<string, string>,
+  killAfterScopes?: number,
+): Promise<{ code: number | null; signal: string | null; scopes: number; log: string }> {
   return new Promise((resolve) => {
     // Node itself on the compiled command line, no launcher: a launcher runs the script in a grandchild,
     // which a SIGKILL to the launcher would orphan, still writing while the test goes on.
     const child = spawn(process.execPath, [CLI, 'sync', '--source', 'listings'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: file, SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP, MARKET_CLOCK: 'off', LOG_LEVEL: 'info', ...env },
+      env: {
+        ...process.env,
+        DATABASE_URL: file,
+        SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP,
+        MARKET_CLOCK: 'off',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let scopes = 0;
@@ -53,7 +66,13 @@ describe('a sync killed mid-crawl', () => {
     expect(after).toEqual({ ...before, integrity: 'ok' });
     expect(after.orphanAmenities).toBe(0);
     const again = await sync(file, {});
-    expect(again.code, again.log.split('\n').filter((l) => /"level":(40|50)/.test(l)).join('\n')).toBe(0);
+    expect(
+      again.code,
+      again.log
+        .split('\n')
+        .filter((l) => /"level":(40|50)/.test(l))
+        .join('\n'),
+    ).toBe(0);
     expect(again.scopes).toBe(10);
     expect(counts(file)).toEqual(before);
   }, 120_000);
@@ -68,8 +87,14 @@ describe('a failure inside the write step of a crawl', () => {
     try {
       const snapshot = async () => {
         const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
-        const events = await rt.store.db.selectFrom('price_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const amenities = await rt.store.db.selectFrom('listing_amenities').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const events = await rt.store.db
+          .selectFrom('price_history')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        const amenities = await rt.store.db
+          .selectFrom('listing_amenities')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         return { rows: JSON.stringify(rows), events: Number(events.n), amenities: Number(amenities.n) };
       };
       // A day of market moves, so the crawl has inserts, price changes and delistings to write.
@@ -77,9 +102,20 @@ describe('a failure inside the write step of a crawl', () => {
       rt.marketClock!.advance(24 * 3_600_000);
       const before = await snapshot();
       // The most recently listed Manhattan sale is written in the crawl's last batch: fail there.
-      const last = await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'sale').where('borough_id', '=', 100)
-        .where('status', '=', 'ACTIVE').orderBy('listed_at', 'desc').limit(1).executeTakeFirstOrThrow();
-      await sql.raw(`create trigger injected_failure before update on listings when new.id = '${last.id}' begin select raise(abort, 'injected write failure'); end`).execute(rt.store.db);
+      const last = await rt.store.db
+        .selectFrom('listings')
+        .select('id')
+        .where('kind', '=', 'sale')
+        .where('borough_id', '=', 100)
+        .where('status', '=', 'ACTIVE')
+        .orderBy('listed_at', 'desc')
+        .limit(1)
+        .executeTakeFirstOrThrow();
+      await sql
+        .raw(
+          `create trigger injected_failure before update on listings when new.id = '${last.id}' begin select raise(abort, 'injected write failure'); end`,
+        )
+        .execute(rt.store.db);
       await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow(/injected write failure/);
       expect(await snapshot()).toEqual(before);
       await sql.raw('drop trigger injected_failure').execute(rt.store.db);

@@ -16,7 +16,13 @@ const MAX_FAILURES = 5;
 
 beforeAll(async () => {
   rt = await startTestRuntime(
-    { HYDRATION_MAX_FAILURES: String(MAX_FAILURES), JOB_RETRY_ATTEMPTS: '5', UPSTREAM_TIMEOUT_SECONDS: '1', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.2' },
+    {
+      HYDRATION_MAX_FAILURES: String(MAX_FAILURES),
+      JOB_RETRY_ATTEMPTS: '5',
+      UPSTREAM_TIMEOUT_SECONDS: '1',
+      UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5',
+      UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.2',
+    },
     { fresh: true, initialSync: false, withoutRentHop: true },
   );
   await rt.syncer.syncAll({ hydrate: false });
@@ -47,15 +53,34 @@ describe('the background hydration under detail faults', () => {
     const active = [...(await states()).values()].reduce((a, b) => a + b, 0);
     expect((await states()).get(1)).toBe(active);
     // One listing the crawl saw that the site no longer shows: its detail answers null.
-    const gone = (await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'rental').where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
+    const gone = (
+      await rt.store.db
+        .selectFrom('listings')
+        .select('id')
+        .where('kind', '=', 'rental')
+        .where('status', '=', 'ACTIVE')
+        .orderBy('id')
+        .executeTakeFirstOrThrow()
+    ).id;
     rt.upstream!.market.listing('rental', gone)!.node.status = UPCOMING;
-    Object.assign(rt.upstream!.faults, { errorRate: 0.1, resetRate: 0.03, graphqlErrorRate: 0.06, stallRate: 0.03, stallMs: 3000, on: 'details' });
+    Object.assign(rt.upstream!.faults, {
+      errorRate: 0.1,
+      resetRate: 0.03,
+      graphqlErrorRate: 0.06,
+      stallRate: 0.03,
+      stallMs: 3000,
+      on: 'details',
+    });
     try {
       expect(rt.hydration.resume()).toBe('started');
-      await waitFor(async () => {
-        const { hydration } = (await get(rt.app, '/v1/health')).body;
-        return hydration.backlog === 0 && !hydration.running;
-      }, 'the backlog to be hydrated', 240_000);
+      await waitFor(
+        async () => {
+          const { hydration } = (await get(rt.app, '/v1/health')).body;
+          return hydration.backlog === 0 && !hydration.running;
+        },
+        'the backlog to be hydrated',
+        240_000,
+      );
     } finally {
       Object.assign(rt.upstream!.faults, { errorRate: 0, resetRate: 0, graphqlErrorRate: 0, stallRate: 0, on: 'all' });
     }
@@ -63,7 +88,11 @@ describe('the background hydration under detail faults', () => {
     expect(after.get(1) ?? 0).toBe(0);
     expect(after.get(2)).toBe(1);
     expect(after.get(0)).toBe(active - 1);
-    const parked = await rt.store.db.selectFrom('listings').select(['needs_detail', 'detail_failures', 'detail_error']).where('id', '=', gone).executeTakeFirstOrThrow();
+    const parked = await rt.store.db
+      .selectFrom('listings')
+      .select(['needs_detail', 'detail_failures', 'detail_error'])
+      .where('id', '=', gone)
+      .executeTakeFirstOrThrow();
     // Its last failure is its own (no detail) or, as it waits in a batch, that batch's (a GraphQL error of this mix).
     expect(parked).toMatchObject({ needs_detail: 2, detail_failures: MAX_FAILURES });
     expect(parked.detail_error).toMatch(/^(the upstream has no detail for this listing|upstream GraphQL errors: .+)$/);
@@ -84,7 +113,15 @@ describe('the background hydration under detail faults', () => {
     // The first test's run records the day's figures after emptying the backlog: let it end.
     await rt.hydration.wait();
     // A new listing's worth of backlog: put one hydrated listing back in it.
-    const id = (await rt.store.db.selectFrom('listings').select('id').where('needs_detail', '=', 0).where('status', '=', 'ACTIVE').orderBy('id').executeTakeFirstOrThrow()).id;
+    const id = (
+      await rt.store.db
+        .selectFrom('listings')
+        .select('id')
+        .where('needs_detail', '=', 0)
+        .where('status', '=', 'ACTIVE')
+        .orderBy('id')
+        .executeTakeFirstOrThrow()
+    ).id;
     await rt.store.db.updateTable('listings').set({ needs_detail: 1 }).where('id', '=', id).execute();
     rt.upstream!.faults.blockRate = 1;
     rt.upstream!.faults.on = 'details';
@@ -99,7 +136,11 @@ describe('the background hydration under detail faults', () => {
       // Waiting out its backoff: a tick of the scheduler does not start it again before then.
       expect(rt.hydration.resume()).toBe('waiting');
       // A refusal says nothing about the listing: nothing counted against it.
-      const row = await rt.store.db.selectFrom('listings').select(['needs_detail', 'detail_failures']).where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await rt.store.db
+        .selectFrom('listings')
+        .select(['needs_detail', 'detail_failures'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row).toEqual({ needs_detail: 1, detail_failures: 0 });
     } finally {
       rt.upstream!.faults.blockRate = 0;

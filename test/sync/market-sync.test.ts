@@ -40,7 +40,9 @@ describe('a refresh over a moving market', () => {
     const repriced = new Set(events.filter((e) => e.event.startsWith('PRICE')).map((e) => e.id));
     // Realistic daily rates: about 2 % of 9,000 listings a day for each kind of change.
     expect(listed.length).toBeGreaterThan(300);
-    expect(listed.some((e) => delisted.has(e.id) && events.findIndex((x) => x.id === e.id && x.event === 'DELISTED') < events.indexOf(e))).toBe(true);
+    expect(
+      listed.some((e) => delisted.has(e.id) && events.findIndex((x) => x.id === e.id && x.event === 'DELISTED') < events.indexOf(e)),
+    ).toBe(true);
     expect(delisted.size).toBeGreaterThan(300);
     expect(repriced.size).toBeGreaterThan(300);
 
@@ -66,8 +68,14 @@ describe('a refresh over a moving market', () => {
     }
 
     // Price history: one event per listing active at both syncs whose price moved between them, with its percentage.
-    const history = await rt.store.db.selectFrom('price_history').selectAll().where('event', 'in', ['PRICE_INCREASE', 'PRICE_DECREASE']).execute();
-    const expected = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE' && firstSynced.has(l.node.id) && initialPrice.get(l.node.id) !== l.node.price);
+    const history = await rt.store.db
+      .selectFrom('price_history')
+      .selectAll()
+      .where('event', 'in', ['PRICE_INCREASE', 'PRICE_DECREASE'])
+      .execute();
+    const expected = rt.inventory.listings.filter(
+      (l) => l.node.status === 'ACTIVE' && firstSynced.has(l.node.id) && initialPrice.get(l.node.id) !== l.node.price,
+    );
     expect(history.length).toBe(expected.length);
     for (const h of history) {
       const before = initialPrice.get(h.listing_id)!;
@@ -79,7 +87,9 @@ describe('a refresh over a moving market', () => {
 
   it('a delisted listing leaves search results but still answers by id, with its status and history', async () => {
     const offMarket = new Set(rt.inventory.listings.filter((l) => l.node.status === 'OFF_MARKET').map((l) => l.node.id));
-    const gone = rt.marketClock!.events.find((e) => e.event === 'DELISTED' && e.kind === 'rental' && offMarket.has(e.id) && firstSynced.has(e.id))!;
+    const gone = rt.marketClock!.events.find(
+      (e) => e.event === 'DELISTED' && e.kind === 'rental' && offMarket.has(e.id) && firstSynced.has(e.id),
+    )!;
     const res = await get(rt.app, `/v1/property/${gone.id}`, key);
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('OFF_MARKET');
@@ -90,7 +100,9 @@ describe('a refresh over a moving market', () => {
   });
 
   it('a new listing appears with a LISTED event dated the day the market listed it', async () => {
-    const fresh = rt.marketClock!.events.find((e) => e.event === 'LISTED' && !rt.marketClock!.events.some((x) => x.id === e.id && x.event === 'DELISTED'))!;
+    const fresh = rt.marketClock!.events.find(
+      (e) => e.event === 'LISTED' && !rt.marketClock!.events.some((x) => x.id === e.id && x.event === 'DELISTED'),
+    )!;
     const res = await get(rt.app, `/v1/property/${fresh.id}`, key);
     expect(res.body.data.status).toBe('ACTIVE');
     expect(res.body.data.listedAt).toBe(fresh.at);
@@ -99,7 +111,16 @@ describe('a refresh over a moving market', () => {
 
   it('a crawl that would take more than half of a scope off the market does not sweep', async () => {
     const activeQueens = async () =>
-      (await rt.store.db.selectFrom('listings').select('id').where('kind', '=', 'rental').where('borough_id', '=', 300).where('status', '=', 'ACTIVE').orderBy('id').execute()).map((r) => r.id);
+      (
+        await rt.store.db
+          .selectFrom('listings')
+          .select('id')
+          .where('kind', '=', 'rental')
+          .where('borough_id', '=', 300)
+          .where('status', '=', 'ACTIVE')
+          .orderBy('id')
+          .execute()
+      ).map((r) => r.id);
     const ids = await activeQueens();
     const upstream = new Map(rt.inventory.listings.filter((l) => l.kind === 'rental').map((l) => [l.node.id, l]));
     // 10 % gone upstream: an ordinary crawl, swept.

@@ -13,12 +13,16 @@ const HOUR = 3_600_000;
 
 /** Active listings of one kind in one upstream borough, as the local upstream holds them: id -> price. */
 function upstreamActive(rt: TestRuntime, kind: 'sale' | 'rental', upstreamBorough: number): Map<string, number> {
-  return new Map(
-    rt.upstream!.market.search(kind, { areas: [upstreamBorough] }).map((l) => [l.node.id, l.node.price] as [string, number]),
-  );
+  return new Map(rt.upstream!.market.search(kind, { areas: [upstreamBorough] }).map((l) => [l.node.id, l.node.price] as [string, number]));
 }
 async function mirrorActive(rt: TestRuntime, kind: 'sale' | 'rental', boroughId: number): Promise<Map<string, number>> {
-  const rows = await rt.store.db.selectFrom('listings').select(['id', 'price']).where('kind', '=', kind).where('borough_id', '=', boroughId).where('status', '=', 'ACTIVE').execute();
+  const rows = await rt.store.db
+    .selectFrom('listings')
+    .select(['id', 'price'])
+    .where('kind', '=', kind)
+    .where('borough_id', '=', boroughId)
+    .where('status', '=', 'ACTIVE')
+    .execute();
   return new Map(rows.map((r) => [r.id, Number(r.price)]));
 }
 
@@ -26,10 +30,16 @@ describe('the local upstream answers as the real site is known to', () => {
   it('enum values: literals in the query text work; JSON strings in variables are refused with the quoted error', async () => {
     const rt = await runtime();
     const post = async (body: unknown) => {
-      const res = await request(rt.upstream!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await request(rt.upstream!.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.statusCode, body: (await res.body.json()) as any };
     };
-    const literal = await post({ query: 'query { searchRentals(input: {page: 1, perPage: 2, sorting: {attribute: PRICE, direction: ASCENDING}}) { totalCount } }' });
+    const literal = await post({
+      query: 'query { searchRentals(input: {page: 1, perPage: 2, sorting: {attribute: PRICE, direction: ASCENDING}}) { totalCount } }',
+    });
     expect(literal.status).toBe(200);
     expect(literal.body.data.searchRentals.totalCount).toBeGreaterThan(4000);
     const variables = await post({
@@ -37,7 +47,9 @@ describe('the local upstream answers as the real site is known to', () => {
       variables: { input: { page: 1, perPage: 2, sorting: { attribute: 'PRICE', direction: 'ASCENDING' } } },
     });
     expect(variables.status).toBe(400);
-    expect(variables.body.errors[0].message).toBe('found JSON string for GraphQL type SortingAttributeInput! (VALIDATION_INVALID_TYPE_VARIABLE)');
+    expect(variables.body.errors[0].message).toBe(
+      'found JSON string for GraphQL type SortingAttributeInput! (VALIDATION_INVALID_TYPE_VARIABLE)',
+    );
     const unknown = await post({ query: 'query { searchRentals(input: {page: 1}) { totalCount pageInfo { hasNextPage } } }' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0].message).toBe('Cannot query field "pageInfo" on type "RentalSearchResult".');
@@ -48,7 +60,11 @@ describe('the local upstream answers as the real site is known to', () => {
   it('validates each query against the fields it answers now, though it remembers shapes it found valid', async () => {
     const rt = await runtime({}, { recordUpstreamQueries: false });
     const post = async (query: string) => {
-      const res = await request(rt.upstream!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      const res = await request(rt.upstream!.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
       return { status: res.statusCode, body: (await res.body.json()) as any };
     };
     const [a, b] = rt.inventory.listings.filter((l) => l.kind === 'rental' && l.node.status === 'ACTIVE').map((l) => l.node.id);
@@ -60,7 +76,10 @@ describe('the local upstream answers as the real site is known to', () => {
     rt.upstream!.removeFields(['RentalListing.description']);
     const dropped = await post(detail(a));
     expect(dropped.status).toBe(400);
-    expect(dropped.body.errors[0]).toEqual({ message: 'Cannot query field "description" on type "RentalListing".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(dropped.body.errors[0]).toEqual({
+      message: 'Cannot query field "description" on type "RentalListing".',
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+    });
     rt.upstream!.removeFields([]);
     expect((await post(detail(b))).status).toBe(200);
     // A refusal is never remembered: the same shape with an unknown field is refused each time, with its own message.
@@ -80,7 +99,9 @@ describe('the local upstream answers as the real site is known to', () => {
       const res = await request(rt.upstream!.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: `query { searchSales(input: {page: ${n}, perPage: 500}) { totalCount edges { ... on OrganicSaleEdge { node { id } } } } }` }),
+        body: JSON.stringify({
+          query: `query { searchSales(input: {page: ${n}, perPage: 500}) { totalCount edges { ... on OrganicSaleEdge { node { id } } } } }`,
+        }),
       });
       return ((await res.body.json()) as any).data.searchSales;
     };
@@ -111,7 +132,9 @@ describe('crawling past the cap', () => {
     expect(rt.marketClock!.events.filter((e) => e.kind === 'sale').length).toBeGreaterThan(50);
     const after = upstreamActive(rt, 'sale', 100);
     expect(await mirrorActive(rt, 'sale', 100)).toEqual(after);
-    console.log(`cap 100: sale:100 crawled in ${(await report()).parts} parts (${(await report()).splits} splits), ${after.size} active listings equal`);
+    console.log(
+      `cap 100: sale:100 crawled in ${(await report()).parts} parts (${(await report()).splits} splits), ${after.size} active listings equal`,
+    );
   }, 240_000);
 });
 
@@ -141,8 +164,12 @@ describe('drift: a field the site stops answering', () => {
 describe('a 403 bot block', () => {
   it('during a crawl: backs off without asking again, changes nothing stored, and the next allowed crawl catches up', async () => {
     let now = Date.now();
-    const rt = await runtime({ UPSTREAM_BLOCK_BACKOFF_SECONDS: '1', UPSTREAM_BREAKER_THRESHOLD: '100' }, { clock: () => new Date(now), manualMarketClock: true });
-    const snapshot = async () => JSON.stringify(await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute());
+    const rt = await runtime(
+      { UPSTREAM_BLOCK_BACKOFF_SECONDS: '1', UPSTREAM_BREAKER_THRESHOLD: '100' },
+      { clock: () => new Date(now), manualMarketClock: true },
+    );
+    const snapshot = async () =>
+      JSON.stringify(await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute());
     now += 24 * HOUR;
     rt.marketClock!.advance(24 * HOUR);
     const before = await snapshot();
@@ -175,15 +202,37 @@ describe('hydration', () => {
     expect(await total('amenities=DOORMAN')).toBe(0);
     expect(await total('minDaysOnMarket=0')).toBe(0);
     const health = (await get(rt.app, '/v1/health')).body;
-    expect(health.hydration).toMatchObject({ backlog: rows.length + sales, parked: 0, hydrated: 0, running: false, failedBatches: 0, lastError: null });
+    expect(health.hydration).toMatchObject({
+      backlog: rows.length + sales,
+      parked: 0,
+      hydrated: 0,
+      running: false,
+      failedBatches: 0,
+      lastError: null,
+    });
     // A lookup hydrates its listing while the caller waits.
     const one = await get(rt.app, '/v1/property/2011', key);
     expect(one.body.data.listedAt).not.toBeNull();
-    expect(one.body.data.amenities.filter((a: { available: boolean }) => a.available).map((a: { name: string }) => a.name).sort()).toEqual(
-      ['DOORMAN', 'ELEVATOR', 'GYM', 'DISHWASHER', 'WASHER_DRYER', 'PATIO', 'ROOF_DECK'].filter((name) => {
-        const column = { DOORMAN: 'has_doorman', ELEVATOR: 'has_elevator', GYM: 'has_gym', DISHWASHER: 'has_dishwasher', WASHER_DRYER: 'has_washer_dryer', PATIO: 'has_patio', ROOF_DECK: 'has_roofdeck' }[name]!;
-        return rows.find((r) => r.rental_id === '2011')![column] === '1';
-      }).sort(),
+    expect(
+      one.body.data.amenities
+        .filter((a: { available: boolean }) => a.available)
+        .map((a: { name: string }) => a.name)
+        .sort(),
+    ).toEqual(
+      ['DOORMAN', 'ELEVATOR', 'GYM', 'DISHWASHER', 'WASHER_DRYER', 'PATIO', 'ROOF_DECK']
+        .filter((name) => {
+          const column = {
+            DOORMAN: 'has_doorman',
+            ELEVATOR: 'has_elevator',
+            GYM: 'has_gym',
+            DISHWASHER: 'has_dishwasher',
+            WASHER_DRYER: 'has_washer_dryer',
+            PATIO: 'has_patio',
+            ROOF_DECK: 'has_roofdeck',
+          }[name]!;
+          return rows.find((r) => r.rental_id === '2011')![column] === '1';
+        })
+        .sort(),
     );
     const started = Date.now();
     const running = rt.syncer.hydrateBacklog(Infinity, 'rental');
@@ -191,7 +240,13 @@ describe('hydration', () => {
     const hydrated = await running;
     console.log(`hydration: ${hydrated} rentals in ${Date.now() - started} ms`);
     expect(hydrated).toBe(rows.length - 1); // 2011 was hydrated by the lookup
-    expect((await get(rt.app, '/v1/health')).body.hydration).toMatchObject({ backlog: sales, parked: 0, hydrated: rows.length, running: false, failedBatches: 0 });
+    expect((await get(rt.app, '/v1/health')).body.hydration).toMatchObject({
+      backlog: sales,
+      parked: 0,
+      hydrated: rows.length,
+      running: false,
+      failedBatches: 0,
+    });
     expect(await total('amenities=DOORMAN')).toBe(rows.filter((r) => r.has_doorman === '1').length);
     expect(await total('amenities=DOORMAN,GYM')).toBe(rows.filter((r) => r.has_doorman === '1' && r.has_gym === '1').length);
     expect(await total('minDaysOnMarket=0')).toBe(rows.length);

@@ -23,7 +23,11 @@ const seed = (db: string, ...args: string[]) => run(process.execPath, [CLI, 'see
 function schema(file: string) {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare("select type, name, sql from sqlite_master where type in ('index', 'trigger') or sql like 'create virtual table%' order by type, name").all();
+    return db
+      .prepare(
+        "select type, name, sql from sqlite_master where type in ('index', 'trigger') or sql like 'create virtual table%' order by type, name",
+      )
+      .all();
   } finally {
     db.close();
   }
@@ -33,7 +37,12 @@ function rows(file: string) {
   const db = new Database(file, { readonly: true });
   try {
     const all = db.prepare('select * from listings where status = ? order by id').all('ACTIVE') as any[];
-    const areas = new Map((db.prepare('select id, outline from areas').all() as { id: number; outline: string | null }[]).map((a) => [a.id, decodeOutline(a.outline)]));
+    const areas = new Map(
+      (db.prepare('select id, outline from areas').all() as { id: number; outline: string | null }[]).map((a) => [
+        a.id,
+        decodeOutline(a.outline),
+      ]),
+    );
     return { real: all.filter((r) => r.synthetic === 0), synthetic: all.filter((r) => r.synthetic === 1), areas };
   } finally {
     db.close();
@@ -52,7 +61,11 @@ describe('nyc-listings seed', () => {
     // A server's connection open meanwhile: the seed's own close then does not copy its WAL back.
     const server = new Database(a);
     server.pragma('journal_mode = WAL');
-    const [first] = await Promise.all([seed(a, '--listings', String(n)), seed(b, '--listings', String(n)), seed(c, '--listings', String(n), '--seed', '7')]);
+    const [first] = await Promise.all([
+      seed(a, '--listings', String(n)),
+      seed(b, '--listings', String(n)),
+      seed(c, '--listings', String(n), '--seed', '7'),
+    ]);
     expect(first.stderr).toMatch(/seeded 3000 synthetic listings/);
     // The seed checkpointed its WAL itself (truncated to nothing): no server write after it inherits the copy.
     expect(statSync(`${a}-wal`).size).toBe(0);
@@ -97,10 +110,16 @@ describe('nyc-listings seed', () => {
     expect((await get(rt.app, `/v1/property/${one.id}`, key)).body.data).toMatchObject({ id: one.id, price: one.price });
     // The spatial index holds every placed listing (filled after the load), and its trigger is back.
     const file = new Database(a, { readonly: true });
-    const counts = file.prepare("select (select count(*) from listings_rtree) as indexed, (select count(*) from listings where latitude is not null and longitude is not null) as placed, (select count(*) from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert') as triggers").get() as Record<string, number>;
+    const counts = file
+      .prepare(
+        "select (select count(*) from listings_rtree) as indexed, (select count(*) from listings where latitude is not null and longitude is not null) as placed, (select count(*) from sqlite_master where type = 'trigger' and name = 'listings_rtree_insert') as triggers",
+      )
+      .get() as Record<string, number>;
     file.close();
     expect(counts).toEqual({ indexed: counts.placed, placed: counts.placed, triggers: 1 });
-    const box = [one.longitude - 0.0005, one.latitude - 0.0005, one.longitude + 0.0005, one.latitude + 0.0005].map((v) => v.toFixed(6)).join(',');
+    const box = [one.longitude - 0.0005, one.latitude - 0.0005, one.longitude + 0.0005, one.latitude + 0.0005]
+      .map((v) => v.toFixed(6))
+      .join(',');
     const nearby = await get(rt.app, `/v1/search/rentals?bbox=${box}&perPage=500`, key);
     expect(nearby.status, JSON.stringify(nearby.body)).toBe(200);
     expect(nearby.body.data.map((l: { id: string }) => l.id)).toContain(one.id);
@@ -110,13 +129,20 @@ describe('nyc-listings seed', () => {
     // A running instance's search index follows a seed another process runs.
     const live = await runtime({ DATABASE_URL: c, READ_CACHE_SECONDS: '0.5' }, { initialSync: false });
     const liveKey = await live.key('pro');
-    const activeRentals = () => Object.values(rows(c)).slice(0, 2).flat().filter((r: any) => r.kind === 'rental').length;
+    const activeRentals = () =>
+      Object.values(rows(c))
+        .slice(0, 2)
+        .flat()
+        .filter((r: any) => r.kind === 'rental').length;
     const seeded = activeRentals();
     await waitFor(async () => (await indexedListings(live, 'rental')) === seeded, 'the search index built');
     await seed(c, '--listings', String(n + 2000), '--seed', '7');
     const reseeded = activeRentals();
     expect(reseeded).toBeGreaterThan(seeded);
-    await waitFor(async () => (await get(live.app, '/v1/search/rentals?perPage=1', liveKey)).body.meta.total === reseeded, 'the seed in the totals');
+    await waitFor(
+      async () => (await get(live.app, '/v1/search/rentals?perPage=1', liveKey)).body.meta.total === reseeded,
+      'the seed in the totals',
+    );
     await waitFor(async () => (await indexedListings(live, 'rental')) === reseeded, 'the search index built again');
   }, 120_000);
 
@@ -124,7 +150,10 @@ describe('nyc-listings seed', () => {
     const db = join(mkdtempSync(join(tmpdir(), 'seed-tty-')), 'mirror.db');
     copyFileSync(TEMPLATE_WITHOUT_RENTHOP_DB, db);
     const n = rows(db).real.length + 10_000;
-    const { stdout } = await run('script', ['-qec', `${process.execPath} ${CLI} seed --listings ${n}`, '/dev/null'], { cwd: ROOT, env: env(db) });
+    const { stdout } = await run('script', ['-qec', `${process.execPath} ${CLI} seed --listings ${n}`, '/dev/null'], {
+      cwd: ROOT,
+      env: env(db),
+    });
     expect(stdout).toMatch(/seed\s+\[[█░]+\] 10000\/10000/);
     await expect(seed(db, '--listings', 'many')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--listings') });
   }, 120_000);

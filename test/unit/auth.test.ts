@@ -19,10 +19,20 @@ let keys: KeysRepository;
 let app: FastifyInstance;
 let now: number;
 
-async function issue(plan: Plan, over: { uuid?: string; expiresAt?: string | null } = {}): Promise<{ key: string; id: string; digest: string }> {
+async function issue(
+  plan: Plan,
+  over: { uuid?: string; expiresAt?: string | null } = {},
+): Promise<{ key: string; id: string; digest: string }> {
   const key = `${config.apiKeyPrefix}_${over.uuid ?? crypto.randomUUID()}`;
   const digest = keyDigest(key, config.apiKeyPepper);
-  const id = await keys.insert({ digest, hint: 'x', plan, label: null, expiresAt: over.expiresAt ?? null, createdAt: new Date(now).toISOString() });
+  const id = await keys.insert({
+    digest,
+    hint: 'x',
+    plan,
+    label: null,
+    expiresAt: over.expiresAt ?? null,
+    createdAt: new Date(now).toISOString(),
+  });
   return { key, id, digest };
 }
 
@@ -55,9 +65,16 @@ const call = async (url: string, authorization?: string) => {
 describe('without a key', () => {
   it('a public route answers with no principal; an anonymous one as Free, counted by address; a key route is 401 MISSING_API_KEY', async () => {
     expect(await call('/public')).toMatchObject({ status: 200, body: { principal: null } });
-    expect(await call('/anonymous')).toMatchObject({ status: 200, body: { principal: { plan: 'free', keyId: null, subject: 'ip:127.0.0.1' } } });
+    expect(await call('/anonymous')).toMatchObject({
+      status: 200,
+      body: { principal: { plan: 'free', keyId: null, subject: 'ip:127.0.0.1' } },
+    });
     for (const url of ['/key', '/pro']) {
-      expect(await call(url)).toMatchObject({ status: 401, body: { code: 'MISSING_API_KEY', detail: 'This endpoint needs an API key: send Authorization: Bearer <key>.' }, challenge: 'Bearer' });
+      expect(await call(url)).toMatchObject({
+        status: 401,
+        body: { code: 'MISSING_API_KEY', detail: 'This endpoint needs an API key: send Authorization: Bearer <key>.' },
+        challenge: 'Bearer',
+      });
     }
   });
 
@@ -100,9 +117,16 @@ describe('with a key', () => {
     ['an unknown key', () => `Bearer SERVICE_${UUID}`],
   ])('%s is 401 INVALID_API_KEY everywhere but public routes, never anonymous', async (what, header) => {
     const { key } = await issue('business');
-    const detail = what === 'an unknown key' ? 'The API key is unknown or revoked.' : `The Authorization header must be "Bearer ${config.apiKeyPrefix}_<uuid>".`;
+    const detail =
+      what === 'an unknown key'
+        ? 'The API key is unknown or revoked.'
+        : `The Authorization header must be "Bearer ${config.apiKeyPrefix}_<uuid>".`;
     for (const url of ['/anonymous', '/key', '/pro']) {
-      expect(await call(url, header(key))).toMatchObject({ status: 401, body: { code: 'INVALID_API_KEY', detail }, challenge: 'Bearer error="invalid_token"' });
+      expect(await call(url, header(key))).toMatchObject({
+        status: 401,
+        body: { code: 'INVALID_API_KEY', detail },
+        challenge: 'Bearer error="invalid_token"',
+      });
     }
     expect((await call('/public', header(key))).status).toBe(200);
   });
@@ -134,10 +158,14 @@ describe('with a key', () => {
     const { key } = await issue(plan);
     const res = await call('/pro', `Bearer ${key}`);
     expect(res.status).toBe(status);
-    if (status === 403) expect(res.body).toMatchObject({ code: 'PLAN_REQUIRED', detail: `This endpoint is for the pro plan and above; this key's plan is ${plan}.` });
+    if (status === 403)
+      expect(res.body).toMatchObject({
+        code: 'PLAN_REQUIRED',
+        detail: `This endpoint is for the pro plan and above; this key's plan is ${plan}.`,
+      });
   });
 
-  it('the key\'s last use is written at its first request, then at most once a minute', async () => {
+  it("the key's last use is written at its first request, then at most once a minute", async () => {
     const { key, id } = await issue('free');
     const lastUsed = async () => (await keys.findById(id))?.last_used_at;
     const first = new Date(now).toISOString();

@@ -3,21 +3,46 @@ import { addressKey, bblOf, recordedSaleFromSoda, statePlaneToWgs84, taxLotFromS
 import { median, recordedSalesByMonth } from '../../src/domain/market.js';
 
 const SALE = {
-  ':id': 'row-1', ':updated_at': '2024-03-12T00:00:00.000Z', borough: '3', neighborhood: 'PARK SLOPE', building_class_category: '13 CONDOS - ELEVATOR APARTMENTS',
-  block: '1066', lot: '1203', address: '1 PROSPECT PARK WEST, 4B', apartment_number: '4B', zip_code: '11215', gross_square_feet: '1000',
-  year_built: '0', building_class_at_time_of_sale: 'R4', sale_price: '1250000', sale_date: '2023-05-01T00:00:00.000',
+  ':id': 'row-1',
+  ':updated_at': '2024-03-12T00:00:00.000Z',
+  borough: '3',
+  neighborhood: 'PARK SLOPE',
+  building_class_category: '13 CONDOS - ELEVATOR APARTMENTS',
+  block: '1066',
+  lot: '1203',
+  address: '1 PROSPECT PARK WEST, 4B',
+  apartment_number: '4B',
+  zip_code: '11215',
+  gross_square_feet: '1000',
+  year_built: '0',
+  building_class_at_time_of_sale: 'R4',
+  sale_price: '1250000',
+  sale_date: '2023-05-01T00:00:00.000',
 };
 
 describe('city records from SODA rows', () => {
   it('a recorded sale: BBL from borough, block and lot; price per square foot; 0 years and sizes unknown', () => {
     expect(recordedSaleFromSoda(SALE)).toMatchObject({
-      id: 'row-1', borough_id: 200, bbl: '3010661203', sale_price: 1_250_000, sale_date: '2023-05-01', price_per_sqft: 1250, no_consideration: 0,
-      year_built: null, building_class: 'R4', updated_at: '2024-03-12T00:00:00.000Z', latitude: null,
+      id: 'row-1',
+      borough_id: 200,
+      bbl: '3010661203',
+      sale_price: 1_250_000,
+      sale_date: '2023-05-01',
+      price_per_sqft: 1250,
+      no_consideration: 0,
+      year_built: null,
+      building_class: 'R4',
+      updated_at: '2024-03-12T00:00:00.000Z',
+      latitude: null,
     });
   });
 
   it('a sale under $10,000 or without a price is a transfer without consideration, with no price per square foot', () => {
-    expect(recordedSaleFromSoda({ ...SALE, sale_price: '9999' })).toMatchObject({ sale_price: 9999, no_consideration: 1, price_per_sqft: null });
+    expect(recordedSaleFromSoda({ ...SALE, sale_price: '9999' })).toMatchObject({
+      sale_price: 9999,
+      no_consideration: 1,
+      price_per_sqft: null,
+    });
     expect(recordedSaleFromSoda({ ...SALE, sale_price: '10000' })).toMatchObject({ no_consideration: 0, price_per_sqft: 10 });
     const { sale_price: _, ...unpriced } = SALE;
     expect(recordedSaleFromSoda(unpriced)).toMatchObject({ sale_price: null, no_consideration: 1, price_per_sqft: null });
@@ -45,9 +70,24 @@ describe('city records from SODA rows', () => {
   });
 
   it('a tax lot: BBL from its number, floors rounded up, 0 floors unknown', () => {
-    const lot = taxLotFromSoda({ ':id': 'r', ':updated_at': 'x', bbl: '1000010010.00', borough: 'MN', block: '1', lot: '10', cd: '101', council: '1', policeprct: '1', numfloors: '2.50', xcoord: '979071', ycoord: '190225' });
+    const lot = taxLotFromSoda({
+      ':id': 'r',
+      ':updated_at': 'x',
+      bbl: '1000010010.00',
+      borough: 'MN',
+      block: '1',
+      lot: '10',
+      cd: '101',
+      council: '1',
+      policeprct: '1',
+      numfloors: '2.50',
+      xcoord: '979071',
+      ycoord: '190225',
+    });
     expect(lot).toMatchObject({ bbl: '1000010010', borough_id: 100, community_district: 101, floor_count: 3, police_precinct: 1 });
-    expect(taxLotFromSoda({ ':id': 'r', ':updated_at': 'x', bbl: '1000010010', borough: 'MN', block: '1', lot: '10', numfloors: '0.00' })).toMatchObject({ floor_count: null, latitude: null });
+    expect(
+      taxLotFromSoda({ ':id': 'r', ':updated_at': 'x', bbl: '1000010010', borough: 'MN', block: '1', lot: '10', numfloors: '0.00' }),
+    ).toMatchObject({ floor_count: null, latitude: null });
   });
 });
 

@@ -20,7 +20,7 @@ describe('configuration', () => {
     expect(config.apiKeyPrefix).toBe('SERVICE');
   });
 
-  it('a real upstream URL paces crawls as the site\'s public clients do: one request at a time, a second apart', () => {
+  it("a real upstream URL paces crawls as the site's public clients do: one request at a time, a second apart", () => {
     const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9999/' });
     expect(config.upstreamConcurrency).toBe(1);
     expect(config.upstreamPacingSeconds).toBe(1);

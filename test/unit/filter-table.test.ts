@@ -1,4 +1,13 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_FILTER_NAMES } from '../../src/domain/search-filters.js';
 import { applyFilters, FILTER_NAMES, FILTERS, filtersOf, RANGES } from '../../src/search/filters.js';
@@ -13,24 +22,54 @@ const compileOnly = (dialect: 'sqlite' | 'postgres') =>
   new Kysely<Database>({
     dialect:
       dialect === 'sqlite'
-        ? { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() }
-        : { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+        ? {
+            createAdapter: () => new SqliteAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new SqliteIntrospector(db),
+            createQueryCompiler: () => new SqliteQueryCompiler(),
+          }
+        : {
+            createAdapter: () => new PostgresAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new PostgresIntrospector(db),
+            createQueryCompiler: () => new PostgresQueryCompiler(),
+          },
   });
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 const ctx = (over: Partial<SearchContext> = {}): SearchContext => ({ now: NOW, mortgageFactor: 0.005, dialect: 'sqlite', ...over });
-const search = (over: Partial<ListingSearch>): ListingSearch => ({ kind: 'rental', sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50, ...over });
+const search = (over: Partial<ListingSearch>): ListingSearch => ({
+  kind: 'rental',
+  sort: 'RECOMMENDED',
+  sortDir: 'DESC',
+  page: 1,
+  perPage: 50,
+  ...over,
+});
 
 /** The WHERE clause a search's filters compile to after `kind` and `status`, with its parameters after theirs. */
 function where(over: Partial<ListingSearch>, context = ctx()) {
   const base = compileOnly(context.dialect).selectFrom('listings').selectAll().where('kind', '=', 'rental').where('status', '=', 'ACTIVE');
   const { sql, parameters } = applyFilters(base, search(over), context).compile();
-  return { sql: sql.replace(/^select \* from "listings" where "kind" = [?$1]+ and "status" = [?$2]+ ?(and )?/, ''), parameters: parameters.slice(2) };
+  return {
+    sql: sql.replace(/^select \* from "listings" where "kind" = [?$1]+ and "status" = [?$2]+ ?(and )?/, ''),
+    parameters: parameters.slice(2),
+  };
 }
 
 describe('the table of filters', () => {
   it('has a row for every filter of the wire, and for each filter the route resolves', () => {
     expect(FILTER_NAMES).toEqual(expect.arrayContaining(SEARCH_FILTER_NAMES));
-    expect(FILTER_NAMES.filter((name) => !(SEARCH_FILTER_NAMES as string[]).includes(name)).sort()).toEqual(['amenities', 'areaIds', 'bbox', 'buildingTypes', 'communityDistrict', 'ids', 'near', 'policePrecinct', 'schoolDistrict']);
+    expect(FILTER_NAMES.filter((name) => !(SEARCH_FILTER_NAMES as string[]).includes(name)).sort()).toEqual([
+      'amenities',
+      'areaIds',
+      'bbox',
+      'buildingTypes',
+      'communityDistrict',
+      'ids',
+      'near',
+      'policePrecinct',
+      'schoolDistrict',
+    ]);
   });
 
   it.each([
@@ -44,7 +83,12 @@ describe('the table of filters', () => {
     ['maxBaths', 3, '"full_bathroom_count" <= ?', [3]],
     ['minSqft', 500, '"sqft" >= ?', [500]],
     ['maxSqft', 900, '"sqft" <= ?', [900]],
-    ['amenities', ['GYM', 'GYM', 'DOORMAN'], '"listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?) and "listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?)', ['GYM', 'DOORMAN']],
+    [
+      'amenities',
+      ['GYM', 'GYM', 'DOORMAN'],
+      '"listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?) and "listings"."id" in (select "listing_amenities"."listing_id" from "listing_amenities" where "listing_amenities"."amenity" = ?)',
+      ['GYM', 'DOORMAN'],
+    ],
     ['noFee', true, '"no_fee" = 1', []],
     ['noFee', false, '("no_fee" is null or "no_fee" = ?)', [0]],
     ['petsAllowed', true, '"pets_allowed" = 1', []],
@@ -60,7 +104,12 @@ describe('the table of filters', () => {
     ['listedAfter', '2026-11-01T00:00:00.000Z', '"listed_at" > ?', ['2026-11-01T00:00:00.000Z']],
     ['listedBefore', '2026-11-01T00:00:00.000Z', '"listed_at" < ?', ['2026-11-01T00:00:00.000Z']],
     ['hasOpenHouse', true, 'coalesce(open_house_end, open_house_start) > ?', [NOW.toISOString()]],
-    ['hasOpenHouse', false, '(coalesce(open_house_end, open_house_start) is null or coalesce(open_house_end, open_house_start) <= ?)', [NOW.toISOString(), NOW.toISOString()].slice(1)],
+    [
+      'hasOpenHouse',
+      false,
+      '(coalesce(open_house_end, open_house_start) is null or coalesce(open_house_end, open_house_start) <= ?)',
+      [NOW.toISOString(), NOW.toISOString()].slice(1),
+    ],
     ['maxMonthlyCost', 4000, 'price * cast(? as double precision) + monthly_charges <= ?', [0.005, 4000]],
     ['minTransitScore', 80, '"transit_score" >= ?', [80]],
     ['availableBefore', '2026-12-01', '"available_at" <= ?', ['2026-12-01']],
@@ -79,7 +128,9 @@ describe('the table of filters', () => {
       sql: 'listings.rowid in (select id from listings_rtree where max_lat >= ? and min_lat <= ? and max_lon >= ? and min_lon <= ?) and "latitude" >= ? and "latitude" <= ? and "longitude" >= ? and "longitude" <= ?',
       parameters: [40.7, 40.8, -74, -73.9, 40.7, 40.8, -74, -73.9],
     });
-    expect(where({ bbox: box }, ctx({ dialect: 'postgres' })).sql).toMatch(/^point\(longitude, latitude\) <@ box\(point\(cast\(\$3 as double precision\)/);
+    expect(where({ bbox: box }, ctx({ dialect: 'postgres' })).sql).toMatch(
+      /^point\(longitude, latitude\) <@ box\(point\(cast\(\$3 as double precision\)/,
+    );
   });
 
   it('a radius: the box around it through the spatial index, then the great-circle distance', () => {
@@ -88,7 +139,7 @@ describe('the table of filters', () => {
     expect(parameters.slice(-5)).toEqual([6_371_000, 40.75, 40.75, -73.98, 500]);
   });
 
-  it('filters are written in the table\'s order, whatever order the search gives them in', () => {
+  it("filters are written in the table's order, whatever order the search gives them in", () => {
     expect(where({ maxPrice: 2000, areaIds: [300], minBeds: 1 }).sql).toBe('"area_id" in (?) and "price" <= ? and "bedroom_count" >= ?');
     expect(filtersOf(search({ maxPrice: 2000, areaIds: [300], noFee: undefined }))).toEqual([
       ['areaIds', [300]],

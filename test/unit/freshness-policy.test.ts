@@ -28,7 +28,7 @@ describe('freshness of several pieces', () => {
     refreshTriggered: fc.boolean(),
   });
 
-  it('dataAge is the oldest piece\'s; stale beats refreshing beats cached; a refresh triggered by any piece is said', () => {
+  it("dataAge is the oldest piece's; stale beats refreshing beats cached; a refresh triggered by any piece is said", () => {
     fc.assert(
       fc.property(fc.array(piece, { minLength: 1, maxLength: 6 }), (pieces: Freshness[]) => {
         const whole = oldestOf(pieces, 300, now);
@@ -44,6 +44,11 @@ describe('freshness of several pieces', () => {
   });
 
   it('no piece at all: nothing stored was read, cached as of now', () => {
-    expect(oldestOf([], 60, now)).toEqual({ dataAge: now.toISOString(), source: 'cached', freshnessThreshold: 60, refreshTriggered: false });
+    expect(oldestOf([], 60, now)).toEqual({
+      dataAge: now.toISOString(),
+      source: 'cached',
+      freshnessThreshold: 60,
+      refreshTriggered: false,
+    });
   });
 });

@@ -14,7 +14,8 @@ beforeEach(async () => {
 });
 afterEach(async () => store.close());
 
-const insert = (digest: string) => keys.insert({ digest, hint: 'abcd', plan: 'pro', label: null, expiresAt: null, createdAt: '2026-11-24T00:00:00.000Z' });
+const insert = (digest: string) =>
+  keys.insert({ digest, hint: 'abcd', plan: 'pro', label: null, expiresAt: null, createdAt: '2026-11-24T00:00:00.000Z' });
 
 describe('keys from memory', () => {
   it('a known key and an unknown digest are each read from the table once within the time to live', async () => {
@@ -29,7 +30,7 @@ describe('keys from memory', () => {
     expect(reads.mock.calls).toEqual([[digest], ['unknown']]);
   });
 
-  it('a change made through this process\'s repository is seen at once: a revoke, a new key', async () => {
+  it("a change made through this process's repository is seen at once: a revoke, a new key", async () => {
     const digest = keyDigest('SERVICE_a', null);
     const id = await insert(digest);
     const resolver = new KeyResolver(keys, 3600);
@@ -56,7 +57,14 @@ describe('keys from memory', () => {
     const resolver = new KeyResolver(keys, 0);
     const elsewhere = new KeysRepository(store.db);
     expect(await resolver.find('later')).toBeUndefined();
-    await elsewhere.insert({ digest: 'later', hint: 'abcd', plan: 'pro', label: null, expiresAt: null, createdAt: '2026-11-24T00:00:00.000Z' });
+    await elsewhere.insert({
+      digest: 'later',
+      hint: 'abcd',
+      plan: 'pro',
+      label: null,
+      expiresAt: null,
+      createdAt: '2026-11-24T00:00:00.000Z',
+    });
     await waitFor(async () => (await resolver.find('later')) !== undefined, 'the new key to be read');
   });
 });

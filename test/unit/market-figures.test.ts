@@ -28,10 +28,28 @@ function ranked(listings: Listing[]): RankedListings {
     valuesAt: async (order, rank, bedrooms) => {
       if (order === 'price') {
         const of = bedrooms === undefined ? listings : listings.filter((l) => l.bedrooms === bedrooms);
-        return window(of.map((l) => l.price).sort((a, b) => a - b), rank);
+        return window(
+          of.map((l) => l.price).sort((a, b) => a - b),
+          rank,
+        );
       }
-      if (order === 'pricePerSqft') return window(listings.filter((l) => l.sqft).map((l) => l.price / l.sqft!).sort((a, b) => a - b), rank);
-      if (order === 'listedAt') return window(listings.filter((l) => l.listedAt).map((l) => l.listedAt!).sort().reverse(), rank);
+      if (order === 'pricePerSqft')
+        return window(
+          listings
+            .filter((l) => l.sqft)
+            .map((l) => l.price / l.sqft!)
+            .sort((a, b) => a - b),
+          rank,
+        );
+      if (order === 'listedAt')
+        return window(
+          listings
+            .filter((l) => l.listedAt)
+            .map((l) => l.listedAt!)
+            .sort()
+            .reverse(),
+          rank,
+        );
       throw new Error(`no such order: ${order}`);
     },
   };
@@ -51,7 +69,10 @@ const listing: fc.Arbitrary<Listing> = fc.record({
   price: fc.integer({ min: 500, max: 20_000_000 }),
   bedrooms: fc.option(fc.integer({ min: 0, max: 12 }), { freq: 5 }),
   sqft: fc.option(fc.integer({ min: 100, max: 10_000 }), { freq: 2 }),
-  listedAt: fc.option(fc.integer({ min: 0, max: 400 * DAY_MS }).map((ago) => new Date(NOW.getTime() - ago).toISOString()), { freq: 8 }),
+  listedAt: fc.option(
+    fc.integer({ min: 0, max: 400 * DAY_MS }).map((ago) => new Date(NOW.getTime() - ago).toISOString()),
+    { freq: 8 },
+  ),
 });
 
 describe('quantile ranks', () => {
@@ -81,11 +102,21 @@ describe('market figures by rank', () => {
           medianPrice: quantile(prices, 0.5),
           p25Price: quantile(prices, 0.25),
           p75Price: quantile(prices, 0.75),
-          medianPricePerSqft: quantile(listings.filter((l) => l.sqft).map((l) => l.price / l.sqft!), 0.5),
+          medianPricePerSqft: quantile(
+            listings.filter((l) => l.sqft).map((l) => l.price / l.sqft!),
+            0.5,
+          ),
           medianDaysOnMarket: quantile(dated, 0.5),
           byBedroom: labels.map((bedrooms) => {
             const of = listings.filter((l) => l.bedrooms === bedrooms);
-            return { bedrooms: bedrooms === null ? 'UNKNOWN' : bedrooms === 0 ? 'STUDIO' : String(bedrooms), activeCount: of.length, medianPrice: quantile(of.map((l) => l.price), 0.5) };
+            return {
+              bedrooms: bedrooms === null ? 'UNKNOWN' : bedrooms === 0 ? 'STUDIO' : String(bedrooms),
+              activeCount: of.length,
+              medianPrice: quantile(
+                of.map((l) => l.price),
+                0.5,
+              ),
+            };
           }),
         });
       }),
@@ -93,10 +124,16 @@ describe('market figures by rank', () => {
     );
   });
 
-  it('an even count\'s median is the mean of the two middle prices, to the cent; one bedroom count\'s median is the median', async () => {
+  it("an even count's median is the mean of the two middle prices, to the cent; one bedroom count's median is the median", async () => {
     const at = (price: number, bedrooms: number | null = 2): Listing => ({ price, bedrooms, sqft: null, listedAt: null });
     const figures = await marketFiguresByRank(ranked([at(1000), at(2001), at(3000), at(4000)]), NOW);
-    expect(figures).toMatchObject({ medianPrice: 2500.5, p25Price: 1750.75, p75Price: 3250, medianPricePerSqft: null, medianDaysOnMarket: null });
+    expect(figures).toMatchObject({
+      medianPrice: 2500.5,
+      p25Price: 1750.75,
+      p75Price: 3250,
+      medianPricePerSqft: null,
+      medianDaysOnMarket: null,
+    });
     expect(figures.byBedroom).toEqual([{ bedrooms: '2', activeCount: 4, medianPrice: 2500.5 }]);
     expect((await marketFiguresByRank(ranked([]), NOW)).byBedroom).toEqual([]);
   });
@@ -109,7 +146,10 @@ describe('market figures by rank', () => {
 
   it('the last of the listings at a rank removed before the read: the figure is the value still there', async () => {
     const store = ranked([1000, 2000, 3000, 4000].map((price) => ({ price, bedrooms: 1, sqft: null, listedAt: null })));
-    const figures = await marketFiguresByRank({ ...store, valuesAt: async (order, rank, bedrooms) => (await store.valuesAt(order, rank, bedrooms)).slice(0, 1) }, NOW);
+    const figures = await marketFiguresByRank(
+      { ...store, valuesAt: async (order, rank, bedrooms) => (await store.valuesAt(order, rank, bedrooms)).slice(0, 1) },
+      NOW,
+    );
     expect(figures).toMatchObject({ medianPrice: 2000, p25Price: 1000, p75Price: 3000 });
   });
 });

@@ -56,7 +56,7 @@ describe.each([
     if (client) expect((await new PlanLimiters(config, client, prefix).used('free', 'ip:1')).used).toBe(4);
   });
 
-  it('used reports the minute\'s count and the seconds to its end; nothing counted is 0 and a whole window', async () => {
+  it("used reports the minute's count and the seconds to its end; nothing counted is 0 and a whole window", async () => {
     const l = limiters();
     expect(await l.used('starter', 'key:x')).toEqual({ used: 0, resetSeconds: WINDOW_SECONDS });
     await l.consume('starter', 'key:x');
@@ -78,7 +78,12 @@ describe.each([
 
 describe('per-minute limits while Redis is away', () => {
   it('the in-process limiter takes over at once, with the same limits', async () => {
-    const away = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const away = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     const l = new PlanLimiters(config, away, 'test:away:');
     for (let i = 1; i <= 3; i++) await l.consume('free', 'ip:1');
     await expect(l.consume('free', 'ip:1')).rejects.toMatchObject({ remainingPoints: 0 });

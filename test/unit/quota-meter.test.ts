@@ -12,7 +12,8 @@ const MONTH = '2026-11';
 let store: Store;
 let repository: QuotaRepository;
 let logged: { level: number; msg: string; subjects?: number }[];
-const logger = () => pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (logged.push(JSON.parse(chunk.toString())), done()) }));
+const logger = () =>
+  pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (logged.push(JSON.parse(chunk.toString())), done()) }));
 const stored = (subject: string) => repository.used(subject, MONTH);
 
 beforeEach(async () => {
@@ -26,7 +27,7 @@ afterEach(async () => {
 });
 
 describe('monthly counts', () => {
-  it('a count starts from the stored month and adds this instance\'s requests; a flush writes only the difference', async () => {
+  it("a count starts from the stored month and adds this instance's requests; a flush writes only the difference", async () => {
     await repository.addAll([{ subject: 'key:a', month: MONTH, delta: 40 }]);
     const meter = new QuotaMeter(repository, 3600, logger());
     expect(await meter.count('key:a', MONTH)).toBe(41);
@@ -139,7 +140,7 @@ describe('writing in batches', () => {
     await meter.close();
   });
 
-  it('a subject idle for a minute is read again from the store: other instances\' requests are seen', async () => {
+  it("a subject idle for a minute is read again from the store: other instances' requests are seen", async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-24T12:00:00Z') });
     const a = new QuotaMeter(repository, 3600, logger());
     const b = new QuotaMeter(repository, 3600, logger());

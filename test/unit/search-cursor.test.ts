@@ -5,7 +5,14 @@ import type { ListingSearch } from '../../src/search/listing-search.js';
 
 // Keyset cursors (src/read/search-cursor.ts): a cursor gives back the row it was made from, for the search
 // that made it and no other; anything else is a CursorError.
-const search = (over: Partial<ListingSearch> = {}): ListingSearch => ({ kind: 'rental', sort: 'PRICE', sortDir: 'ASC', page: 1, perPage: 50, ...over });
+const search = (over: Partial<ListingSearch> = {}): ListingSearch => ({
+  kind: 'rental',
+  sort: 'PRICE',
+  sortDir: 'ASC',
+  page: 1,
+  perPage: 50,
+  ...over,
+});
 const row = { id: '1545', price: 3200, listed_at: '2026-11-01T00:00:00.000Z', price_per_sqft: null, recommended_score: 71.5 };
 const token = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -15,7 +22,7 @@ describe('a cursor', () => {
     ['LISTED_AT', ['2026-11-01T00:00:00.000Z']],
     ['PRICE_PER_SQFT', [null]],
     ['RECOMMENDED', [71.5, '2026-11-01T00:00:00.000Z']],
-  ] as const)('sort=%s: holds the row\'s sort keys and id, and decodes to them', (sort, keys) => {
+  ] as const)("sort=%s: holds the row's sort keys and id, and decodes to them", (sort, keys) => {
     const cursor = encodeCursor(search({ sort }), row)!;
     // URL-safe, and short enough for a link: the search is held by a 12-character fingerprint, not spelled out.
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -25,7 +32,9 @@ describe('a cursor', () => {
 
   it('a missing sort key is written as null', () => {
     const { price_per_sqft: _gone, ...without } = row;
-    expect(decodeCursor(search({ sort: 'PRICE_PER_SQFT' }), encodeCursor(search({ sort: 'PRICE_PER_SQFT' }), without)!).keys).toEqual([null]);
+    expect(decodeCursor(search({ sort: 'PRICE_PER_SQFT' }), encodeCursor(search({ sort: 'PRICE_PER_SQFT' }), without)!).keys).toEqual([
+      null,
+    ]);
   });
 
   it('sort=DISTANCE pages by number: no cursor is made, and one given is refused', () => {
@@ -36,7 +45,14 @@ describe('a cursor', () => {
 
   it('is the same search whatever the page, its size, the position or the order of the filters', () => {
     const cursor = encodeCursor(search({ minPrice: 1000, maxBeds: 2 }), row)!;
-    const same = { maxBeds: 2, minPrice: 1000, page: 7, perPage: 500, after: { keys: [1], id: '9' }, noFee: undefined } as Partial<ListingSearch>;
+    const same = {
+      maxBeds: 2,
+      minPrice: 1000,
+      page: 7,
+      perPage: 500,
+      after: { keys: [1], id: '9' },
+      noFee: undefined,
+    } as Partial<ListingSearch>;
     expect(decodeCursor(search(same), cursor)).toEqual({ keys: [3200], id: '1545' });
   });
 

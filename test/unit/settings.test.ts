@@ -20,7 +20,9 @@ describe('the table of settings', () => {
     const read = new Set([
       ...[...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
       ...[...source.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]),
-      ...['FREE', 'STARTER', 'PRO', 'BUSINESS'].flatMap((plan) => (source.includes('`RATE_LIMIT_${upper}_PER_MINUTE`') ? [`RATE_LIMIT_${plan}_PER_MINUTE`, `QUOTA_${plan}_PER_MONTH`] : [])),
+      ...['FREE', 'STARTER', 'PRO', 'BUSINESS'].flatMap((plan) =>
+        source.includes('`RATE_LIMIT_${upper}_PER_MINUTE`') ? [`RATE_LIMIT_${plan}_PER_MINUTE`, `QUOTA_${plan}_PER_MONTH`] : [],
+      ),
     ]);
     expect([...read].sort()).toEqual(Object.keys(SETTINGS).sort());
   });
@@ -42,7 +44,11 @@ describe('the table of settings', () => {
     expect(readFileSync(join(ROOT, '.env.example'), 'utf8')).toBe(envExample());
     for (const name of Object.keys(SETTINGS)) expect(envExample()).toMatch(new RegExp(`^#${name}=`, 'm'));
     // Read as a .env file, uncommented, it configures exactly the defaults.
-    const uncommented = envExample().split('\n').filter((l) => /^#[A-Z][A-Z0-9_]*=/.test(l)).map((l) => l.slice(1)).join('\n');
+    const uncommented = envExample()
+      .split('\n')
+      .filter((l) => /^#[A-Z][A-Z0-9_]*=/.test(l))
+      .map((l) => l.slice(1))
+      .join('\n');
     const dir = mkdtempSync(join(tmpdir(), 'env-example-'));
     writeFileSync(join(dir, 'defaults.env'), uncommented);
     const env: NodeJS.ProcessEnv = { ENV_FILE: join(dir, 'defaults.env') };

@@ -10,7 +10,7 @@ const ROWS: SodaRow[] = [
 ];
 const query = (text: string) => parseSoql(new URLSearchParams(text), COLUMNS);
 
-describe('the local SODA stand-in\'s SoQL', () => {
+describe("the local SODA stand-in's SoQL", () => {
   it('defaults as SODA does: every dataset column, no system fields, 1,000 rows from the first', () => {
     expect(query('')).toEqual({ select: { columns: '*', system: false }, where: [], order: [], limit: 1000, offset: 0 });
     expect(runSoql(ROWS, query(''))[0]).toEqual({ borough: '1', sale_price: '900', sale_date: '2023-05-01T00:00:00.000' });
@@ -18,7 +18,11 @@ describe('the local SODA stand-in\'s SoQL', () => {
 
   it('selects system fields with `:*, *` or by name, and leaves out a null column', () => {
     expect(Object.keys(runSoql(ROWS, query('$select=:*, *'))[0])).toContain(':updated_at');
-    expect(runSoql(ROWS, query('$select=:id,sale_price&$order=:id'))).toEqual([{ ':id': 'row-a', sale_price: '12000' }, { ':id': 'row-b' }, { ':id': 'row-c', sale_price: '900' }]);
+    expect(runSoql(ROWS, query('$select=:id,sale_price&$order=:id'))).toEqual([
+      { ':id': 'row-a', sale_price: '12000' },
+      { ':id': 'row-b' },
+      { ':id': 'row-c', sale_price: '900' },
+    ]);
   });
 
   it('filters with AND-ed comparisons (numbers as numbers, text and timestamps as text) and orders stably', () => {
@@ -33,7 +37,16 @@ describe('the local SODA stand-in\'s SoQL', () => {
   });
 
   it('refuses what it does not know with a message, as SODA answers a malformed query', () => {
-    for (const bad of ['$group=borough', '$select=nope', "$where=nope = '1'", '$where=borough like 1', '$order=borough sideways', `$limit=${MAX_LIMIT + 1}`, '$limit=-1', '$select=*,borough']) {
+    for (const bad of [
+      '$group=borough',
+      '$select=nope',
+      "$where=nope = '1'",
+      '$where=borough like 1',
+      '$order=borough sideways',
+      `$limit=${MAX_LIMIT + 1}`,
+      '$limit=-1',
+      '$select=*,borough',
+    ]) {
       expect(() => query(bad), bad).toThrow(SoqlError);
     }
   });

@@ -13,7 +13,8 @@ import { SHARED_DATA } from '../helpers/paths.js';
 // The areas answer is the site's real one; the other fixtures are in exactly the shapes upstream-api.md
 // grades confirmed (search: totalCount and edges of nodes with the confirmed fields, no pageInfo, no
 // __typename) or seen in clients (details, building).
-const fixture = <T>(name: string): T => JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'upstream', name), 'utf8')) as T;
+const fixture = <T>(name: string): T =>
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'upstream', name), 'utf8')) as T;
 const siteAreas = JSON.parse(readFileSync(join(SHARED_DATA, 'streeteasy-areas', 'areas.json'), 'utf8')) as SiteArea[];
 const areas = mapAreas(siteAreas);
 const tree = new AreaTree(areas);
@@ -26,7 +27,7 @@ describe('borough ids at the boundary', () => {
     for (const id of [100, 200, 300, 400, 500, 301, 225, 1000002]) expect(toUpstreamAreaId(toApiAreaId(id))).toBe(id);
   });
 
-  it('maps the real area list: NYC only, API borough ids, the site\'s slugs and outlines', () => {
+  it("maps the real area list: NYC only, API borough ids, the site's slugs and outlines", () => {
     const byId = new Map(areas.map((a) => [a.id, a]));
     // 346 areas less the root, New Jersey and everything under it.
     expect(areas.length).toBe(320);
@@ -82,7 +83,10 @@ describe('search answers', () => {
 
   it('reads a photo-less leadMedia as no photo, and an area outside the crawled borough as the borough', () => {
     const [, second, jersey] = uniqueNodes(answer.edges);
-    expect(mapSearchNode(second, 'rental', { areas: tree, scopeBoroughId: 200, now })).toMatchObject({ leadPhotoKey: null, halfBathroomCount: 1 });
+    expect(mapSearchNode(second, 'rental', { areas: tree, scopeBoroughId: 200, now })).toMatchObject({
+      leadPhotoKey: null,
+      halfBathroomCount: 1,
+    });
     expect(mapSearchNode(jersey, 'rental', { areas: tree, scopeBoroughId: 200, now })).toMatchObject({ areaId: 200, boroughId: 200 });
   });
 
@@ -94,7 +98,7 @@ describe('search answers', () => {
     expect(bare).toMatchObject({ id: '9', price: 100, areaId: 100, geoPoint: null, status: 'ACTIVE', urlPath: null });
   });
 
-  it('finds the building slug in the site\'s url paths', () => {
+  it("finds the building slug in the site's url paths", () => {
     expect(buildingSlugFromUrlPath('/building/the-dakota/4b')).toBe('the-dakota');
     expect(buildingSlugFromUrlPath('/rental/123')).toBeNull();
   });
@@ -135,7 +139,14 @@ describe('details and buildings', () => {
       geoCenter: { latitude: 40.7298, longitude: -73.9541 },
       amenities: { list: [], doormanTypes: [], parkingTypes: [], storageTypes: [] },
     });
-    expect(mapped).toMatchObject({ id: '800123', slug: '145-java-street-brooklyn', yearBuilt: 1931, unitCount: 24, photos: ['bld0001'], nycData: null });
+    expect(mapped).toMatchObject({
+      id: '800123',
+      slug: '145-java-street-brooklyn',
+      yearBuilt: 1931,
+      unitCount: 24,
+      photos: ['bld0001'],
+      nycData: null,
+    });
     expect(mapped.area!.breadcrumbs.map((b) => b.name)).toEqual(tree.ancestry(301).map((a) => a.name));
     expect(mapped.policies.petPolicy).toEqual({ catsAllowed: true, dogsAllowed: false });
   });
@@ -143,14 +154,18 @@ describe('details and buildings', () => {
 
 describe('what the client writes', () => {
   it('inputs as literals with bare enum tokens', () => {
-    expect(literal({ filters: { areas: [301], price: { upperBound: 4000 } }, sorting: { attribute: new EnumToken('RECOMMENDED') }, token: 'a"b' })).toBe(
-      '{filters: {areas: [301], price: {upperBound: 4000}}, sorting: {attribute: RECOMMENDED}, token: "a\\"b"}',
-    );
+    expect(
+      literal({
+        filters: { areas: [301], price: { upperBound: 4000 } },
+        sorting: { attribute: new EnumToken('RECOMMENDED') },
+        token: 'a"b',
+      }),
+    ).toBe('{filters: {areas: [301], price: {upperBound: 4000}}, sorting: {attribute: RECOMMENDED}, token: "a\\"b"}');
     expect(() => literal(new EnumToken('bad token'))).toThrow();
     expect(() => literal(Infinity)).toThrow();
   });
 
-  it('drops rejected fields from selections, and reads them from the server\'s message', () => {
+  it("drops rejected fields from selections, and reads them from the server's message", () => {
     expect(render(SEARCH_NODE, new Set())).toContain('hasTour3d');
     const without = render(SEARCH_NODE, new Set(['hasTour3d', 'photo']));
     expect(without).not.toContain('hasTour3d');

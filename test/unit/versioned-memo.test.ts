@@ -9,11 +9,15 @@ function counter() {
   let reads = 0;
   let version = 0;
   let fail = false;
-  const memo = new VersionedMemo(2, () => version, async () => {
-    reads++;
-    if (fail) throw new Error('store away');
-    return reads;
-  });
+  const memo = new VersionedMemo(
+    2,
+    () => version,
+    async () => {
+      reads++;
+      if (fail) throw new Error('store away');
+      return reads;
+    },
+  );
   return { memo, reads: () => reads, write: () => version++, failNext: (v: boolean) => (fail = v) };
 }
 
@@ -32,7 +36,7 @@ describe('a value kept by write version and time', () => {
     expect(await c.memo.get()).toBe(2);
   });
 
-  it('past the time to live the store is read again (another instance\'s write)', async () => {
+  it("past the time to live the store is read again (another instance's write)", async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: 0 });
     const c = counter();
     await c.memo.get();
@@ -65,7 +69,11 @@ describe('a value kept by write version and time', () => {
   it('a reading that fails after a newer one was kept leaves the newer one kept', async () => {
     let version = 0;
     const answers: { resolve: (n: number) => void; reject: (e: Error) => void }[] = [];
-    const memo = new VersionedMemo(60, () => version, () => new Promise<number>((resolve, reject) => answers.push({ resolve, reject })));
+    const memo = new VersionedMemo(
+      60,
+      () => version,
+      () => new Promise<number>((resolve, reject) => answers.push({ resolve, reject })),
+    );
     const first = memo.get();
     version++;
     const second = memo.get();

@@ -19,7 +19,11 @@ describe('webhook signatures', () => {
     const signature = sign(secret, 'msg_1', at, body);
     expect(signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     const verifier = new Webhook(secret);
-    const headers = (id: string, time: number, sig: string) => ({ 'webhook-id': id, 'webhook-timestamp': String(time), 'webhook-signature': sig });
+    const headers = (id: string, time: number, sig: string) => ({
+      'webhook-id': id,
+      'webhook-timestamp': String(time),
+      'webhook-signature': sig,
+    });
     // The library checks the time against its own clock: sign and verify at the present.
     const now = Math.floor(Date.now() / 1000);
     expect(verifier.verify(body, headers('msg_1', now, sign(secret, 'msg_1', now, body)))).toEqual(JSON.parse(body));

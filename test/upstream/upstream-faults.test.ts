@@ -14,7 +14,12 @@ let nonOk = 0;
 
 beforeAll(async () => {
   rt = await startTestRuntime(
-    { UPSTREAM_TIMEOUT_SECONDS: '2', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5', UPSTREAM_MAX_ATTEMPTS: '2', UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.5' },
+    {
+      UPSTREAM_TIMEOUT_SECONDS: '2',
+      UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '0.5',
+      UPSTREAM_MAX_ATTEMPTS: '2',
+      UPSTREAM_BLOCK_BACKOFF_SECONDS: '0.5',
+    },
     { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true },
   );
   key = await rt.key('business');
@@ -24,7 +29,10 @@ afterAll(async () => rt.close());
 /** Everything stored about listings: a change anywhere shows. */
 async function snapshot() {
   const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
-  const events = await rt.store.db.selectFrom('price_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const events = await rt.store.db
+    .selectFrom('price_history')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return { rows: JSON.stringify(rows), events: Number(events.n), count: rows.length };
 }
 
@@ -106,11 +114,21 @@ describe('upstream faults: reads keep answering from the store, nothing stored i
     expect(failed).toEqual([]);
     const active = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE');
     expect(await rt.listings.count()).toBe(active.length);
-    const prices = new Map((await rt.store.db.selectFrom('listings').select(['id', 'price']).where('status', '=', 'ACTIVE').execute()).map((r) => [r.id, Number(r.price)]));
+    const prices = new Map(
+      (await rt.store.db.selectFrom('listings').select(['id', 'price']).where('status', '=', 'ACTIVE').execute()).map((r) => [
+        r.id,
+        Number(r.price),
+      ]),
+    );
     for (const l of active) expect(prices.get(l.node.id)).toBe(l.node.price);
     const health = await get(rt.app, '/v1/health');
     expect(health.body.upstream.circuit).toBe('closed');
-    expect(health.body.scopes.every((s: { lastError: string | null; lastErrorAt: string | null; lastSuccessAt: string }) => !s.lastErrorAt || s.lastSuccessAt >= s.lastErrorAt)).toBe(true);
+    expect(
+      health.body.scopes.every(
+        (s: { lastError: string | null; lastErrorAt: string | null; lastSuccessAt: string }) =>
+          !s.lastErrorAt || s.lastSuccessAt >= s.lastErrorAt,
+      ),
+    ).toBe(true);
     const res = await get(rt.app, '/v1/search/sales?areas=100&perPage=1', key);
     expect(res.body.meta.source).toBe('cached');
   });

@@ -89,7 +89,7 @@ describe('an open breaker', () => {
 });
 
 describe('health for a load balancer', () => {
-  it('ok while every scope syncs; degraded when a scope\'s last sync failed; ok again after a success', async () => {
+  it("ok while every scope syncs; degraded when a scope's last sync failed; ok again after a success", async () => {
     const rt = await runtime();
     expect((await get(rt.app, '/v1/health')).body.status).toBe('ok');
     rt.upstream!.faults.errorRate = 1;

@@ -9,7 +9,7 @@ const PANEL_PARAMETERS = ['areas', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds',
 /** The listing kinds: the search path's last part, and the kind the market and change stream name. */
 const KINDS = { rentals: 'rental', sales: 'sale' };
 /** The city's centre and a zoom that shows the five boroughs. */
-const CITY_VIEW = { center: [-73.94, 40.70], zoom: 9.6 };
+const CITY_VIEW = { center: [-73.94, 40.7], zoom: 9.6 };
 
 const state = { key: null, plan: null, spec: null, kind: 'rentals', searches: 0, stream: null, changesSeen: 0 };
 const $ = (selector) => document.querySelector(selector);
@@ -22,7 +22,8 @@ function el(tag, attributes = {}, ...children) {
     if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat())
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
@@ -78,17 +79,48 @@ function control(parameter, value) {
   const choices = listChoices(schema);
   if (choices) {
     const chosen = new Set((value ?? '').split(',').filter(Boolean));
-    return el('fieldset', { 'data-param': name, title: description }, el('legend', {}, name),
-      choices.map((choice) => el('label', {}, el('input', { type: 'checkbox', value: choice, checked: chosen.has(choice) }), ` ${choice.toLowerCase().replaceAll('_', ' ')}`)));
+    return el(
+      'fieldset',
+      { 'data-param': name, title: description },
+      el('legend', {}, name),
+      choices.map((choice) =>
+        el(
+          'label',
+          {},
+          el('input', { type: 'checkbox', value: choice, checked: chosen.has(choice) }),
+          ` ${choice.toLowerCase().replaceAll('_', ' ')}`,
+        ),
+      ),
+    );
   }
   let input;
   if (schema.enum || schema.type === 'boolean') {
     const options = schema.enum ?? ['true', 'false'];
-    input = el('select', { id, name }, el('option', { value: '' }, 'any'), options.map((option) => el('option', { value: option, selected: String(option) === value }, String(option))));
+    input = el(
+      'select',
+      { id, name },
+      el('option', { value: '' }, 'any'),
+      options.map((option) => el('option', { value: option, selected: String(option) === value }, String(option))),
+    );
   } else if (schema.type === 'integer' || schema.type === 'number') {
-    input = el('input', { id, name, type: 'number', min: schema.minimum, max: schema.maximum, step: schema.type === 'integer' ? 1 : 'any', value: value ?? '' });
+    input = el('input', {
+      id,
+      name,
+      type: 'number',
+      min: schema.minimum,
+      max: schema.maximum,
+      step: schema.type === 'integer' ? 1 : 'any',
+      value: value ?? '',
+    });
   } else {
-    input = el('input', { id, name, type: 'text', value: value ?? '', list: name === 'areas' ? 'area-names' : null, placeholder: name === 'areas' ? 'williamsburg, upper-west-side…' : null });
+    input = el('input', {
+      id,
+      name,
+      type: 'text',
+      value: value ?? '',
+      list: name === 'areas' ? 'area-names' : null,
+      placeholder: name === 'areas' ? 'williamsburg, upper-west-side…' : null,
+    });
   }
   return el('div', { 'data-param': name }, label, input);
 }
@@ -110,7 +142,12 @@ function panelQuery() {
   for (const node of $('#params').querySelectorAll('[data-param]')) {
     const name = node.dataset.param;
     const boxes = node.querySelectorAll('input[type=checkbox]');
-    const value = boxes.length ? [...boxes].filter((b) => b.checked).map((b) => b.value).join(',') : node.querySelector('input, select').value.trim();
+    const value = boxes.length
+      ? [...boxes]
+          .filter((b) => b.checked)
+          .map((b) => b.value)
+          .join(',')
+      : node.querySelector('input, select').value.trim();
     if (value !== '') query.set(name, value);
   }
   return query;
@@ -162,12 +199,28 @@ async function search(map) {
     if (number !== state.searches) return;
     map.getSource('listings').setData({ type: 'FeatureCollection', features: cells ? [] : features });
     map.getSource('cells').setData({ type: 'FeatureCollection', features: cells ?? [] });
-    const drawn = cells ? `every one on the map, in ${cells.length.toLocaleString('en-US')} cells` : `${features.length.toLocaleString('en-US')} on the map`;
-    setStatus(`${total.toLocaleString('en-US')} ${state.kind} match in view; ${drawn}. Data confirmed ${ageInWords(dataAge)}.` +
-      (state.changesSeen ? ` ${state.changesSeen} live changes seen.` : ''));
-    $('#results').replaceChildren(...collection.features.slice(0, 25).map((f) => el('li', {},
-      el('button', { type: 'button', 'data-id': f.properties.id, onclick: () => openListing(f.properties.id) },
-        `${dollars(f.properties.price)} · ${orDash(f.properties.bedroomCount)} bd · ${f.properties.areaName ?? ''} · ${f.properties.address?.street ?? 'address not given'}`))));
+    const drawn = cells
+      ? `every one on the map, in ${cells.length.toLocaleString('en-US')} cells`
+      : `${features.length.toLocaleString('en-US')} on the map`;
+    setStatus(
+      `${total.toLocaleString('en-US')} ${state.kind} match in view; ${drawn}. Data confirmed ${ageInWords(dataAge)}.` +
+        (state.changesSeen ? ` ${state.changesSeen} live changes seen.` : ''),
+    );
+    $('#results').replaceChildren(
+      ...collection.features
+        .slice(0, 25)
+        .map((f) =>
+          el(
+            'li',
+            {},
+            el(
+              'button',
+              { type: 'button', 'data-id': f.properties.id, onclick: () => openListing(f.properties.id) },
+              `${dollars(f.properties.price)} · ${orDash(f.properties.bedroomCount)} bd · ${f.properties.areaName ?? ''} · ${f.properties.address?.street ?? 'address not given'}`,
+            ),
+          ),
+        ),
+    );
     document.body.dataset.state = 'ready';
     if (!state.stream && allows('/v1/changes/stream')) openStream(map);
   } catch (error) {
@@ -181,14 +234,22 @@ async function clusters(map, filters) {
   query.set('bbox', bbox(map));
   query.set('zoom', String(Math.max(0, Math.min(22, Math.floor(map.getZoom())))));
   const { data } = await api(`/v1/search/${state.kind}/clusters?${query}`);
-  return data.map((cell) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: [cell.longitude, cell.latitude] }, properties: { count: cell.count, minPrice: cell.minPrice, maxPrice: cell.maxPrice } }));
+  return data.map((cell) => ({
+    type: 'Feature',
+    geometry: { type: 'Point', coordinates: [cell.longitude, cell.latitude] },
+    properties: { count: cell.count, minPrice: cell.minPrice, maxPrice: cell.maxPrice },
+  }));
 }
 
 /** How long ago an instant (ISO 8601) was, in words: `just now`, `5 minutes ago`, `2 hours ago`, `3 days ago`. */
 function ageInWords(instant) {
   const seconds = Math.max(0, (Date.now() - Date.parse(instant)) / 1000);
   if (seconds < 45) return 'just now';
-  for (const [unit, size] of [['day', 86_400], ['hour', 3_600], ['minute', 60]]) {
+  for (const [unit, size] of [
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ]) {
     const n = Math.round(seconds / size);
     if (n >= 1 && seconds >= size * 0.75) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
   }
@@ -200,13 +261,26 @@ async function openListing(id) {
   const panel = $('#listing');
   panel.hidden = false;
   panel.replaceChildren(el('p', {}, 'Loading…'));
-  const close = el('button', { type: 'button', class: 'close', onclick: () => { panel.hidden = true; }, 'aria-label': 'Close' }, '×');
+  const close = el(
+    'button',
+    {
+      type: 'button',
+      class: 'close',
+      onclick: () => {
+        panel.hidden = true;
+      },
+      'aria-label': 'Close',
+    },
+    '×',
+  );
   try {
     const { data: listing } = await api(`/v1/property/${encodeURIComponent(id)}`);
     const [comparables, market] = await Promise.all([
       allows('/v1/property/{id}/comparables')
         ? api(`/v1/property/${encodeURIComponent(id)}/comparables?limit=5`).catch((error) => error)
-        : new ApiError(403, { detail: `Comparables need the ${state.spec.paths['/v1/property/{id}/comparables'].get['x-min-plan']} plan or above.` }),
+        : new ApiError(403, {
+            detail: `Comparables need the ${state.spec.paths['/v1/property/{id}/comparables'].get['x-min-plan']} plan or above.`,
+          }),
       listing.areaId === null ? null : api(`/v1/market?kind=${KINDS[state.kind]}&areas=${listing.areaId}`).catch((error) => error),
     ]);
     const facts = [
@@ -223,23 +297,53 @@ async function openListing(id) {
     ].filter(([, value]) => value !== null);
     panel.replaceChildren(
       close,
-      el('h2', { 'data-listing-id': listing.id }, listing.address?.street ?? `Listing ${listing.id}`, listing.address?.unit ? ` #${listing.address.unit}` : ''),
+      el(
+        'h2',
+        { 'data-listing-id': listing.id },
+        listing.address?.street ?? `Listing ${listing.id}`,
+        listing.address?.unit ? ` #${listing.address.unit}` : '',
+      ),
       el('p', {}, [listing.areaName, listing.address?.zipCode].filter(Boolean).join(' · ')),
-      el('table', {}, facts.map(([name, value]) => el('tr', {}, el('th', {}, name), el('td', {}, value)))),
+      el(
+        'table',
+        {},
+        facts.map(([name, value]) => el('tr', {}, el('th', {}, name), el('td', {}, value))),
+      ),
       el('h3', {}, 'Comparables'),
       comparables instanceof ApiError
         ? el('p', { class: 'error' }, comparables.message)
-        : el('table', { id: 'comparables' }, comparables.data.map((c) => el('tr', {},
-          el('td', {}, el('button', { type: 'button', onclick: () => openListing(c.listing.id) }, dollars(c.listing.price))),
-          el('td', {}, `${orDash(c.listing.bedroomCount)} bd`), el('td', {}, `${c.distance} m`), el('td', {}, `${Math.round(c.similarity)} %`)))),
+        : el(
+            'table',
+            { id: 'comparables' },
+            comparables.data.map((c) =>
+              el(
+                'tr',
+                {},
+                el('td', {}, el('button', { type: 'button', onclick: () => openListing(c.listing.id) }, dollars(c.listing.price))),
+                el('td', {}, `${orDash(c.listing.bedroomCount)} bd`),
+                el('td', {}, `${c.distance} m`),
+                el('td', {}, `${Math.round(c.similarity)} %`),
+              ),
+            ),
+          ),
       el('h3', {}, `Market: ${listing.areaName ?? 'area'}`),
-      market === null ? el('p', {}, 'No area known.')
-        : market instanceof ApiError ? el('p', { class: 'error' }, market.message)
-          : el('table', { id: 'market' },
-            el('tr', {}, el('th', {}, 'Active'), el('td', {}, market.data.activeCount.toLocaleString('en-US'))),
-            el('tr', {}, el('th', {}, 'Median'), el('td', {}, dollars(market.data.medianPrice))),
-            el('tr', {}, el('th', {}, '25th–75th percentile'), el('td', {}, `${dollars(market.data.p25Price)} – ${dollars(market.data.p75Price)}`)),
-            el('tr', {}, el('th', {}, 'Median days on market'), el('td', {}, orDash(market.data.medianDaysOnMarket)))),
+      market === null
+        ? el('p', {}, 'No area known.')
+        : market instanceof ApiError
+          ? el('p', { class: 'error' }, market.message)
+          : el(
+              'table',
+              { id: 'market' },
+              el('tr', {}, el('th', {}, 'Active'), el('td', {}, market.data.activeCount.toLocaleString('en-US'))),
+              el('tr', {}, el('th', {}, 'Median'), el('td', {}, dollars(market.data.medianPrice))),
+              el(
+                'tr',
+                {},
+                el('th', {}, '25th–75th percentile'),
+                el('td', {}, `${dollars(market.data.p25Price)} – ${dollars(market.data.p75Price)}`),
+              ),
+              el('tr', {}, el('th', {}, 'Median days on market'), el('td', {}, orDash(market.data.medianDaysOnMarket))),
+            ),
     );
   } catch (error) {
     panel.replaceChildren(close, el('p', { class: 'error' }, error.message));
@@ -257,7 +361,12 @@ function openStream(map) {
     document.body.dataset.changesSeen = String(state.changesSeen);
     if (!point) return;
     const source = map.getSource('flashes');
-    const feature = { type: 'Feature', id: change.id, geometry: { type: 'Point', coordinates: [point.longitude, point.latitude] }, properties: { type: change.type } };
+    const feature = {
+      type: 'Feature',
+      id: change.id,
+      geometry: { type: 'Point', coordinates: [point.longitude, point.latitude] },
+      properties: { type: change.type },
+    };
     state.flashes = [...(state.flashes ?? []), feature];
     source.setData({ type: 'FeatureCollection', features: state.flashes });
     setTimeout(() => {
@@ -273,7 +382,9 @@ async function drawCity(map) {
   const { data: areas } = await api('/v1/areas?include=boundary');
   const outlines = (level) => ({
     type: 'FeatureCollection',
-    features: areas.filter((a) => a.boundary && (level === 0 ? a.level === 0 : a.level > 0)).map((a) => ({ type: 'Feature', geometry: a.boundary, properties: { name: a.name, slug: a.slug } })),
+    features: areas
+      .filter((a) => a.boundary && (level === 0 ? a.level === 0 : a.level > 0))
+      .map((a) => ({ type: 'Feature', geometry: a.boundary, properties: { name: a.name, slug: a.slug } })),
   });
   map.addSource('boroughs', { type: 'geojson', data: outlines(0) });
   map.addSource('neighbourhoods', { type: 'geojson', data: outlines(1) });
@@ -285,19 +396,60 @@ async function drawCity(map) {
 
 /** Listings as clustered points (no labels: the page loads no fonts), and the live changes' flashes. */
 function drawListingLayers(map) {
-  map.addSource('listings', { type: 'geojson', data: { type: 'FeatureCollection', features: [] }, cluster: true, clusterRadius: 36, clusterMaxZoom: 15 });
-  map.addLayer({ id: 'clusters', type: 'circle', source: 'listings', filter: ['has', 'point_count'],
-    paint: { 'circle-color': '#3d6fb6', 'circle-opacity': 0.75, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1,
-      'circle-radius': ['step', ['get', 'point_count'], 9, 10, 13, 50, 17, 200, 22] } });
-  map.addLayer({ id: 'listings', type: 'circle', source: 'listings', filter: ['!', ['has', 'point_count']],
-    paint: { 'circle-color': '#d9480f', 'circle-radius': 5, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1 } });
+  map.addSource('listings', {
+    type: 'geojson',
+    data: { type: 'FeatureCollection', features: [] },
+    cluster: true,
+    clusterRadius: 36,
+    clusterMaxZoom: 15,
+  });
+  map.addLayer({
+    id: 'clusters',
+    type: 'circle',
+    source: 'listings',
+    filter: ['has', 'point_count'],
+    paint: {
+      'circle-color': '#3d6fb6',
+      'circle-opacity': 0.75,
+      'circle-stroke-color': '#fff',
+      'circle-stroke-width': 1,
+      'circle-radius': ['step', ['get', 'point_count'], 9, 10, 13, 50, 17, 200, 22],
+    },
+  });
+  map.addLayer({
+    id: 'listings',
+    type: 'circle',
+    source: 'listings',
+    filter: ['!', ['has', 'point_count']],
+    paint: { 'circle-color': '#d9480f', 'circle-radius': 5, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1 },
+  });
   // Every match, counted on the map's grid, when there are more than one page of them (sized by count, no labels).
   map.addSource('cells', { type: 'geojson', data: { type: 'FeatureCollection', features: [] } });
-  map.addLayer({ id: 'cells', type: 'circle', source: 'cells',
-    paint: { 'circle-color': '#5c3d99', 'circle-opacity': 0.7, 'circle-stroke-color': '#fff', 'circle-stroke-width': 1,
-      'circle-radius': ['step', ['get', 'count'], 6, 10, 9, 50, 13, 200, 17, 1000, 22] } });
+  map.addLayer({
+    id: 'cells',
+    type: 'circle',
+    source: 'cells',
+    paint: {
+      'circle-color': '#5c3d99',
+      'circle-opacity': 0.7,
+      'circle-stroke-color': '#fff',
+      'circle-stroke-width': 1,
+      'circle-radius': ['step', ['get', 'count'], 6, 10, 9, 50, 13, 200, 17, 1000, 22],
+    },
+  });
   map.addSource('flashes', { type: 'geojson', data: { type: 'FeatureCollection', features: [] } });
-  map.addLayer({ id: 'flashes', type: 'circle', source: 'flashes', paint: { 'circle-color': '#ffd43b', 'circle-radius': 12, 'circle-opacity': 0.8, 'circle-stroke-color': '#e67700', 'circle-stroke-width': 2 } });
+  map.addLayer({
+    id: 'flashes',
+    type: 'circle',
+    source: 'flashes',
+    paint: {
+      'circle-color': '#ffd43b',
+      'circle-radius': 12,
+      'circle-opacity': 0.8,
+      'circle-stroke-color': '#e67700',
+      'circle-stroke-width': 2,
+    },
+  });
 
   map.on('click', 'clusters', async (event) => {
     const cluster = event.features[0];
@@ -307,8 +459,12 @@ function drawListingLayers(map) {
   map.on('click', 'listings', (event) => openListing(event.features[0].properties.id));
   map.on('click', 'cells', (event) => map.easeTo({ center: event.features[0].geometry.coordinates, zoom: map.getZoom() + 2 }));
   for (const layer of ['clusters', 'listings', 'cells']) {
-    map.on('mouseenter', layer, () => { map.getCanvas().style.cursor = 'pointer'; });
-    map.on('mouseleave', layer, () => { map.getCanvas().style.cursor = ''; });
+    map.on('mouseenter', layer, () => {
+      map.getCanvas().style.cursor = 'pointer';
+    });
+    map.on('mouseleave', layer, () => {
+      map.getCanvas().style.cursor = '';
+    });
   }
 }
 
@@ -328,7 +484,24 @@ async function suggestAreas(text) {
   const last = text.split(',').pop().trim();
   if (last.length < 2) return;
   const { data } = await api(`/v1/areas?q=${encodeURIComponent(last)}&perPage=8`).catch(() => ({ data: [] }));
-  $('#area-names').replaceChildren(...data.map((a) => el('option', { value: [...text.split(',').slice(0, -1).map((s) => s.trim()).filter(Boolean), a.slug].join(',') }, a.name)));
+  $('#area-names').replaceChildren(
+    ...data.map((a) =>
+      el(
+        'option',
+        {
+          value: [
+            ...text
+              .split(',')
+              .slice(0, -1)
+              .map((s) => s.trim())
+              .filter(Boolean),
+            a.slug,
+          ].join(','),
+        },
+        a.name,
+      ),
+    ),
+  );
 }
 
 async function main() {

@@ -20,6 +20,7 @@ export async function generateTypes(document: unknown): Promise<string> {
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const source = process.argv[2];
-  if (!source) throw new Error('usage: generate.ts <openapi.json> (from the repository root: npx tsx src/main.ts openapi > /tmp/openapi.json)');
+  if (!source)
+    throw new Error('usage: generate.ts <openapi.json> (from the repository root: npx tsx src/main.ts openapi > /tmp/openapi.json)');
   console.log(await generateTypes(JSON.parse(readFileSync(source, 'utf8'))));
 }

@@ -89,7 +89,10 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
     if (entry.etag) reply.header('etag', entry.etag);
     // A Buffer is a valid serialized payload; the serializer type says string only.
-    reply.type('application/json; charset=utf-8').serializer(() => entry.body as unknown as string).send({ meta: entry.meta });
+    reply
+      .type('application/json; charset=utf-8')
+      .serializer(() => entry.body as unknown as string)
+      .send({ meta: entry.meta });
     return true;
   };
 

@@ -71,7 +71,10 @@ export function accessOf(request: FastifyRequest): Access {
  * 401 EXPIRED_API_KEY; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED; a key limited to
  * some operations, on another route: 403 OPERATION_NOT_ALLOWED. A guard before every handler refuses to run a non-public route without a principal.
  */
-export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository; resolver: KeyResolver; config: Config; clock: () => Date }): void {
+export function registerAuth(
+  app: FastifyInstance,
+  deps: { keys: KeysRepository; resolver: KeyResolver; config: Config; clock: () => Date },
+): void {
   app.decorateRequest('principal', null);
   // last_used_at is kept to the minute: one write per key a minute, not one per request.
   const lastTouched = new Map<string, number>();
@@ -98,20 +101,28 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
     }
     const digest = keyDigest(match[1], deps.config.apiKeyPepper);
     const row = await deps.resolver.find(digest);
-    if (!row || !digestsEqual(row.digest, digest) || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
+    if (!row || !digestsEqual(row.digest, digest) || row.revoked_at)
+      throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
-    if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
+    if (row.expires_at && Date.parse(row.expires_at) <= now.getTime())
+      throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
     if (row.origins) {
       const from = originOf(request);
       if (!from || !row.origins.split(',').includes(from)) {
-        throw new Problem('ORIGIN_NOT_ALLOWED', `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`);
+        throw new Problem(
+          'ORIGIN_NOT_ALLOWED',
+          `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`,
+        );
       }
     }
     if (row.operations) {
       // The matched route's operation id, never the URL's text.
       const operation = request.routeOptions.schema?.operationId;
       if (!operation || !row.operations.split(',').includes(operation)) {
-        throw new Problem('OPERATION_NOT_ALLOWED', `This key may call only ${row.operations.split(',').join(', ')}${operation ? `, not ${operation}` : ''}.`);
+        throw new Problem(
+          'OPERATION_NOT_ALLOWED',
+          `This key may call only ${row.operations.split(',').join(', ')}${operation ? `, not ${operation}` : ''}.`,
+        );
       }
     }
     request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${digest}` };
@@ -122,10 +133,13 @@ export function registerAuth(app: FastifyInstance, deps: { keys: KeysRepository;
     }
   });
   app.addHook('preHandler', (request, _reply, done) => {
-    if (accessOf(request) !== 'public' && !request.principal) return done(unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.'));
+    if (accessOf(request) !== 'public' && !request.principal)
+      return done(unauthorized('MISSING_API_KEY', 'This endpoint needs an API key.'));
     const minPlan = request.is404 ? undefined : request.routeOptions.config?.minPlan;
     if (minPlan && request.principal && PLANS.indexOf(request.principal.plan) < PLANS.indexOf(minPlan)) {
-      return done(new Problem('PLAN_REQUIRED', `This endpoint is for the ${minPlan} plan and above; this key's plan is ${request.principal.plan}.`));
+      return done(
+        new Problem('PLAN_REQUIRED', `This endpoint is for the ${minPlan} plan and above; this key's plan is ${request.principal.plan}.`),
+      );
     }
     done();
   });

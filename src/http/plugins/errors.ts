@@ -57,7 +57,10 @@ export function requestPath(url: string): string {
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
   reply.header('X-Request-Id', request.id);
-  return reply.code(problem.status).type('application/problem+json').send(problem.body(requestPath(request.url)));
+  return reply
+    .code(problem.status)
+    .type('application/problem+json')
+    .send(problem.body(requestPath(request.url)));
 }
 
 /** Fastify and Node errors that carry an HTTP status of their own -> the problem to answer. */
@@ -116,15 +119,24 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     const path = requestPath(request.url);
     const allowed = routes.methodsFor(path);
     if (allowed.length) {
-      return sendProblem(request, reply, new Problem('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')} only.`, { headers: { Allow: allowed.join(', ') } }));
+      return sendProblem(
+        request,
+        reply,
+        new Problem('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')} only.`, { headers: { Allow: allowed.join(', ') } }),
+      );
     }
-    return sendProblem(request, reply, notFound(`No route ${request.method} ${path}. The interface is described at /docs and /v1/openapi.json.`));
+    return sendProblem(
+      request,
+      reply,
+      notFound(`No route ${request.method} ${path}. The interface is described at /docs and /v1/openapi.json.`),
+    );
   };
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof Problem) return sendProblem(request, reply, error);
     // A body no route would read (empty or malformed JSON, a type nothing parses) is not the request's fault: its method or path is.
     if (request.is404 && (error.statusCode === 400 || error.statusCode === 415)) return unrouted(request, reply);
-    if (error.validation) return sendProblem(request, reply, invalidParams(paramErrors(error.validation as AjvError[], error.validationContext ?? 'query')));
+    if (error.validation)
+      return sendProblem(request, reply, invalidParams(paramErrors(error.validation as AjvError[], error.validationContext ?? 'query')));
     if (error instanceof UpstreamError) {
       request.log.info({ failure: error.failure, err: error.message }, 'upstream failure answered');
       const [code, detail]: [ProblemCode, string] =
@@ -133,12 +145,24 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
           : error.failure === 'busy'
             ? ['UPSTREAM_BUSY', 'Too many lookups are waiting for the upstream listings site; retry shortly.']
             : ['UPSTREAM_ERROR', `The upstream listings site could not answer (${error.failure}).`];
-      return sendProblem(request, reply, new Problem(code, detail, error.failure === 'busy' ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}));
+      return sendProblem(
+        request,
+        reply,
+        new Problem(code, detail, error.failure === 'busy' ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}),
+      );
     }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return sendProblem(request, reply, statusProblem(error.statusCode));
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      return sendProblem(request, reply, statusProblem(error.statusCode));
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error.message }, 'database unavailable: answered 503');
-      return sendProblem(request, reply, new Problem('DATABASE_UNAVAILABLE', 'The database cannot be reached now; retry shortly.', { headers: { 'Retry-After': '5' }, retryAfter: 5 }));
+      return sendProblem(
+        request,
+        reply,
+        new Problem('DATABASE_UNAVAILABLE', 'The database cannot be reached now; retry shortly.', {
+          headers: { 'Retry-After': '5' },
+          retryAfter: 5,
+        }),
+      );
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, new Problem('INTERNAL_ERROR', 'An unexpected error occurred.'));

@@ -5,7 +5,7 @@ import { accessOf } from './auth.js';
 
 /** What the 503 of an API-only instance says, in the OpenAPI document and the answer. */
 export const FIRST_SYNC_PENDING =
-  'UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker\'s first sync has not finished); retry after `Retry-After` seconds.';
+  "UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds.";
 
 /**
  * For an API-only instance (`serve --api-only`), which never syncs itself: every route but the public
@@ -20,9 +20,13 @@ export function registerFirstSyncGate(app: FastifyInstance, deps: { hasData: () 
   app.addHook('onRequest', async (request) => {
     if (open || accessOf(request) === 'public') return;
     if ((open = await hasData.get().catch(() => false))) return;
-    throw new Problem('UNAVAILABLE', "The mirror holds no listing yet: this instance serves what the worker syncs, and the worker's first sync has not finished.", {
-      retryAfter: deps.retryAfterSeconds,
-      headers: { 'Retry-After': String(deps.retryAfterSeconds) },
-    });
+    throw new Problem(
+      'UNAVAILABLE',
+      "The mirror holds no listing yet: this instance serves what the worker syncs, and the worker's first sync has not finished.",
+      {
+        retryAfter: deps.retryAfterSeconds,
+        headers: { 'Retry-After': String(deps.retryAfterSeconds) },
+      },
+    );
   });
 }

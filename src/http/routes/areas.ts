@@ -26,11 +26,14 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
       schema: {
         operationId: 'getArea',
         summary: 'One area, with its outline',
-        description: 'The area and its outline as a GeoJSON Polygon (decoded from the upstream site\'s own outline).',
+        description: "The area and its outline as a GeoJSON Polygon (decoded from the upstream site's own outline).",
         tags: ['areas'],
         params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 9_999_999, description: 'Area id from /v1/areas.' }) }),
         response: {
-          200: Type.Object({ data: Type.Ref('Area'), meta: Type.Ref('SingleMeta') }, { description: 'The area with its boundary, and the freshness of the area list.' }),
+          200: Type.Object(
+            { data: Type.Ref('Area'), meta: Type.Ref('SingleMeta') },
+            { description: 'The area with its boundary, and the freshness of the area list.' },
+          ),
           ...problemResponses(400, 401, 404, 414, 429),
         },
         security: [{ bearerAuth: [] }],
@@ -54,11 +57,14 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
         summary: 'Areas and neighbourhoods',
         description:
           'The five boroughs (level 0; ids 100 Manhattan, 200 Brooklyn, 300 Queens, 400 Bronx, 500 Staten Island) and every NYC area below them. ' +
-          'Level 1 is any area with areas below it, level 2 every other. Other area ids are the upstream site\'s own.',
+          "Level 1 is any area with areas below it, level 2 every other. Other area ids are the upstream site's own.",
         tags: ['areas'],
         querystring: AreasQuery,
         response: {
-          200: Type.Object({ data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') }, { description: 'The areas asked for, ordered by id (by match with `q`), with the freshness of the area list and pagination.' }),
+          200: Type.Object(
+            { data: Type.Array(Type.Ref('Area')), meta: Type.Ref('ListMeta') },
+            { description: 'The areas asked for, ordered by id (by match with `q`), with the freshness of the area list and pagination.' },
+          ),
           ...problemResponses(400, 401, 429),
         },
         security: [{ bearerAuth: [] }],

@@ -17,13 +17,16 @@ export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror:
         operationId: 'getBuilding',
         summary: 'Building detail by id or slug',
         description:
-          'Inventories count the building\'s listings by bedrooms: available (active) and historical (ever seen); the sale inventory\'s historical figures also count ' +
-          'the building\'s recorded sales with consideration (NYC Open Data), under UNKNOWN bedrooms since the city publishes none. ' +
-          '`nycData` and, where the listing site gives none, `floorCount` are the city\'s (PLUTO\'s tax lot at the building\'s address and ZIP code; council district and hurricane evacuation zone by the building\'s position): null where unknown.',
+          "Inventories count the building's listings by bedrooms: available (active) and historical (ever seen); the sale inventory's historical figures also count " +
+          "the building's recorded sales with consideration (NYC Open Data), under UNKNOWN bedrooms since the city publishes none. " +
+          "`nycData` and, where the listing site gives none, `floorCount` are the city's (PLUTO's tax lot at the building's address and ZIP code; council district and hurricane evacuation zone by the building's position): null where unknown.",
         tags: ['building'],
         params: Type.Object({ id: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'Building id or slug.' }) }),
         response: {
-          200: Type.Object({ data: Type.Ref('Building'), meta: Type.Ref('SingleMeta') }, { description: 'The building, its inventories counted from the mirror\'s listings in it, and freshness.' }),
+          200: Type.Object(
+            { data: Type.Ref('Building'), meta: Type.Ref('SingleMeta') },
+            { description: "The building, its inventories counted from the mirror's listings in it, and freshness." },
+          ),
           ...problemResponses(400, 401, 404, 414, 429, 502, 503, 504),
         },
         security: [{ bearerAuth: [] }],

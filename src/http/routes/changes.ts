@@ -18,22 +18,30 @@ import { EventStreamWriter } from '../sse.js';
 /** Events a stream reads from the log at once. */
 const STREAM_BATCH = 200;
 
-const ChangeItem = Type.Object({
-  id: Type.String({ description: 'The event\'s cursor.' }),
-  type: Type.String({ description: `One of ${CHANGE_TYPES.join(', ')} (open: new types may come).` }),
-  occurredAt: Type.String({ format: 'date-time', description: 'When the sync applied it (UTC).' }),
-  listingId: Nullable(Type.String({ description: 'The listing (null for a building event).' })),
-  kind: Nullable(Type.String({ description: '`rental` or `sale` (null for a building event).' })),
-  listing: Type.Optional(Type.Ref('ListingSummary')),
-  oldPrice: Type.Optional(Nullable(Type.Number({ description: 'Dollars before the change (null for a new listing).' }))),
-  newPrice: Type.Optional(Type.Number({ description: 'Dollars after the change.' })),
-  pctChange: Type.Optional(Nullable(Type.Number({ description: 'Percent, rounded to 0.01.' }))),
-  fromStatus: Type.Optional(Nullable(Type.String())),
-  toStatus: Type.Optional(Type.String()),
-  buildingId: Type.Optional(Type.String({ description: 'building.updated: the building.' })),
-  building: Type.Optional(Type.Ref('Building')),
-  changedFields: Type.Optional(Type.Array(Type.String(), { description: 'building.updated: the building\'s top-level fields that changed.' })),
-}, { description: 'A listing event has listing, oldPrice, newPrice, pctChange, fromStatus and toStatus; a building event has buildingId, building and changedFields.' });
+const ChangeItem = Type.Object(
+  {
+    id: Type.String({ description: "The event's cursor." }),
+    type: Type.String({ description: `One of ${CHANGE_TYPES.join(', ')} (open: new types may come).` }),
+    occurredAt: Type.String({ format: 'date-time', description: 'When the sync applied it (UTC).' }),
+    listingId: Nullable(Type.String({ description: 'The listing (null for a building event).' })),
+    kind: Nullable(Type.String({ description: '`rental` or `sale` (null for a building event).' })),
+    listing: Type.Optional(Type.Ref('ListingSummary')),
+    oldPrice: Type.Optional(Nullable(Type.Number({ description: 'Dollars before the change (null for a new listing).' }))),
+    newPrice: Type.Optional(Type.Number({ description: 'Dollars after the change.' })),
+    pctChange: Type.Optional(Nullable(Type.Number({ description: 'Percent, rounded to 0.01.' }))),
+    fromStatus: Type.Optional(Nullable(Type.String())),
+    toStatus: Type.Optional(Type.String()),
+    buildingId: Type.Optional(Type.String({ description: 'building.updated: the building.' })),
+    building: Type.Optional(Type.Ref('Building')),
+    changedFields: Type.Optional(
+      Type.Array(Type.String(), { description: "building.updated: the building's top-level fields that changed." }),
+    ),
+  },
+  {
+    description:
+      'A listing event has listing, oldPrice, newPrice, pctChange, fromStatus and toStatus; a building event has buildingId, building and changedFields.',
+  },
+);
 
 export interface ChangesRouteDeps {
   changes: ChangesRepository;
@@ -58,7 +66,10 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
     if (since === 'latest') return head;
     const cursor = Number(since ?? '0');
     // A cursor no event has reached yet is a mistake (a typo, another database's cursor): waiting on it would miss every event up to it.
-    if (cursor > head) throw invalidParams([{ name: 'since', in: 'query', message: `is beyond the newest event, ${head}; use since=latest to start from now` }]);
+    if (cursor > head)
+      throw invalidParams([
+        { name: 'since', in: 'query', message: `is beyond the newest event, ${head}; use since=latest to start from now` },
+      ]);
     if (cursor > 0 && cursor < (await deps.changes.prunedThrough())) {
       throw new Problem('CURSOR_EXPIRED', `Events after ${cursor} are past the ${retention}-day retention; start again with since=0.`);
     }
@@ -72,9 +83,9 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
         operationId: 'listChanges',
         summary: 'Changes to listings, as a feed',
         description:
-          'Every change the mirror\'s syncs applied, oldest first, after the cursor `since`: `listing.listed`, `listing.price_changed` (oldPrice, newPrice, pctChange), ' +
+          "Every change the mirror's syncs applied, oldest first, after the cursor `since`: `listing.listed`, `listing.price_changed` (oldPrice, newPrice, pctChange), " +
           '`listing.status_changed` (fromStatus, toStatus: delisted, relisted), each with the listing summary after the change; `building.updated` (the building ' +
-          'after the change and `changedFields`). Filters as on search: kind, areas, price and bedrooms (the listing\'s after the change; `kind`, price and ' +
+          "after the change and `changedFields`). Filters as on search: kind, areas, price and bedrooms (the listing's after the change; `kind`, price and " +
           'bedroom filters keep listing events only). Continue from `meta.next`; an empty page means nothing newer yet (poll again with the same cursor). ' +
           `Events are kept ${retention} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
         tags: ['changes'],
@@ -142,16 +153,25 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
           `A comment line (\`: heartbeat\`) comes every ${heartbeatSeconds} s (CHANGES_STREAM_HEARTBEAT_SECONDS) when nothing else does. Filters as on the feed. ` +
           `From the ${streamPlan} plan up (MIN_PLAN_CHANGES_STREAM); at most ${maxPerKey} open streams a key on one instance (CHANGES_STREAM_MAX_PER_KEY), ` +
           'a further one is 429. Connecting counts as one request toward the limits. A cursor past retention is 410 CURSOR_EXPIRED. ' +
-          'From a browser, `new EventSource(\'/v1/changes/stream?access_token=<key>\')`: the key may come as `access_token` on this endpoint only.',
+          "From a browser, `new EventSource('/v1/changes/stream?access_token=<key>')`: the key may come as `access_token` on this endpoint only.",
         tags: ['changes'],
         querystring: ChangesStreamQuery,
         headers: Type.Object({
-          'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The id of the last event received: the stream continues after it (takes precedence over `since`).' })),
+          'last-event-id': Type.Optional(
+            Type.String({
+              pattern: '^[0-9]{1,15}$',
+              description: 'The id of the last event received: the stream continues after it (takes precedence over `since`).',
+            }),
+          ),
         }),
         response: {
           200: {
             description: 'An endless event stream: `retry:`, then events and heartbeats.',
-            content: { 'text/event-stream': { schema: Type.String({ description: 'id: 20337\\nevent: listing.price_changed\\ndata: {"id":"20337",...}' }) } },
+            content: {
+              'text/event-stream': {
+                schema: Type.String({ description: 'id: 20337\\nevent: listing.price_changed\\ndata: {"id":"20337",...}' }),
+              },
+            },
           },
           ...problemResponses(400, 401, 403, 410, 429),
         },
@@ -167,7 +187,10 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
       const subject = principalOf(request).subject;
       const held = openBySubject.get(subject) ?? 0;
       if (held >= maxPerKey) {
-        throw new Problem('RATE_LIMIT_EXCEEDED', `This key already holds ${held} open streams (at most ${maxPerKey}); close one first.`, { headers: { 'Retry-After': '60' }, retryAfter: 60 });
+        throw new Problem('RATE_LIMIT_EXCEEDED', `This key already holds ${held} open streams (at most ${maxPerKey}); close one first.`, {
+          headers: { 'Retry-After': '60' },
+          retryAfter: 60,
+        });
       }
       openBySubject.set(subject, held + 1);
       const stream = new EventStreamWriter(reply, 3);

@@ -22,7 +22,8 @@ const ASSETS: { path: string; file: string; type: string }[] = [
  * The page's Content-Security-Policy: every request stays on the service's own origin (MapLibre's worker
  * starts from a blob: URL; the map draws on a canvas). A listing's photos, on the upstream site, are not shown.
  */
-const CSP = "default-src 'self'; script-src 'self'; worker-src blob:; child-src blob:; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; worker-src blob:; child-src blob:; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /**
  * GET /explore: the map explorer, a page for people over the same API (docs/explorer.md). Its files are

@@ -9,10 +9,17 @@ import { NoQuery, problemResponses } from '../schemas/common.js';
 
 const HydrationHealthSchema = Type.Object({
   backlog: Type.Integer({ description: 'Active listings whose details (amenities, listing date, building...) are not fetched yet.' }),
-  parked: Type.Integer({ description: 'Active listings whose details failed HYDRATION_MAX_FAILURES times: left out of the backlog until a crawl sees them change.' }),
+  parked: Type.Integer({
+    description:
+      'Active listings whose details failed HYDRATION_MAX_FAILURES times: left out of the backlog until a crawl sees them change.',
+  }),
   hydrated: Type.Integer({ description: 'Listings whose details this instance fetched since it started.' }),
-  running: Type.Boolean({ description: 'Whether this instance is hydrating the backlog now (after a first sync: every listing, in the background).' }),
-  failedBatches: Type.Integer({ description: 'Detail requests that failed after their retries on this instance since it started (each counted against its listings).' }),
+  running: Type.Boolean({
+    description: 'Whether this instance is hydrating the backlog now (after a first sync: every listing, in the background).',
+  }),
+  failedBatches: Type.Integer({
+    description: 'Detail requests that failed after their retries on this instance since it started (each counted against its listings).',
+  }),
   lastError: Nullable(Type.String({ description: 'The last failed detail request or given-up run: its cause.' })),
   lastErrorAt: Nullable(Type.String({ description: 'When it failed (UTC).' })),
   lastCompletedAt: Nullable(Type.String({ description: 'When the last background run that emptied the backlog ended (UTC).' })),
@@ -26,7 +33,9 @@ const WebhookHealthSchema = Type.Object({
   due: Type.Integer({ description: 'Deliveries due now.' }),
   oldestDueAt: Nullable(Type.String({ description: 'When the oldest due delivery fell due (UTC); null when none is due.' })),
   deadLetters: Type.Integer({ description: 'Deliveries given up after their last attempt.' }),
-  lastError: Nullable(Type.String({ description: "The last failed delivery pass (the dispatcher's, not a receiver's failure): its cause." })),
+  lastError: Nullable(
+    Type.String({ description: "The last failed delivery pass (the dispatcher's, not a receiver's failure): its cause." }),
+  ),
   lastErrorAt: Nullable(Type.String({ description: 'When it failed (UTC).' })),
 });
 
@@ -50,14 +59,20 @@ export interface BackgroundJobs {
 const HealthSchema = Type.Object({
   status: Type.Enum(['ok', 'degraded', 'unavailable'], {
     description:
-      '`ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open, a scope\'s latest sync failed, or the background hydration gave up and waits to try again (answers may be stale or lack details). ' +
+      "`ok`: data is served and the upstream answers. `degraded`: data is served, but the upstream circuit is open, a scope's latest sync failed, or the background hydration gave up and waits to try again (answers may be stale or lack details). " +
       '`unavailable` (HTTP 503): the mirror holds no listing to serve.',
   }),
   upstream: Type.Object({
-    circuit: Type.Enum(['closed', 'open', 'half-open'], { description: '`open` while the upstream is failing and calls to it are refused; no refresh starts then.' }),
+    circuit: Type.Enum(['closed', 'open', 'half-open'], {
+      description: '`open` while the upstream is failing and calls to it are refused; no refresh starts then.',
+    }),
     queued: Type.Integer({ description: 'Upstream calls waiting for their turn.' }),
-    blockedUntil: Nullable(Type.String({ description: 'While a 403 bot block is waited out: until when (UTC); nothing is asked of the upstream before.' })),
-    droppedFields: Type.Array(Type.String(), { description: 'Fields the upstream rejected (`Type.field`) and the mirror no longer asks for.' }),
+    blockedUntil: Nullable(
+      Type.String({ description: 'While a 403 bot block is waited out: until when (UTC); nothing is asked of the upstream before.' }),
+    ),
+    droppedFields: Type.Array(Type.String(), {
+      description: 'Fields the upstream rejected (`Type.field`) and the mirror no longer asks for.',
+    }),
   }),
   hydration: HydrationHealthSchema,
   webhooks: WebhookHealthSchema,
@@ -70,9 +85,18 @@ const HealthSchema = Type.Object({
       lastError: Nullable(Type.String()),
       lastErrorAt: Nullable(Type.String()),
       failing: Type.Boolean({ description: 'The latest sync of this scope failed.' }),
-      parts: Nullable(Type.Integer({ description: 'Searches the last crawl took (a scope over the upstream\'s result cap is split by sub-area, price band and bedrooms).' })),
+      parts: Nullable(
+        Type.Integer({
+          description:
+            "Searches the last crawl took (a scope over the upstream's result cap is split by sub-area, price band and bedrooms).",
+        }),
+      ),
       splits: Nullable(Type.Integer({ description: 'How many searches of the last crawl were over the cap and split.' })),
-      complete: Nullable(Type.Boolean({ description: 'Whether every part of the last crawl fitted under the cap (only then are vanished listings taken off the market).' })),
+      complete: Nullable(
+        Type.Boolean({
+          description: 'Whether every part of the last crawl fitted under the cap (only then are vanished listings taken off the market).',
+        }),
+      ),
       listingCount: Nullable(Type.Integer()),
       running: Type.Boolean({ description: 'Whether a sync of this scope runs on this instance now.' }),
       nextRefreshAt: Nullable(Type.String()),
@@ -104,7 +128,8 @@ export function registerHealthRoutes(
         operationId: 'getHealth',
         summary: 'Service health',
         security: [],
-        description: 'No key needed, not counted. 200 while data is served (`ok` or `degraded`), 503 `unavailable` when the mirror holds no listing.',
+        description:
+          'No key needed, not counted. 200 while data is served (`ok` or `degraded`), 503 `unavailable` when the mirror holds no listing.',
         tags: ['meta'],
         querystring: NoQuery,
         response: {
@@ -116,7 +141,12 @@ export function registerHealthRoutes(
     },
     async (_request, reply) => {
       const circuit = deps.upstream.circuitState();
-      const [scopes, hasData, hydration, webhooks] = await Promise.all([deps.scopes.all(), deps.listings.hasActive(), deps.jobs.hydration(), deps.jobs.webhooks()]);
+      const [scopes, hasData, hydration, webhooks] = await Promise.all([
+        deps.scopes.all(),
+        deps.listings.hasActive(),
+        deps.jobs.hydration(),
+        deps.jobs.webhooks(),
+      ]);
       const reports = new Map(deps.jobs.crawlReports().map((r) => [r.scope, r]));
       const blocked = deps.upstream.blockedUntil() !== null;
       const degraded = circuit === 'open' || blocked || scopes.some(scopeFailing) || hydration.nextAttemptAt !== null;
@@ -124,7 +154,12 @@ export function registerHealthRoutes(
       reply.code(status === 'unavailable' ? 503 : 200);
       return {
         status,
-        upstream: { circuit, queued: deps.upstream.queued(), blockedUntil: deps.upstream.blockedUntil(), droppedFields: deps.upstream.droppedFields() },
+        upstream: {
+          circuit,
+          queued: deps.upstream.queued(),
+          blockedUntil: deps.upstream.blockedUntil(),
+          droppedFields: deps.upstream.droppedFields(),
+        },
         hydration,
         searchIndex: deps.jobs.searchIndex(),
         webhooks,

@@ -35,11 +35,15 @@ export function registerIndexRoutes(app: FastifyInstance, deps: { version: strin
   const index = {
     name: 'nyc-listings',
     version: deps.version,
-    description: 'Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local mirror of an upstream listings site.',
+    description:
+      'Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local mirror of an upstream listings site.',
     links: { docs: '/docs', openapi: '/v1/openapi.json', health: '/v1/health' },
     endpoints,
   };
-  for (const [url, operationId] of [['/', 'getRoot'], ['/v1', 'getIndex']] as const) {
+  for (const [url, operationId] of [
+    ['/', 'getRoot'],
+    ['/v1', 'getIndex'],
+  ] as const) {
     app.get(
       url,
       {

@@ -13,7 +13,7 @@ const DAY_MS = 86_400_000;
 
 const QUANTILES =
   'Quantiles interpolate linearly between the closest ranks ("type 7": the median of an even count is the mean of the two middle values); ' +
-  'figures are rounded to cents and computed from the mirror\'s active listings.';
+  "figures are rounded to cents and computed from the mirror's active listings.";
 const kind = Type.Enum(['rental', 'sale'], { description: 'Rentals or sales.' });
 
 /** GET /v1/market (every keyed plan) and GET /v1/market/history (from `featurePlans.marketHistory` up). */
@@ -31,12 +31,25 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
         querystring: Type.Object(
           {
             kind,
-            areas: Type.Optional(Type.String({ ...AREA_LIST, description: 'Areas by id or slug (with the areas below them); the whole city when absent.' })),
-            bedrooms: Type.Optional(Type.String({ pattern: '^([0-9]|10)(,([0-9]|10)){0,10}$', description: 'Bedroom counts to include (0 a studio), comma-separated; all when absent.' })),
+            areas: Type.Optional(
+              Type.String({ ...AREA_LIST, description: 'Areas by id or slug (with the areas below them); the whole city when absent.' }),
+            ),
+            bedrooms: Type.Optional(
+              Type.String({
+                pattern: '^([0-9]|10)(,([0-9]|10)){0,10}$',
+                description: 'Bedroom counts to include (0 a studio), comma-separated; all when absent.',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ data: Type.Object({ kind: Type.String(), ...MarketFigures.properties }), meta: Type.Ref('SingleMeta') }, { description: 'The figures and their freshness.' }), ...problemResponses(400, 401, 429) },
+        response: {
+          200: Type.Object(
+            { data: Type.Object({ kind: Type.String(), ...MarketFigures.properties }), meta: Type.Ref('SingleMeta') },
+            { description: 'The figures and their freshness.' },
+          ),
+          ...problemResponses(400, 401, 429),
+        },
         security: [{ bearerAuth: [] }],
       },
     },
@@ -65,12 +78,20 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
             kind,
             area: Type.Optional(Type.Integer({ enum: [100, 200, 300, 400, 500], description: 'A borough; the whole city when absent.' })),
             from: Type.Optional(Type.String({ format: 'date', description: 'First day (UTC, inclusive); default 30 days before `to`.' })),
-            to: Type.Optional(Type.String({ format: 'date', description: 'Last day (UTC, inclusive); default today. At most 366 days from `from`.' })),
+            to: Type.Optional(
+              Type.String({ format: 'date', description: 'Last day (UTC, inclusive); default today. At most 366 days from `from`.' }),
+            ),
           },
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({ data: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...MarketFigures.properties })), meta: Type.Ref('SingleMeta') }, { description: 'The days recorded in the range, oldest first.' }),
+          200: Type.Object(
+            {
+              data: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), ...MarketFigures.properties })),
+              meta: Type.Ref('SingleMeta'),
+            },
+            { description: 'The days recorded in the range, oldest first.' },
+          ),
           ...problemResponses(400, 401, 403, 429),
         },
         security: [{ bearerAuth: [] }],
@@ -81,7 +102,8 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
       const to = q.to ?? deps.clock().toISOString().slice(0, 10);
       const from = q.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 30 * DAY_MS).toISOString().slice(0, 10);
       const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS;
-      if (span < 0 || span > 366) throw invalidParams([{ name: 'from', in: 'query', message: 'must be on or before `to`, at most 366 days before it' }]);
+      if (span < 0 || span > 366)
+        throw invalidParams([{ name: 'from', in: 'query', message: 'must be on or before `to`, at most 366 days before it' }]);
       const { days, freshness } = await deps.mirror.marketHistory(q.kind, q.area ?? 0, from, to);
       return { data: days.map((d) => ({ date: d.day, ...d.figures })), meta: freshness };
     },

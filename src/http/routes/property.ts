@@ -98,7 +98,11 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         tags: ['property'],
         querystring: Type.Object(
           {
-            ids: Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}(,[A-Za-z0-9_-]{1,40}){0,49}$', maxLength: 2100, description: 'Comma-separated listing ids, at most 50.' }),
+            ids: Type.String({
+              pattern: '^[A-Za-z0-9_-]{1,40}(,[A-Za-z0-9_-]{1,40}){0,49}$',
+              maxLength: 2100,
+              description: 'Comma-separated listing ids, at most 50.',
+            }),
             fields: Type.Optional(fieldsParam(ListingDetail)),
           },
           { additionalProperties: false },
@@ -108,7 +112,10 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
             {
               data: Type.Array(Type.Ref('ListingDetail')),
               meta: Type.Object({
-                dataAge: Type.String({ format: 'date-time', description: 'When the oldest listing answered was last confirmed by the upstream (UTC).' }),
+                dataAge: Type.String({
+                  format: 'date-time',
+                  description: 'When the oldest listing answered was last confirmed by the upstream (UTC).',
+                }),
                 source: Type.Enum(['cached', 'stale', 'refreshing']),
                 freshnessThreshold: Type.Integer({ description: 'Freshness threshold in seconds.' }),
                 refreshTriggered: Type.Boolean(),
@@ -148,7 +155,8 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
               minLength: 1,
               maxLength: 500,
               pattern: LISTING_URL_PATTERN,
-              description: 'Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`.',
+              description:
+                'Listing URL or path on the upstream site: `/rental/<id>`, `/sale/<id>`, `/building/<slug>/<unit>`, optionally after `https://<host>`.',
             }),
             fields: Type.Optional(fieldsParam(ListingDetail)),
           },
@@ -162,7 +170,10 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
       const { url } = request.query;
       const keep = sparseFields(request.query.fields, ListingDetail, reply);
       const path = listingPath(url);
-      if (!path) throw invalidParams([{ name: 'url', in: 'query', message: 'must be a listing path such as /rental/1545 or /building/<slug>/<unit>' }]);
+      if (!path)
+        throw invalidParams([
+          { name: 'url', in: 'query', message: 'must be a listing path such as /rental/1545 or /building/<slug>/<unit>' },
+        ]);
       const answer = await deps.mirror.listingByUrlPath(path);
       if (!answer) throw notFound(`No listing at ${path}.`);
       return { data: project(answer.listing, keep), meta: answer.freshness };
@@ -176,7 +187,8 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
       schema: {
         operationId: 'getProperty',
         summary: 'Listing detail by upstream listing id',
-        description: 'Sale or rental listing detail. Off-market listings still answer, with their status. A listing not yet mirrored is fetched from upstream.',
+        description:
+          'Sale or rental listing detail. Off-market listings still answer, with their status. A listing not yet mirrored is fetched from upstream.',
         tags: ['property'],
         params: Type.Object({ id: LISTING_ID }),
         querystring: Type.Object({ fields: Type.Optional(fieldsParam(ListingDetail)) }, { additionalProperties: false }),

@@ -28,24 +28,49 @@ const MAX_MONTHS = 240;
 
 /** The CSV columns of a recorded sale: its fields, address and position flattened into their own columns. */
 export const RECORDED_SALE_CSV_COLUMNS = [
-  ...Object.keys(RecordedSaleSchema.properties).flatMap((k) => (k === 'address' ? ['street', 'unit', 'zipCode'] : k === 'geoPoint' ? ['latitude', 'longitude'] : [k])),
+  ...Object.keys(RecordedSaleSchema.properties).flatMap((k) =>
+    k === 'address' ? ['street', 'unit', 'zipCode'] : k === 'geoPoint' ? ['latitude', 'longitude'] : [k],
+  ),
 ] as const;
 
 export const RecordedSalesQuery = queryObject({
-  areas: Type.String({ ...commonFilters.areas, description: 'Comma-separated area ids from /v1/areas (at most 50). A borough matches every sale in it; a smaller area matches the sales positioned in it.' }),
-  bbox: Type.String({ ...commonFilters.bbox, description: 'Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only positioned sales inside.' }),
-  near: Type.String({ ...commonFilters.near, description: 'A point `lat,lon` (WGS84 degrees): only positioned sales within `radius` of it.' }),
+  areas: Type.String({
+    ...commonFilters.areas,
+    description:
+      'Comma-separated area ids from /v1/areas (at most 50). A borough matches every sale in it; a smaller area matches the sales positioned in it.',
+  }),
+  bbox: Type.String({
+    ...commonFilters.bbox,
+    description: 'Map bounds `minLon,minLat,maxLon,maxLat` (WGS84 degrees): only positioned sales inside.',
+  }),
+  near: Type.String({
+    ...commonFilters.near,
+    description: 'A point `lat,lon` (WGS84 degrees): only positioned sales within `radius` of it.',
+  }),
   radius: commonFilters.radius,
   from: Type.String({ format: 'date', description: 'First sale date (inclusive), YYYY-MM-DD.' }),
   to: Type.String({ format: 'date', description: 'Last sale date (inclusive), YYYY-MM-DD.' }),
   minPrice: Type.Integer({ minimum: 0, description: 'Least sale price, dollars.' }),
   maxPrice: Type.Integer({ minimum: 0, description: 'Greatest sale price, dollars.' }),
-  buildingClassCategory: Type.String({ pattern: '^[0-9]{2}(,[0-9]{2}){0,49}$', description: 'Comma-separated DOF building class category codes (`01` one family dwellings, `13` condos in elevator buildings, ...): any may match.' }),
+  buildingClassCategory: Type.String({
+    pattern: '^[0-9]{2}(,[0-9]{2}){0,49}$',
+    description:
+      'Comma-separated DOF building class category codes (`01` one family dwellings, `13` condos in elevator buildings, ...): any may match.',
+  }),
   bbl: Type.String({ pattern: '^[1-5][0-9]{9}$', description: 'Borough-block-lot, 10 digits.' }),
-  buildingId: Type.String({ pattern: '^[a-z0-9A-Z_-]{1,120}$', description: 'A building of /v1/building: the sales at its address and ZIP code.' }),
-  noConsideration: Type.Boolean({ description: '`false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).' }),
-  ...districtParameters('A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none.'),
-  sort: Type.Enum(['saleDate', 'salePrice', 'pricePerSqft'], { description: 'Order; default saleDate. Unknown values last; ties broken by id in the same direction.' }),
+  buildingId: Type.String({
+    pattern: '^[a-z0-9A-Z_-]{1,120}$',
+    description: 'A building of /v1/building: the sales at its address and ZIP code.',
+  }),
+  noConsideration: Type.Boolean({
+    description: '`false`: leave out transfers without consideration; `true`: only them; absent: both (each flagged).',
+  }),
+  ...districtParameters(
+    'A sale is in the district whose polygon (NYC Open Data) holds its position; a sale without a position is in none.',
+  ),
+  sort: Type.Enum(['saleDate', 'salePrice', 'pricePerSqft'], {
+    description: 'Order; default saleDate. Unknown values last; ties broken by id in the same direction.',
+  }),
   sortDir: Type.Enum(['ASC', 'DESC'], { description: 'Sort direction; default DESC (newest, dearest first).' }),
   page: commonFilters.page,
   perPage: commonFilters.perPage,
@@ -64,13 +89,22 @@ function areaFilter(areas: string | undefined, tree: AreaTree): Pick<RecordedSal
 /** A page of recorded sales as CSV (RFC 4180, header row first); unknown values are empty. */
 function toCsv(items: RecordedSale[]): Readable {
   const stream = stringify({ header: true, columns: [...RECORDED_SALE_CSV_COLUMNS] });
-  for (const s of items) stream.write({ ...s, street: s.address.street, unit: s.address.unit, zipCode: s.address.zipCode, latitude: s.geoPoint?.latitude ?? null, longitude: s.geoPoint?.longitude ?? null });
+  for (const s of items)
+    stream.write({
+      ...s,
+      street: s.address.street,
+      unit: s.address.unit,
+      zipCode: s.address.zipCode,
+      latitude: s.geoPoint?.latitude ?? null,
+      longitude: s.geoPoint?.longitude ?? null,
+    });
   stream.end();
   return stream;
 }
 
 const month = (d: Date) => d.toISOString().slice(0, 7);
-const monthsBetween = (from: string, to: string) => (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
+const monthsBetween = (from: string, to: string) =>
+  (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
 
 /**
  * GET /v1/recorded-sales (every keyed plan) and GET /v1/market/recorded-sales (monthly figures, from
@@ -78,7 +112,13 @@ const monthsBetween = (from: string, to: string) => (Number(to.slice(0, 4)) - Nu
  */
 export function registerRecordedSalesRoutes(
   fastify: FastifyInstance,
-  deps: { cityRecords: CityRecords; areaTree: () => Promise<AreaTree>; findListing: (id: string) => Promise<ListingRow | undefined>; config: Config; clock: () => Date },
+  deps: {
+    cityRecords: CityRecords;
+    areaTree: () => Promise<AreaTree>;
+    findListing: (id: string) => Promise<ListingRow | undefined>;
+    config: Config;
+    clock: () => Date;
+  },
 ): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -100,7 +140,11 @@ export function registerRecordedSalesRoutes(
             content: {
               'application/json': { schema: Type.Object({ data: Type.Array(Type.Ref('RecordedSale')), meta: Type.Ref('ListMeta') }) },
               'application/geo+json': { schema: FeatureCollectionSchema },
-              'text/csv': { schema: Type.String({ description: `CSV with a header row: ${RECORDED_SALE_CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
+              'text/csv': {
+                schema: Type.String({
+                  description: `CSV with a header row: ${RECORDED_SALE_CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.`,
+                }),
+              },
             },
           },
           ...problemResponses(400, 401, 429),
@@ -113,7 +157,8 @@ export function registerRecordedSalesRoutes(
       const format = searchFormat(q.format, request.headers.accept);
       const geo = geoFilters(q);
       const errors = [];
-      if (q.minPrice !== undefined && q.maxPrice !== undefined && q.minPrice > q.maxPrice) errors.push({ name: 'minPrice', in: 'query', message: 'must not exceed maxPrice' });
+      if (q.minPrice !== undefined && q.maxPrice !== undefined && q.minPrice > q.maxPrice)
+        errors.push({ name: 'minPrice', in: 'query', message: 'must not exceed maxPrice' });
       if (q.from && q.to && q.from > q.to) errors.push({ name: 'from', in: 'query', message: 'must be on or before `to`' });
       if (errors.length) throw invalidParams(errors);
       const search: RecordedSaleSearch = {
@@ -135,7 +180,13 @@ export function registerRecordedSalesRoutes(
         perPage: Math.min(q.perPage ?? DEFAULT_PER_PAGE, deps.config.plans[principalOf(request).plan].maxPerPage),
       };
       const found = await deps.cityRecords.recordedSales(search);
-      const meta = { ...found.freshness, total: found.total, page: search.page, perPage: search.perPage, links: pageLinks('/v1/recorded-sales', request.url, search.page, search.perPage, found.total) };
+      const meta = {
+        ...found.freshness,
+        total: found.total,
+        page: search.page,
+        perPage: search.perPage,
+        links: pageLinks('/v1/recorded-sales', request.url, search.page, search.perPage, found.total),
+      };
       if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(found.items, meta));
       if (format === 'csv') {
         const link = linkHeader(meta.links);
@@ -160,12 +211,25 @@ export function registerRecordedSalesRoutes(
           `/v1/market/history, which accumulate as the mirror runs, these reach back to 2016. From the ${deps.config.featurePlans.marketHistory} plan up (MIN_PLAN_MARKET_HISTORY).`,
         tags: ['market'],
         querystring: queryObject({
-          areas: Type.String({ ...commonFilters.areas, description: 'Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.' }),
-          from: Type.String({ pattern: MONTH_PATTERN, description: 'First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`.' }),
-          to: Type.String({ pattern: MONTH_PATTERN, description: `Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.` }),
+          areas: Type.String({
+            ...commonFilters.areas,
+            description:
+              'Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.',
+          }),
+          from: Type.String({
+            pattern: MONTH_PATTERN,
+            description: 'First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`.',
+          }),
+          to: Type.String({
+            pattern: MONTH_PATTERN,
+            description: `Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.`,
+          }),
         }),
         response: {
-          200: Type.Object({ data: Type.Array(RecordedSalesMonth), meta: Type.Ref('SingleMeta') }, { description: 'The months of the range, oldest first.' }),
+          200: Type.Object(
+            { data: Type.Array(RecordedSalesMonth), meta: Type.Ref('SingleMeta') },
+            { description: 'The months of the range, oldest first.' },
+          ),
           ...problemResponses(400, 401, 403, 429),
         },
         security: [{ bearerAuth: [] }],
@@ -174,9 +238,18 @@ export function registerRecordedSalesRoutes(
     async (request) => {
       const q = request.query;
       const to = q.to ?? month(deps.clock());
-      const from = q.from ?? (() => { const d = new Date(`${to}-01T00:00:00Z`); d.setUTCMonth(d.getUTCMonth() - 11); return month(d); })();
+      const from =
+        q.from ??
+        (() => {
+          const d = new Date(`${to}-01T00:00:00Z`);
+          d.setUTCMonth(d.getUTCMonth() - 11);
+          return month(d);
+        })();
       const span = monthsBetween(from, to);
-      if (span < 0 || span >= MAX_MONTHS) throw invalidParams([{ name: 'from', in: 'query', message: `must be on or before \`to\`, at most ${MAX_MONTHS - 1} months before it` }]);
+      if (span < 0 || span >= MAX_MONTHS)
+        throw invalidParams([
+          { name: 'from', in: 'query', message: `must be on or before \`to\`, at most ${MAX_MONTHS - 1} months before it` },
+        ]);
       const { months, freshness } = await deps.cityRecords.monthly(areaFilter(q.areas, await deps.areaTree()), from, to);
       return { data: months, meta: freshness };
     },
@@ -208,7 +281,7 @@ export function registerRecordedSalesRoutes(
                   kind: Type.Literal('recorded-sale', { description: 'Marks a sold comparable (a recorded sale), not a listing.' }),
                   recordedSale: Type.Ref('RecordedSale'),
                   distance: Type.Integer({ description: 'Metres from the listing (great-circle).' }),
-                  similarity: Type.Number({ description: '0-100, by the comparables\' formula.' }),
+                  similarity: Type.Number({ description: "0-100, by the comparables' formula." }),
                 }),
               ),
               meta: ComparablesMeta,
@@ -224,16 +297,27 @@ export function registerRecordedSalesRoutes(
       const { id } = request.params;
       const listing = await deps.findListing(id);
       if (!listing) throw notFound(`No listing with id ${id} in the mirror.`);
-      if (listing.kind !== 'sale') throw invalidParams([{ name: 'id', in: 'path', message: 'is a rental: sold comparables are for sale listings' }]);
+      if (listing.kind !== 'sale')
+        throw invalidParams([{ name: 'id', in: 'path', message: 'is a rental: sold comparables are for sale listings' }]);
       if (listing.latitude === null || listing.longitude === null) {
         return { data: [], meta: { ...(await deps.cityRecords.recordedSalesFreshness()), radius: null } };
       }
       const found = await deps.cityRecords.soldComparables(
-        { latitude: listing.latitude, longitude: listing.longitude, price: Number(listing.price), bedroomCount: listing.bedroom_count, fullBathroomCount: listing.full_bathroom_count, sqft: listing.sqft },
+        {
+          latitude: listing.latitude,
+          longitude: listing.longitude,
+          price: Number(listing.price),
+          bedroomCount: listing.bedroom_count,
+          fullBathroomCount: listing.full_bathroom_count,
+          sqft: listing.sqft,
+        },
         request.query.limit ?? 10,
         request.query.from,
       );
-      return { data: found.items.map((c) => ({ kind: 'recorded-sale' as const, ...c })), meta: { ...found.freshness, radius: found.radius } };
+      return {
+        data: found.items.map((c) => ({ kind: 'recorded-sale' as const, ...c })),
+        meta: { ...found.freshness, radius: found.radius },
+      };
     },
   );
 }

@@ -42,7 +42,9 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   const geo = geoFilters(q);
   const cap = config.plans[principalOf(request).plan].maxPerPage;
   // The query's own filters pass as they are (one definition: the domain's SearchFilters); the rest is resolved here.
-  const filters: SearchFilters = Object.fromEntries(SEARCH_FILTER_NAMES.filter((name) => q[name] !== undefined).map((name) => [name, q[name]]));
+  const filters: SearchFilters = Object.fromEntries(
+    SEARCH_FILTER_NAMES.filter((name) => q[name] !== undefined).map((name) => [name, q[name]]),
+  );
   const { cursor, sort, sortDir, page, perPage } = q;
   const search: ListingSearch = {
     ...filters,
@@ -103,7 +105,11 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
           content: {
             'application/json': { schema: listResponse },
             'application/geo+json': { schema: FeatureCollectionSchema },
-            'text/csv': { schema: Type.String({ description: `CSV with a header row: ${CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.` }) },
+            'text/csv': {
+              schema: Type.String({
+                description: `CSV with a header row: ${CSV_COLUMNS.join(', ')}. Paging in the Link header; the total in X-Total-Count.`,
+              }),
+            },
           },
         },
         ...problemResponses(400, 401, 429),
@@ -113,7 +119,8 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
   });
   const answer = async (kind: ListingKind, path: string, query: AnyQuery, request: FastifyRequest, reply: FastifyReply) => {
     const format = searchFormat(query.format, request.headers.accept);
-    if (query.fields !== undefined && format === 'csv') throw invalidParams([{ name: 'fields', in: 'query', message: 'applies to JSON and GeoJSON answers; a CSV has its fixed columns' }]);
+    if (query.fields !== undefined && format === 'csv')
+      throw invalidParams([{ name: 'fields', in: 'query', message: 'applies to JSON and GeoJSON answers; a CSV has its fixed columns' }]);
     const keep = sparseFields(query.fields, ListingSummary, reply);
     // A GeoJSON feature's geometry is the listing's position: kept whatever the fields.
     if (keep && format === 'geojson') keep.add('geoPoint');
@@ -141,7 +148,10 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
     const grid = clusterGrid(query.zoom, search.bbox!);
     const found = await deps.mirror.clusters(search, boroughs, grid, polygon);
     const total = found.cells.reduce((n, cell) => n + cell.count, 0);
-    return { data: found.cells, meta: { ...found.freshness, total, zoom: grid.zoom, cellDegrees: { longitude: grid.longitude, latitude: grid.latitude } } };
+    return {
+      data: found.cells,
+      meta: { ...found.freshness, total, zoom: grid.zoom, cellDegrees: { longitude: grid.longitude, latitude: grid.latitude } },
+    };
   };
   const clustersOptions = (querystring: typeof SaleClustersQuery | typeof RentalClustersQuery, kind: string, operationId: string) => ({
     config: { access: 'anonymous' as const, answerCache: true },
@@ -155,15 +165,24 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
       tags: ['search'],
       querystring,
       response: {
-        200: { description: 'The grid cells holding matches.', content: { 'application/json': { schema: Type.Object({ data: Type.Array(Type.Ref('ListingCluster')), meta: ClustersMeta }) } } },
+        200: {
+          description: 'The grid cells holding matches.',
+          content: { 'application/json': { schema: Type.Object({ data: Type.Array(Type.Ref('ListingCluster')), meta: ClustersMeta }) } },
+        },
         ...problemResponses(400, 401, 429),
       },
       security: [{}, { bearerAuth: [] }] as { [label: string]: string[] }[],
     },
   });
-  app.get('/v1/search/sales/clusters', clustersOptions(SaleClustersQuery, 'sale', 'clusterSales'), (request) => clusters('sale', request.query as never, request));
-  app.get('/v1/search/rentals/clusters', clustersOptions(RentalClustersQuery, 'rental', 'clusterRentals'), (request) => clusters('rental', request.query as never, request));
-  app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) => answer('sale', '/v1/search/sales', request.query, request, reply));
+  app.get('/v1/search/sales/clusters', clustersOptions(SaleClustersQuery, 'sale', 'clusterSales'), (request) =>
+    clusters('sale', request.query as never, request),
+  );
+  app.get('/v1/search/rentals/clusters', clustersOptions(RentalClustersQuery, 'rental', 'clusterRentals'), (request) =>
+    clusters('rental', request.query as never, request),
+  );
+  app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) =>
+    answer('sale', '/v1/search/sales', request.query, request, reply),
+  );
   app.get('/v1/search/rentals', options(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>
     answer('rental', '/v1/search/rentals', request.query, request, reply),
   );

@@ -7,7 +7,10 @@ import { principalOf } from '../plugins/auth.js';
 import { NoQuery, problemResponses } from '../schemas/common.js';
 
 /** GET /v1/usage: the caller's plan, its limits and what it has used; does not count against them. */
-export function registerUsageRoutes(app: FastifyInstance, deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date }): void {
+export function registerUsageRoutes(
+  app: FastifyInstance,
+  deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date },
+): void {
   app.get(
     '/v1/usage',
     {

@@ -10,7 +10,9 @@ const metaBase = {
       '`refreshing`: older than the threshold and a refresh is already running. Stored data is always answered.',
   }),
   freshnessThreshold: Type.Integer({ description: 'Freshness threshold in seconds.' }),
-  refreshTriggered: Type.Boolean({ description: 'Whether this request caused a refresh (background, or a synchronous fetch of data not yet stored).' }),
+  refreshTriggered: Type.Boolean({
+    description: 'Whether this request caused a refresh (background, or a synchronous fetch of data not yet stored).',
+  }),
 };
 
 export const SingleMeta = Type.Object(metaBase, { $id: 'SingleMeta' });
@@ -45,7 +47,11 @@ export const ProblemSchema = Type.Object(
     detail: Type.String({ description: 'What went wrong with this request, for a person.' }),
     instance: Type.String({ description: 'The request path (never its query).' }),
     code: Type.Enum(Object.keys(PROBLEM_CODES), { description: 'Stable machine-readable code.' }),
-    errors: Type.Optional(Type.Array(Type.Object({ name: Type.String(), in: Type.String(), message: Type.String() }), { description: 'INVALID_PARAMS: each bad or unknown parameter.' })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String(), in: Type.String(), message: Type.String() }), {
+        description: 'INVALID_PARAMS: each bad or unknown parameter.',
+      }),
+    ),
     retryAfter: Type.Optional(Type.Integer({ description: 'Seconds to wait before retrying (429, 503).' })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem document, sent as application/problem+json.' },
@@ -54,7 +60,7 @@ export const ProblemSchema = Type.Object(
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed.',
   401: 'MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`.',
-  403: 'PLAN_REQUIRED: the key\'s plan does not include this endpoint (see the endpoint\'s description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.',
+  403: "PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.",
   404: 'NOT_FOUND: neither the mirror nor the upstream has it.',
   410: 'CURSOR_EXPIRED: the events after this cursor are past the retention and gone; start again from a newer cursor (`since=0` reads what is kept).',
   414: 'URI_TOO_LONG: a path parameter longer than 500 characters.',
@@ -77,10 +83,15 @@ export const NoQuery = Type.Object({}, { additionalProperties: false });
  * Responses for the error statuses a route can answer, each described and typed as
  * `application/problem+json`; 500 INTERNAL_ERROR is added to every route.
  */
-export function problemResponses(...statuses: number[]): Record<number, { description: string; content: Record<string, { schema: TSchema }> }> {
+export function problemResponses(
+  ...statuses: number[]
+): Record<number, { description: string; content: Record<string, { schema: TSchema }> }> {
   const out: Record<number, { description: string; content: Record<string, { schema: TSchema }> }> = {};
   for (const s of [...new Set([...statuses, 500])]) {
-    out[s] = { description: PROBLEM_DESCRIPTIONS[s] ?? 'Problem document.', content: { 'application/problem+json': { schema: Type.Ref('Problem') } } };
+    out[s] = {
+      description: PROBLEM_DESCRIPTIONS[s] ?? 'Problem document.',
+      content: { 'application/problem+json': { schema: Type.Ref('Problem') } },
+    };
   }
   return out;
 }
@@ -91,17 +102,26 @@ export const ComparablesMeta = Type.Object({
   source: Type.Enum(['cached', 'stale', 'refreshing']),
   freshnessThreshold: Type.Integer(),
   refreshTriggered: Type.Boolean(),
-  radius: Type.Union([Type.Integer(), Type.Null()], { description: "The radius searched, metres; null when the listing's position is unknown." }),
+  radius: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The radius searched, metres; null when the listing's position is unknown.",
+  }),
 });
 
 /** The meta of a map's clusters: freshness, the matches counted (the sum of the cells' counts), the zoom and the cells' size. */
 export const ClustersMeta = Type.Object({
   ...metaBase,
-  total: Type.Integer({ minimum: 0, description: "Matching listings with a position in the box: the sum of the cells' counts, and the search's total with the same filters and box." }),
+  total: Type.Integer({
+    minimum: 0,
+    description:
+      "Matching listings with a position in the box: the sum of the cells' counts, and the search's total with the same filters and box.",
+  }),
   zoom: Type.Integer({ minimum: 0, maximum: 22 }),
   cellDegrees: Type.Object(
     { longitude: Type.Number(), latitude: Type.Number() },
-    { description: "A cell's width and height in degrees: 32 pixels on a Web Mercator map at the zoom, square at the box's latitude (rounded to a whole degree)." },
+    {
+      description:
+        "A cell's width and height in degrees: 32 pixels on a Web Mercator map at the zoom, square at the box's latitude (rounded to a whole degree).",
+    },
   ),
 });
 

@@ -75,7 +75,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     ['listings_available', ['available_at']],
   ];
   for (const [name, columns] of indexed) {
-    await db.schema.createIndex(name).on('listings').columns(['kind', 'status', ...columns]).execute();
+    await db.schema
+      .createIndex(name)
+      .on('listings')
+      .columns(['kind', 'status', ...columns])
+      .execute();
   }
   await db.schema.createIndex('listings_url_path').on('listings').column('url_path').execute();
   await db.schema.createIndex('listings_building_id').on('listings').column('building_id').execute();

@@ -11,7 +11,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     return;
   }
   await sql`create virtual table listings_rtree using rtree(id, min_lat, max_lat, min_lon, max_lon)`.execute(db);
-  await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where latitude is not null and longitude is not null`.execute(db);
+  await sql`insert into listings_rtree select rowid, latitude, latitude, longitude, longitude from listings where latitude is not null and longitude is not null`.execute(
+    db,
+  );
   await sql`create trigger listings_rtree_insert after insert on listings when new.latitude is not null and new.longitude is not null
     begin insert into listings_rtree values (new.rowid, new.latitude, new.latitude, new.longitude, new.longitude); end`.execute(db);
   await sql`create trigger listings_rtree_update after update of latitude, longitude on listings
@@ -19,5 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       delete from listings_rtree where id = old.rowid;
       insert into listings_rtree select new.rowid, new.latitude, new.latitude, new.longitude, new.longitude where new.latitude is not null and new.longitude is not null;
     end`.execute(db);
-  await sql`create trigger listings_rtree_delete after delete on listings begin delete from listings_rtree where id = old.rowid; end`.execute(db);
+  await sql`create trigger listings_rtree_delete after delete on listings begin delete from listings_rtree where id = old.rowid; end`.execute(
+    db,
+  );
 }

@@ -22,6 +22,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('data', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('change_events_occurred').on('change_events').column('occurred_at').execute();
-  await db.schema.createTable('change_log_state').addColumn('pruned_through', 'bigint', (c) => c.notNull()).execute();
+  await db.schema
+    .createTable('change_log_state')
+    .addColumn('pruned_through', 'bigint', (c) => c.notNull())
+    .execute();
   await sql`insert into change_log_state (pruned_through) values (0)`.execute(db);
 }

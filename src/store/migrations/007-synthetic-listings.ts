@@ -5,5 +5,8 @@ import type { Kysely } from 'kysely';
  * sync never sweeps a synthetic listing: the upstream does not have it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('listings').addColumn('synthetic', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('listings')
+    .addColumn('synthetic', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

@@ -6,5 +6,10 @@ import type { Kysely } from 'kysely';
  * milliseconds; read from this index alone it costs a few.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('listings_area_price_beds').ifNotExists().on('listings').columns(['kind', 'status', 'area_id', 'price', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_area_price_beds')
+    .ifNotExists()
+    .on('listings')
+    .columns(['kind', 'status', 'area_id', 'price', 'bedroom_count'])
+    .execute();
 }

@@ -9,7 +9,9 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
-  await sql`create index if not exists listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc)`.execute(db);
+  await sql`create index if not exists listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc)`.execute(
+    db,
+  );
   await sql`create index if not exists listings_listed_at_desc on listings (kind, status, listed_at desc nulls last, id desc)`.execute(db);
   await sql`create index if not exists listings_ppsf_desc on listings (kind, status, price_per_sqft desc nulls last, id desc)`.execute(db);
 }

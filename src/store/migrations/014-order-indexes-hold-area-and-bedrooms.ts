@@ -14,13 +14,23 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_price').execute();
-  await db.schema.createIndex('listings_price').on('listings').columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_price')
+    .on('listings')
+    .columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count'])
+    .execute();
   await db.schema.dropIndex('listings_recommended').execute();
-  await db.schema.createIndex('listings_recommended').on('listings').columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_recommended')
+    .on('listings')
+    .columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count'])
+    .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // The default order descending (migration 009).
     await sql`drop index listings_recommended_desc`.execute(db);
-    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(db);
+    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(
+      db,
+    );
   } else {
     // SQLite keeps statistics per index, and a new index has none until analyzed (the planner would
     // weigh it by guesses). Once, at migration.
@@ -32,9 +42,15 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_price').execute();
   await db.schema.createIndex('listings_price').on('listings').columns(['kind', 'status', 'price', 'id']).execute();
   await db.schema.dropIndex('listings_recommended').execute();
-  await db.schema.createIndex('listings_recommended').on('listings').columns(['kind', 'status', 'recommended_score', 'listed_at', 'id']).execute();
+  await db.schema
+    .createIndex('listings_recommended')
+    .on('listings')
+    .columns(['kind', 'status', 'recommended_score', 'listed_at', 'id'])
+    .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`drop index listings_recommended_desc`.execute(db);
-    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc)`.execute(db);
+    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc)`.execute(
+      db,
+    );
   }
 }

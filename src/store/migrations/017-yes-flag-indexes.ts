@@ -23,7 +23,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     // separate shares, the planner expected 79,565 sales with no fee at a million listings, where the
     // sample has none, and walked the default order's index through every sale for a page.
     // With these statistics it knows no sale has the flag. Rentals with no fee still walk the order.
-    await sql`create statistics listings_kind_flags (mcv) on kind, status, no_fee, pets_allowed, furnished, has_3d_tour from listings`.execute(db);
+    await sql`create statistics listings_kind_flags (mcv) on kind, status, no_fee, pets_allowed, furnished, has_3d_tour from listings`.execute(
+      db,
+    );
   }
   // Both keep statistics per index or column set, and a new one has none until analyzed (as in 013 and 014).
   await sql`analyze listings`.execute(db);

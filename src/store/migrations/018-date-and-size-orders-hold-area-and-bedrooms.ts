@@ -15,15 +15,27 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema.dropIndex('listings_listed_at').execute();
-  await db.schema.createIndex('listings_listed_at').on('listings').columns(['kind', 'status', 'listed_at', 'id', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_listed_at')
+    .on('listings')
+    .columns(['kind', 'status', 'listed_at', 'id', 'area_id', 'bedroom_count'])
+    .execute();
   await db.schema.dropIndex('listings_ppsf').execute();
-  await db.schema.createIndex('listings_ppsf').on('listings').columns(['kind', 'status', 'price_per_sqft', 'id', 'sqft', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_ppsf')
+    .on('listings')
+    .columns(['kind', 'status', 'price_per_sqft', 'id', 'sqft', 'area_id', 'bedroom_count'])
+    .execute();
   if (postgres) {
     // The descending orders with unknown values last (migrations 009, 015).
     await sql`drop index listings_listed_at_desc`.execute(db);
-    await sql`create index listings_listed_at_desc on listings (kind, status, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(db);
+    await sql`create index listings_listed_at_desc on listings (kind, status, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(
+      db,
+    );
     await sql`drop index listings_ppsf_desc`.execute(db);
-    await sql`create index listings_ppsf_desc on listings (kind, status, price_per_sqft desc nulls last, id desc, sqft, area_id, bedroom_count)`.execute(db);
+    await sql`create index listings_ppsf_desc on listings (kind, status, price_per_sqft desc nulls last, id desc, sqft, area_id, bedroom_count)`.execute(
+      db,
+    );
   }
   // New indexes have no statistics until analyzed (migration 014 says why).
   await sql`analyze listings`.execute(db);

@@ -10,11 +10,17 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_recommended').execute();
-  await db.schema.createIndex('listings_recommended').on('listings').columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count', 'no_fee']).execute();
+  await db.schema
+    .createIndex('listings_recommended')
+    .on('listings')
+    .columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count', 'no_fee'])
+    .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // The descending order with unknown dates last (migrations 009, 014).
     await sql`drop index listings_recommended_desc`.execute(db);
-    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count, no_fee)`.execute(db);
+    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count, no_fee)`.execute(
+      db,
+    );
   }
   // New indexes have no statistics until analyzed (migration 014 says why).
   await sql`analyze listings`.execute(db);
@@ -22,9 +28,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_recommended').execute();
-  await db.schema.createIndex('listings_recommended').on('listings').columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_recommended')
+    .on('listings')
+    .columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count'])
+    .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`drop index listings_recommended_desc`.execute(db);
-    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(db);
+    await sql`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count)`.execute(
+      db,
+    );
   }
 }

@@ -10,12 +10,20 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_price').execute();
-  await db.schema.createIndex('listings_price').on('listings').columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count', 'monthly_charges']).execute();
+  await db.schema
+    .createIndex('listings_price')
+    .on('listings')
+    .columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count', 'monthly_charges'])
+    .execute();
   // A new index has no statistics until analyzed (migration 014 says why).
   await sql`analyze listings`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('listings_price').execute();
-  await db.schema.createIndex('listings_price').on('listings').columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_price')
+    .on('listings')
+    .columns(['kind', 'status', 'price', 'id', 'area_id', 'bedroom_count'])
+    .execute();
 }

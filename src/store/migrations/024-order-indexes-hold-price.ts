@@ -22,19 +22,43 @@ async function rebuild(db: Kysely<any>, extra: 'price' | null): Promise<void> {
   const more = extra ? [extra] : [];
   const tail = extra ? `, ${extra}` : '';
   await db.schema.dropIndex('listings_recommended').execute();
-  await db.schema.createIndex('listings_recommended').on('listings').columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count', 'no_fee', ...more]).execute();
+  await db.schema
+    .createIndex('listings_recommended')
+    .on('listings')
+    .columns(['kind', 'status', 'recommended_score', 'listed_at', 'id', 'area_id', 'bedroom_count', 'no_fee', ...more])
+    .execute();
   await db.schema.dropIndex('listings_listed_at').execute();
-  await db.schema.createIndex('listings_listed_at').on('listings').columns(['kind', 'status', 'listed_at', 'id', 'area_id', 'bedroom_count', ...more]).execute();
+  await db.schema
+    .createIndex('listings_listed_at')
+    .on('listings')
+    .columns(['kind', 'status', 'listed_at', 'id', 'area_id', 'bedroom_count', ...more])
+    .execute();
   await db.schema.dropIndex('listings_ppsf').execute();
-  await db.schema.createIndex('listings_ppsf').on('listings').columns(['kind', 'status', 'price_per_sqft', 'id', 'sqft', 'area_id', 'bedroom_count', ...more]).execute();
+  await db.schema
+    .createIndex('listings_ppsf')
+    .on('listings')
+    .columns(['kind', 'status', 'price_per_sqft', 'id', 'sqft', 'area_id', 'bedroom_count', ...more])
+    .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // The descending orders with unknown values last (migrations 009, 018, 019).
     await sql`drop index listings_recommended_desc`.execute(db);
-    await sql.raw(`create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count, no_fee${tail})`).execute(db);
+    await sql
+      .raw(
+        `create index listings_recommended_desc on listings (kind, status, recommended_score desc, listed_at desc nulls last, id desc, area_id, bedroom_count, no_fee${tail})`,
+      )
+      .execute(db);
     await sql`drop index listings_listed_at_desc`.execute(db);
-    await sql.raw(`create index listings_listed_at_desc on listings (kind, status, listed_at desc nulls last, id desc, area_id, bedroom_count${tail})`).execute(db);
+    await sql
+      .raw(
+        `create index listings_listed_at_desc on listings (kind, status, listed_at desc nulls last, id desc, area_id, bedroom_count${tail})`,
+      )
+      .execute(db);
     await sql`drop index listings_ppsf_desc`.execute(db);
-    await sql.raw(`create index listings_ppsf_desc on listings (kind, status, price_per_sqft desc nulls last, id desc, sqft, area_id, bedroom_count${tail})`).execute(db);
+    await sql
+      .raw(
+        `create index listings_ppsf_desc on listings (kind, status, price_per_sqft desc nulls last, id desc, sqft, area_id, bedroom_count${tail})`,
+      )
+      .execute(db);
   }
   // New indexes have no statistics until analyzed (migration 014 says why).
   await sql`analyze listings`.execute(db);

@@ -16,7 +16,11 @@ export async function down(db: Kysely<any>): Promise<void> {
 
 async function rebuild(db: Kysely<any>, more: string[]): Promise<void> {
   await db.schema.dropIndex('listings_area_price_beds').execute();
-  await db.schema.createIndex('listings_area_price_beds').on('listings').columns(['kind', 'status', 'area_id', 'price', 'bedroom_count', ...more]).execute();
+  await db.schema
+    .createIndex('listings_area_price_beds')
+    .on('listings')
+    .columns(['kind', 'status', 'area_id', 'price', 'bedroom_count', ...more])
+    .execute();
   // New indexes have no statistics until analyzed (migration 014 says why).
   await sql`analyze listings`.execute(db);
 }

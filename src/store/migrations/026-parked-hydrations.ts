@@ -8,7 +8,10 @@ import { sql, type Kysely } from 'kysely';
  * The parked listings have an index of their own, for `/v1/health` and the metrics to count them.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('listings').addColumn('detail_failures', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('listings')
+    .addColumn('detail_failures', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('listings').addColumn('detail_error', 'text').execute();
   await sql`create index listings_parked on listings (id) where needs_detail = 2 and status = 'ACTIVE'`.execute(db);
 }

@@ -7,8 +7,12 @@ import { sql, type Kysely } from 'kysely';
  * a sync just enqueued (they all fall due at once, before the retry's time).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index webhook_deliveries_due_retries on webhook_deliveries (next_attempt_at, id) where status = 'pending' and attempts > 0`.execute(db);
-  await sql`create index webhook_deliveries_due_new on webhook_deliveries (next_attempt_at, id) where status = 'pending' and attempts = 0`.execute(db);
+  await sql`create index webhook_deliveries_due_retries on webhook_deliveries (next_attempt_at, id) where status = 'pending' and attempts > 0`.execute(
+    db,
+  );
+  await sql`create index webhook_deliveries_due_new on webhook_deliveries (next_attempt_at, id) where status = 'pending' and attempts = 0`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -7,7 +7,11 @@ import type { Kysely } from 'kysely';
  * whole city took several times as long (docs/tests-and-benchmarks.md).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('listings_map_cells').on('listings').columns(['kind', 'status', 'longitude', 'latitude', 'price', 'bedroom_count']).execute();
+  await db.schema
+    .createIndex('listings_map_cells')
+    .on('listings')
+    .columns(['kind', 'status', 'longitude', 'latitude', 'price', 'bedroom_count'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -90,7 +90,9 @@ export async function startLocalSoda(
   return {
     url: `http://127.0.0.1:${port}`,
     rows,
-    failWith: (status) => { failing = status; },
+    failWith: (status) => {
+      failing = status;
+    },
     faults,
     requests,
     close: () =>

@@ -30,9 +30,11 @@ const COLUMN = /^:?[a-z_][a-z0-9_]*$/;
  * @throws SoqlError on any other `$` parameter, an unknown column, or a form outside the subset.
  */
 export function parseSoql(params: URLSearchParams, columns: ReadonlySet<string>): SoqlQuery {
-  for (const name of params.keys()) if (name.startsWith('$') && !KNOWN.has(name)) throw new SoqlError(`Unsupported query parameter ${name}`);
+  for (const name of params.keys())
+    if (name.startsWith('$') && !KNOWN.has(name)) throw new SoqlError(`Unsupported query parameter ${name}`);
   const known = (column: string) => {
-    if (!COLUMN.test(column) || (!columns.has(column) && column !== ':id' && column !== ':updated_at')) throw new SoqlError(`No such column: ${column}`);
+    if (!COLUMN.test(column) || (!columns.has(column) && column !== ':id' && column !== ':updated_at'))
+      throw new SoqlError(`No such column: ${column}`);
     return column;
   };
   const selectText = (params.get('$select') ?? '*').split(',').map((s) => s.trim());
@@ -52,18 +54,28 @@ export function parseSoql(params: URLSearchParams, columns: ReadonlySet<string>)
       where.push({ column: known(m[1]), op: m[2] as SoqlQuery['where'][number]['op'], value: m[3] });
     }
   }
-  const order = (params.get('$order') ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((term) => {
-    const [column, direction = 'asc', ...rest] = term.split(/\s+/);
-    if (rest.length || !/^(asc|desc)$/i.test(direction)) throw new SoqlError(`Could not parse $order: ${term}`);
-    return { column: known(column), descending: direction.toLowerCase() === 'desc' };
-  });
+  const order = (params.get('$order') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((term) => {
+      const [column, direction = 'asc', ...rest] = term.split(/\s+/);
+      if (rest.length || !/^(asc|desc)$/i.test(direction)) throw new SoqlError(`Could not parse $order: ${term}`);
+      return { column: known(column), descending: direction.toLowerCase() === 'desc' };
+    });
   const integer = (name: string, fallback: number, max: number) => {
     const text = params.get(name);
     if (text === null) return fallback;
     if (!/^\d+$/.test(text) || Number(text) > max) throw new SoqlError(`${name} must be an integer from 0 to ${max}`);
     return Number(text);
   };
-  return { select, where, order, limit: integer('$limit', DEFAULT_LIMIT, MAX_LIMIT), offset: integer('$offset', 0, Number.MAX_SAFE_INTEGER) };
+  return {
+    select,
+    where,
+    order,
+    limit: integer('$limit', DEFAULT_LIMIT, MAX_LIMIT),
+    offset: integer('$offset', 0, Number.MAX_SAFE_INTEGER),
+  };
 }
 
 function compare(a: string | undefined, b: string | undefined): number {
@@ -82,12 +94,14 @@ function compare(a: string | undefined, b: string | undefined): number {
 /** Answers `query` over `rows`: filtered, ordered, one page, with the columns selected. */
 export function runSoql(rows: readonly SodaRow[], query: SoqlQuery): SodaRow[] {
   let matched = query.where.length
-    ? rows.filter((row) => query.where.every(({ column, op, value }) => {
-        const v = row[column];
-        if (v === undefined) return false;
-        const c = compare(v, value);
-        return op === '=' ? c === 0 : op === '>' ? c > 0 : op === '>=' ? c >= 0 : op === '<' ? c < 0 : c <= 0;
-      }))
+    ? rows.filter((row) =>
+        query.where.every(({ column, op, value }) => {
+          const v = row[column];
+          if (v === undefined) return false;
+          const c = compare(v, value);
+          return op === '=' ? c === 0 : op === '>' ? c > 0 : op === '>=' ? c >= 0 : op === '<' ? c < 0 : c <= 0;
+        }),
+      )
     : [...rows];
   if (query.order.length) {
     matched.sort((a, b) => {

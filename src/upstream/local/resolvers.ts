@@ -82,7 +82,9 @@ export function rootResolvers(market: LocalMarket, behaviour: Behaviour) {
     const filters = args.input.filters ?? {};
     const matches = market.search(kind, filters, args.input.sorting);
     const reachable = behaviour.resultCap > 0 ? matches.slice(0, behaviour.resultCap) : matches;
-    const organic = reachable.slice((page - 1) * perPage, page * perPage).map((l) => ({ __typename: `Organic${prefix}Edge`, node: searchNode(l) }));
+    const organic = reachable
+      .slice((page - 1) * perPage, page * perPage)
+      .map((l) => ({ __typename: `Organic${prefix}Edge`, node: searchNode(l) }));
     const edges = [...organic];
     if (behaviour.promotedEdges && page === 1 && organic.length > 0) {
       edges.unshift({ __typename: `Featured${prefix}Edge`, node: organic[0].node });
@@ -91,67 +93,85 @@ export function rootResolvers(market: LocalMarket, behaviour: Behaviour) {
     return { totalCount: matches.length, edges, search: { criteria: criteria(filters) } };
   };
 
-  const detail = (kind: 'sale' | 'rental') => ({ id }: { id: string }) => {
-    const l = market.listing(kind, String(id));
-    if (!l) return null;
-    const n = l.node;
-    const borough = market.boroughOf(l.areaId);
-    const common = {
-      id: n.id,
-      status: n.status,
-      createdAt: n.listedAt,
-      updatedAt: null,
-      availableAt: n.availableAt,
-      offMarketAt: null,
-      buildingId: l.buildingId,
-      description: null,
-      statusChanges: [],
-      media: { photos: n.leadPhotoKey ? [{ key: n.leadPhotoKey }] : [], floorPlans: [], tour3dUrl: null, videos: [] },
-      propertyDetails: {
-        address: { street: n.street, houseNumber: null, streetName: null, city: borough === null ? null : CITY[borough] ?? null, state: n.state, zipCode: n.zipCode, unit: n.unit },
-        roomCount: null,
-        bedroomCount: n.bedroomCount,
-        fullBathroomCount: n.fullBathroomCount,
-        halfBathroomCount: n.halfBathroomCount,
-        livingAreaSize: n.livingAreaSize,
-        amenities: {
-          list: n.amenities,
-          doormanTypes: n.amenities.includes('DOORMAN') ? ['DOORMAN'] : [],
-          parkingTypes: [],
-          storageSpaceTypes: [],
+  const detail =
+    (kind: 'sale' | 'rental') =>
+    ({ id }: { id: string }) => {
+      const l = market.listing(kind, String(id));
+      if (!l) return null;
+      const n = l.node;
+      const borough = market.boroughOf(l.areaId);
+      const common = {
+        id: n.id,
+        status: n.status,
+        createdAt: n.listedAt,
+        updatedAt: null,
+        availableAt: n.availableAt,
+        offMarketAt: null,
+        buildingId: l.buildingId,
+        description: null,
+        statusChanges: [],
+        media: { photos: n.leadPhotoKey ? [{ key: n.leadPhotoKey }] : [], floorPlans: [], tour3dUrl: null, videos: [] },
+        propertyDetails: {
+          address: {
+            street: n.street,
+            houseNumber: null,
+            streetName: null,
+            city: borough === null ? null : (CITY[borough] ?? null),
+            state: n.state,
+            zipCode: n.zipCode,
+            unit: n.unit,
+          },
+          roomCount: null,
+          bedroomCount: n.bedroomCount,
+          fullBathroomCount: n.fullBathroomCount,
+          halfBathroomCount: n.halfBathroomCount,
+          livingAreaSize: n.livingAreaSize,
+          amenities: {
+            list: n.amenities,
+            doormanTypes: n.amenities.includes('DOORMAN') ? ['DOORMAN'] : [],
+            parkingTypes: [],
+            storageSpaceTypes: [],
+          },
+          features: { list: [] },
         },
-        features: { list: [] },
-      },
-      upcomingOpenHouses: [],
+        upcomingOpenHouses: [],
+      };
+      if (kind === 'sale')
+        return { ...common, pricing: { price: n.price, maintenanceFee: n.monthlyMaintenance ?? null, taxes: n.monthlyTaxes ?? null } };
+      return {
+        ...common,
+        pricing: { price: n.price, noFee: n.noFee, monthsFree: n.monthsFree, leaseTermMonths: null, priceDelta: null, priceChanges: [] },
+        propertyHistory: [
+          {
+            listingId: n.id,
+            sourceGroupLabel: n.sourceGroupLabel,
+            offMarketAt: null,
+            rentalEventsOfInterest: market.historyOf(l).map((e) => ({ date: e.date, price: e.price })),
+          },
+        ],
+      };
     };
-    if (kind === 'sale') return { ...common, pricing: { price: n.price, maintenanceFee: n.monthlyMaintenance ?? null, taxes: n.monthlyTaxes ?? null } };
-    return {
-      ...common,
-      pricing: { price: n.price, noFee: n.noFee, monthsFree: n.monthsFree, leaseTermMonths: null, priceDelta: null, priceChanges: [] },
-      propertyHistory: [
-        { listingId: n.id, sourceGroupLabel: n.sourceGroupLabel, offMarketAt: null, rentalEventsOfInterest: market.historyOf(l).map((e) => ({ date: e.date, price: e.price })) },
-      ],
-    };
-  };
 
-  const buildingOf = (kind: 'sale' | 'rental') => ({ id }: { id: string }) => {
-    const l = market.listing(kind, String(id));
-    const b = l?.buildingId ? market.building(l.buildingId) : undefined;
-    if (!b) return null;
-    return {
-      id: b.id,
-      name: b.name,
-      type: b.type,
-      residentialUnitCount: b.unitCount,
-      yearBuilt: b.yearBuilt,
-      status: b.status,
-      address: b.address,
-      media: { photos: [] },
-      area: { name: market.areas.find((a) => a.numericId === b.areaId)?.name ?? null },
-      policies: b.policies,
-      nearby: { transitStations: [] },
+  const buildingOf =
+    (kind: 'sale' | 'rental') =>
+    ({ id }: { id: string }) => {
+      const l = market.listing(kind, String(id));
+      const b = l?.buildingId ? market.building(l.buildingId) : undefined;
+      if (!b) return null;
+      return {
+        id: b.id,
+        name: b.name,
+        type: b.type,
+        residentialUnitCount: b.unitCount,
+        yearBuilt: b.yearBuilt,
+        status: b.status,
+        address: b.address,
+        media: { photos: [] },
+        area: { name: market.areas.find((a) => a.numericId === b.areaId)?.name ?? null },
+        policies: b.policies,
+        nearby: { transitStations: [] },
+      };
     };
-  };
 
   return {
     searchRentals: search('rental', 'Rental'),

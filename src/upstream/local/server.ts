@@ -18,7 +18,6 @@ import { rootResolvers, SITE_BEHAVIOUR, type Behaviour } from './resolvers.js';
 import { sdlWithout } from './schema.graphql.js';
 import { holdable, NO_FAULTS, parseFaults, rollFault, type Faults, type FaultTarget } from '../faults.js';
 
-
 /** Which fault target a query text is: the detail batches' root fields, the searches', or neither. */
 function targetOf(query: unknown): FaultTarget {
   if (typeof query !== 'string') return 'all';
@@ -162,7 +161,8 @@ export async function startLocalUpstream(
       if (fault === 'block') return reply.code(403).send(PERIMETERX_BLOCK);
       if (fault === 'error') return reply.code(503).send({ message: 'unavailable' });
       if (fault === 'malformed') return reply.type('application/json').send('{"data": {"search');
-      if (fault === 'graphqlError') return reply.send({ errors: [graphqlError('Internal server error', 'INTERNAL_SERVER_ERROR')], data: null });
+      if (fault === 'graphqlError')
+        return reply.send({ errors: [graphqlError('Internal server error', 'INTERNAL_SERVER_ERROR')], data: null });
       if (fault === 'reset') {
         reply.hijack();
         request.raw.socket.destroy();
@@ -201,7 +201,14 @@ export async function startLocalUpstream(
   admin.put('/faults', async (request, reply) => {
     try {
       const body = request.body as Record<string, unknown>;
-      Object.assign(faults, parseFaults(Object.entries(body ?? {}).map(([k, v]) => `${k}=${v}`).join(',')));
+      Object.assign(
+        faults,
+        parseFaults(
+          Object.entries(body ?? {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(','),
+        ),
+      );
       return faults;
     } catch (error) {
       return reply.code(400).send({ error: (error as Error).message });
@@ -211,7 +218,8 @@ export async function startLocalUpstream(
   admin.post('/market/advance', async (request, reply) => {
     const hours = Number((request.query as { hours?: string }).hours);
     if (!options.advanceMarket) return reply.code(409).send({ error: 'the market clock is off (MARKET_CLOCK=off)' });
-    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 365) return reply.code(400).send({ error: 'hours must be a whole number from 1 to 8760' });
+    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 365)
+      return reply.code(400).send({ error: 'hours must be a whole number from 1 to 8760' });
     options.advanceMarket(hours);
     return { advancedHours: hours };
   });
