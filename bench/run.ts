@@ -384,7 +384,10 @@ if (peer) {
   /** Whether the peer answers a trivial request within 3 minutes (it may still be busy with abandoned ones). */
   const peerIdle = () =>
     request(`${peer.url}/areas?limit=1`, { headersTimeout: 180_000, bodyTimeout: 180_000 }).then(
-      async (r) => (await r.body.dump(), true),
+      async (r) => {
+        await r.body.dump();
+        return true;
+      },
       () => false,
     );
   let peerGone = false;

@@ -42,7 +42,7 @@ import type { KeysRepository } from './store/keys-repository.js';
 import type { ChangeTail } from './notify/change-tail.js';
 import type { ChangesRepository } from './store/changes-repository.js';
 import type { ListingsRepository } from './store/listings-repository.js';
-import type { CrawlReport, ScopesRepository } from './store/scopes-repository.js';
+import type { ScopesRepository } from './store/scopes-repository.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -226,6 +226,7 @@ interface OpenApi {
     {
       get?: {
         parameters?: { name: string; in?: string; schema?: { type?: string }; example?: unknown }[];
+        // biome-ignore lint/suspicious/noExplicitAny: a response schema is any JSON Schema, walked by path.
         responses?: Record<string, { content?: Record<string, { schema?: Record<string, any> }> }>;
       };
     }

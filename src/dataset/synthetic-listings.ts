@@ -52,7 +52,10 @@ export function* deriveSyntheticListings<T extends SourceListing>(
     let placed = false;
     if (outline) {
       let box = boxes.get(source.area_id!);
-      if (!box) boxes.set(source.area_id!, (box = boundingBox(outline)));
+      if (!box) {
+        box = boundingBox(outline);
+        boxes.set(source.area_id!, box);
+      }
       for (let attempt = 0; attempt < 30 && !placed; attempt++) {
         const candidate = { longitude: box[0] + random() * (box[2] - box[0]), latitude: box[1] + random() * (box[3] - box[1]) };
         if (outlineContains(outline, candidate, box)) {

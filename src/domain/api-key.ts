@@ -13,7 +13,10 @@ const keyPatterns = new Map<string, RegExp>();
 /** Whether `key` has the form `<PREFIX>_<uuid v4>` (lower-case hex). */
 export function isWellFormedKey(key: string, prefix: string): boolean {
   let pattern = keyPatterns.get(prefix);
-  if (!pattern) keyPatterns.set(prefix, (pattern = new RegExp(`^${prefix.replace(/[^A-Za-z0-9]/g, '\\$&')}_${UUID_V4}$`)));
+  if (!pattern) {
+    pattern = new RegExp(`^${prefix.replace(/[^A-Za-z0-9]/g, '\\$&')}_${UUID_V4}$`);
+    keyPatterns.set(prefix, pattern);
+  }
   return pattern.test(key);
 }
 

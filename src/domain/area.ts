@@ -149,8 +149,8 @@ export class AreaTree {
   /** `id` and every area below it. */
   withDescendants(id: number): readonly number[] {
     // Worked out once an area: every search naming areas asks, and the tree does not change.
-    let out = this.descendants.get(id);
-    if (out) return out;
+    const known = this.descendants.get(id);
+    if (known) return known;
     const found = new Set<number>();
     const stack = [id];
     while (stack.length) {
@@ -159,7 +159,8 @@ export class AreaTree {
       found.add(next);
       stack.push(...(this.children.get(next) ?? []));
     }
-    this.descendants.set(id, (out = [...found]));
+    const out = [...found];
+    this.descendants.set(id, out);
     return out;
   }
 

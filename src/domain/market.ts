@@ -98,17 +98,16 @@ export function recordedSalesByMonth(
   for (const s of sales) {
     const month = s.sale_date.slice(0, 7);
     let m = byMonth.get(month);
-    if (!m) byMonth.set(month, (m = { prices: [], perSqft: [] }));
+    if (!m) {
+      m = { prices: [], perSqft: [] };
+      byMonth.set(month, m);
+    }
     m.prices.push(s.sale_price);
     if (s.price_per_sqft !== null) m.perSqft.push(s.price_per_sqft);
   }
   const out = [];
-  for (
-    let [y, mo] = fromMonth.split('-').map(Number);
-    `${y}-${String(mo).padStart(2, '0')}` <= toMonth;
-    mo === 12 ? ((y += 1), (mo = 1)) : (mo += 1)
-  ) {
-    const month = `${y}-${String(mo).padStart(2, '0')}`;
+  let [y, mo] = fromMonth.split('-').map(Number);
+  for (let month = fromMonth; month <= toMonth; month = `${y}-${String(mo).padStart(2, '0')}`) {
     const m = byMonth.get(month);
     out.push({
       month,
@@ -116,6 +115,12 @@ export function recordedSalesByMonth(
       medianPrice: m ? median(m.prices) : null,
       medianPricePerSqft: m ? median(m.perSqft) : null,
     });
+    if (mo === 12) {
+      y += 1;
+      mo = 1;
+    } else {
+      mo += 1;
+    }
   }
   return out;
 }

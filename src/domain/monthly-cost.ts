@@ -17,7 +17,7 @@ export function mortgageFactor(terms: MortgageTerms): number {
   const months = terms.termYears * 12;
   const r = terms.ratePercent / 100 / 12;
   if (r === 0) return loanShare / months;
-  return (loanShare * r) / (1 - Math.pow(1 + r, -months));
+  return (loanShare * r) / (1 - (1 + r) ** -months);
 }
 
 /**

@@ -13,6 +13,7 @@ const INTEGER = /^-?[0-9]{1,15}$/;
 const NUMBER = /^-?[0-9]{1,15}(\.[0-9]{1,15})?$/;
 const BOOLEAN = /^(true|false)$/;
 /** C0 and C1 control characters (NUL included) and DEL: never part of a valid parameter. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 const INSTANT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?(Z|([+-])([0-9]{2}):([0-9]{2}))$/;

@@ -150,8 +150,12 @@ export class WebhookDispatcher {
       recording = this.deps.webhooks
         .finishMany(batch)
         .then(
-          () => batch.forEach((r) => this.held.delete(r.attempt.delivery_id)),
-          (error: unknown) => void (recordError ??= error),
+          () => {
+            for (const r of batch) this.held.delete(r.attempt.delivery_id);
+          },
+          (error: unknown) => {
+            recordError ??= error;
+          },
         )
         .finally(() => {
           recording = null;

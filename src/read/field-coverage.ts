@@ -55,7 +55,10 @@ export class FieldCoverage {
   /** Counts one record of `group`. */
   add(group: string, record: unknown): void {
     let entry = this.counts.get(group);
-    if (!entry) this.counts.set(group, (entry = { records: 0, held: new Map() }));
+    if (!entry) {
+      entry = { records: 0, held: new Map() };
+      this.counts.set(group, entry);
+    }
     entry.records++;
     for (const path of this.paths) if (holdsValue(at(record, path))) entry.held.set(path, (entry.held.get(path) ?? 0) + 1);
   }
@@ -68,7 +71,7 @@ export class FieldCoverage {
   /** Share (0 to 1) of `group`'s records holding `path`; null when the group has no record. */
   share(group: string, path: string): number | null {
     const entry = this.counts.get(group);
-    return entry && entry.records ? (entry.held.get(path) ?? 0) / entry.records : null;
+    return entry?.records ? (entry.held.get(path) ?? 0) / entry.records : null;
   }
 
   /** A Markdown table: one row a field, one column a group (in `groups` order), whole percentages. */

@@ -363,7 +363,10 @@ export class Mirror {
     );
     const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;
     let areas = this.areaLists.get(key);
-    if (!areas) this.areaLists.set(key, (areas = await this.deps.areas.list(filter)));
+    if (!areas) {
+      areas = await this.deps.areas.list(filter);
+      this.areaLists.set(key, areas);
+    }
     return { areas, freshness };
   }
 }

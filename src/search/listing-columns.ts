@@ -112,7 +112,10 @@ export class ColumnsBuilder {
       const slot = this.slotOf.get(listing_id);
       if (slot === undefined) continue;
       let bits = this.amenityBits.get(amenity);
-      if (!bits) this.amenityBits.set(amenity, (bits = new Uint32Array((this.size >>> 5) + 1)));
+      if (!bits) {
+        bits = new Uint32Array((this.size >>> 5) + 1);
+        this.amenityBits.set(amenity, bits);
+      }
       bits[slot >>> 5] |= 1 << (slot & 31);
     }
   }

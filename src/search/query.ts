@@ -62,7 +62,7 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
       const equal = keys
         .slice(0, i)
         .map((k, j) => (after.keys[j] === null ? eb(k.column, 'is', null) : eb(k.column, '=', after.keys[j] as never)));
-      let beyond;
+      let beyond: ReturnType<typeof eb.and>;
       if (i === keys.length) beyond = eb('id', op, after.id);
       else if (after.keys[i] === null)
         continue; // nothing sorts after null but nulls, compared on the next key

@@ -69,6 +69,7 @@ export class CityRecordsRepository {
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
         // The two tables' row types differ: Kysely cannot type a statement generic over both.
+        // biome-ignore lint/suspicious/noExplicitAny: see above.
         await (trx as Kysely<any>)
           .insertInto(table as string)
           .values(rows.slice(i, i + CHUNK))

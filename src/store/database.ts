@@ -124,7 +124,16 @@ export async function openStore(
     const readDb = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }),
     });
-    store = { db, readDb, dialect: 'postgres', pool, close: async () => void (await readDb.destroy(), await db.destroy()) };
+    store = {
+      db,
+      readDb,
+      dialect: 'postgres',
+      pool,
+      close: async () => {
+        await readDb.destroy();
+        await db.destroy();
+      },
+    };
   } else {
     const file = url.replace(/^sqlite:/, '');
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -37,7 +37,7 @@ export async function copyRows(
     for (const row of rows) {
       let line = '';
       for (let i = 0; i < row.length; i++) line += (i ? '\t' : '') + copyValue(row[i]);
-      chunk += line + '\n';
+      chunk += `${line}\n`;
       written++;
       // About 64 KiB a write: few calls into the socket, little held in memory.
       if (chunk.length > 65536) {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import {
-  CompiledQuery,
+  type CompiledQuery,
   Kysely,
   SqliteAdapter,
   SqliteIntrospector,
@@ -103,7 +103,10 @@ export class SqliteReadThread {
     const { columns, rows } = answer;
     const key = columns.join('\u0000');
     let build = this.builders.get(key);
-    if (!build) this.builders.set(key, (build = rowBuilder(columns)));
+    if (!build) {
+      build = rowBuilder(columns);
+      this.builders.set(key, build);
+    }
     const objects = new Array<Record<string, unknown>>(rows.length);
     for (let i = 0; i < rows.length; i++) objects[i] = build(rows[i]);
     waiting.resolve(objects);

@@ -43,10 +43,8 @@ async function insertRows(
   let text = texts.get(key);
   if (!text) {
     const tuple = `(${columns.map(() => '?').join(', ')})`;
-    texts.set(
-      key,
-      (text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`),
-    );
+    text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+    texts.set(key, text);
   }
   await trx.executeQuery(CompiledQuery.raw(text, values));
 }

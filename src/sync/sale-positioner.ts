@@ -90,7 +90,10 @@ export class SalePositioner {
   private districtsOf(place: Place): Districts {
     const key = `${place.latitude},${place.longitude}`;
     let found = this.districtsByPlace.get(key);
-    if (!found) this.districtsByPlace.set(key, (found = this.districtsAt(place)));
+    if (!found) {
+      found = this.districtsAt(place);
+      this.districtsByPlace.set(key, found);
+    }
     return found;
   }
 

@@ -205,7 +205,7 @@ export class GraphqlUpstreamClient implements UpstreamClient {
   private async once<T>(query: string): Promise<T> {
     await this.pace();
     const timeoutMs = this.options.timeoutSeconds * 1000;
-    let response;
+    let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(this.options.url, {
         method: 'POST',

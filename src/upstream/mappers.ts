@@ -1,4 +1,4 @@
-import { AreaTree, BOROUGHS, buildAreas, type Area } from '../domain/area.js';
+import { type AreaTree, BOROUGHS, buildAreas, type Area } from '../domain/area.js';
 import type { Building } from '../wire/building.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';

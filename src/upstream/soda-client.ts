@@ -123,7 +123,7 @@ export class SodaClient {
 
   private async once(url: string): Promise<SodaRow[]> {
     const timeoutMs = this.options.timeoutSeconds * 1000;
-    let response;
+    let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(url, {
         headers: { accept: 'application/json', ...(this.options.appToken ? { 'x-app-token': this.options.appToken } : {}) },

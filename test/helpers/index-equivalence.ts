@@ -103,13 +103,11 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
     bbox: box,
   };
   // A few filters a search, as an app sends: all of them at once would match nothing.
-  const filters = fc
-    .subarray(Object.keys(every) as (keyof typeof every)[], { maxLength: 4 })
-    .chain((names) =>
-      fc.record(Object.fromEntries(names.map((name) => [name, every[name]])) as { [K in keyof typeof every]: (typeof every)[K] }, {
-        requiredKeys: [],
-      }),
-    );
+  const filters = fc.subarray(Object.keys(every) as (keyof typeof every)[], { maxLength: 4 }).chain((names) =>
+    fc.record(Object.fromEntries(names.map((name) => [name, every[name]])) as { [K in keyof typeof every]: (typeof every)[K] }, {
+      requiredKeys: [],
+    }),
+  );
   return fc
     .record({
       kind: fc.constantFrom(...LISTING_KINDS),

@@ -52,7 +52,12 @@ describe('monthly quota in batches', () => {
 describe('request logs', () => {
   it('a quick success is logged at debug, a client error and a slow answer at info', async () => {
     let text = '';
-    const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        text += chunk.toString();
+        done();
+      },
+    });
     const rt = await runtime({}, { logger: createLogger('info', sink) });
     const key = await rt.key('pro');
     await get(rt.app, '/v1/property/1545', key);

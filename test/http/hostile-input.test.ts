@@ -283,7 +283,7 @@ describe('hostile input: a problem document with a stable code, never a 5xx, and
       .filter((d): d is string => d !== null)
       .sort();
     const middle = new Date(listed[Math.floor(listed.length / 2)]);
-    const offset = new Date(middle.getTime() - 5 * 3_600_000).toISOString().slice(0, 19) + '-05:00';
+    const offset = `${new Date(middle.getTime() - 5 * 3_600_000).toISOString().slice(0, 19)}-05:00`;
     const expected = listed.filter((d) => d > middle.toISOString()).length;
     expect(await total(middle.toISOString())).toBe(expected);
     expect(await total(offset)).toBe(expected);

@@ -307,7 +307,12 @@ describe('logs', () => {
     const { Writable } = await import('node:stream');
     const { createLogger } = await import('../../src/app.js');
     let text = '';
-    const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        text += chunk.toString();
+        done();
+      },
+    });
     const logged = await startTestRuntime({}, { logger: createLogger('trace', sink), withoutRentHop: true });
     try {
       const key = await logged.key('pro');

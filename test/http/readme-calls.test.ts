@@ -44,7 +44,7 @@ function expectShape(live: unknown, printed: unknown, path: string): void {
         : 0;
     const shown = more ? printed.slice(0, -1) : printed;
     expect((live as unknown[]).length, path).toBe(shown.length + more);
-    shown.forEach((item, i) => expectShape((live as unknown[])[i], item, `${path}[${i}]`));
+    for (const [i, item] of shown.entries()) expectShape((live as unknown[])[i], item, `${path}[${i}]`);
   } else if (printed !== null && typeof printed === 'object') {
     const { [LEFT_OUT]: left, ...shown } = printed as Record<string, unknown>;
     const members = Object.keys(live as object);

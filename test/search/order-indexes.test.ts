@@ -129,7 +129,9 @@ describe('the hydration backlog (migration 016)', () => {
       }[];
       const waiting = rows.map((r, i) => ({ ...r, first_seen_at: i % 3 === 0 ? '2026-01-01T00:00:00.000Z' : '2026-02-01T00:00:00.000Z' }));
       const mark = writable.prepare('update listings set needs_detail = 1, first_seen_at = ?, status = ? where id = ?');
-      writable.transaction(() => waiting.forEach((r, i) => mark.run(r.first_seen_at, i % 10 === 0 ? 'OFF_MARKET' : r.status, r.id)))();
+      writable.transaction(() => {
+        for (const [i, r] of waiting.entries()) mark.run(r.first_seen_at, i % 10 === 0 ? 'OFF_MARKET' : r.status, r.id);
+      })();
       const active = waiting.filter((r, i) => i % 10 !== 0 && r.status === 'ACTIVE');
       const oldestFirst = (list: typeof active) =>
         [...list].sort((x, y) => x.first_seen_at.localeCompare(y.first_seen_at) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));

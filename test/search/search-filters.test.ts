@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { monthlyCharges, mortgageFactor } from '../../src/domain/monthly-cost.js';
+import { monthlyCharges } from '../../src/domain/monthly-cost.js';
 import { lowestRecommendedScore, recommendedScore } from '../../src/domain/recommended-score.js';
 import { get, walk } from '../helpers/http.js';
 import { SHARED_DATA } from '../helpers/paths.js';
@@ -317,7 +317,7 @@ describe('sale filters against the source rows', () => {
 
   it('maxMonthlyCost is the mortgage payment at 6.5%, 20% down, 30 years (no charges known)', async () => {
     const r = 0.065 / 12;
-    const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
+    const factor = (0.8 * r) / (1 - (1 + r) ** -360);
     const res = await get(t.rt.app, '/v1/search/sales?maxMonthlyCost=5000&perPage=1', t.key);
     const expected = sales.filter((s) => s.price * factor <= 5000).length;
     expect(expected).toBeGreaterThan(0);
@@ -336,7 +336,7 @@ describe('sale filters against the source rows', () => {
 
   it.each(['DESC', 'ASC'])('maxMonthlyCost sorted by price %s lists exactly those sales, in that order, page after page', async (dir) => {
     const r = 0.065 / 12;
-    const factor = (0.8 * r) / (1 - Math.pow(1 + r, -360));
+    const factor = (0.8 * r) / (1 - (1 + r) ** -360);
     const sign = dir === 'ASC' ? 1 : -1;
     const byPrice = [...sales].sort((a, b) => sign * (a.price - b.price || Number(a.id) - Number(b.id)));
     // A round maximum, and one a dollar above the monthly payment of the median sale (the bound falls just past it).

@@ -115,8 +115,14 @@ describe('the SQLite read thread', () => {
     const long = sql
       .raw<{ n: number }>(countTo(5_000_000))
       .execute(store.readDb)
-      .then((r) => (finished.push('long'), r));
-    const short = sql<{ n: number }>`select count(*) as n from listings`.execute(store.readDb).then((r) => (finished.push('short'), r));
+      .then((r) => {
+        finished.push('long');
+        return r;
+      });
+    const short = sql<{ n: number }>`select count(*) as n from listings`.execute(store.readDb).then((r) => {
+      finished.push('short');
+      return r;
+    });
     const [longAnswer, shortAnswer] = await Promise.all([long, short]);
     expect(longAnswer.rows[0].n).toBe(5_000_000);
     expect(shortAnswer.rows[0].n).toBe((native.prepare('select count(*) as n from listings').get() as { n: number }).n);

@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_FILTER_NAMES } from '../../src/domain/search-filters.js';
-import { applyFilters, FILTER_NAMES, FILTERS, filtersOf, RANGES } from '../../src/search/filters.js';
+import { applyFilters, FILTER_NAMES, filtersOf, RANGES } from '../../src/search/filters.js';
 import type { ListingSearch, SearchContext } from '../../src/search/listing-search.js';
 import { INDEXED_SORTS, SORT_FIELDS, SORTS } from '../../src/search/sorts.js';
 import type { Database } from '../../src/store/schema.js';

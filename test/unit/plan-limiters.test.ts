@@ -36,7 +36,10 @@ describe.each([
   ['in Redis', redis],
 ] as const)('per-minute limits, %s', (_where, client) => {
   let prefix = '';
-  const limiters = () => new PlanLimiters(config, client, (prefix = `test:${randomUUID()}:`));
+  const limiters = () => {
+    prefix = `test:${randomUUID()}:`;
+    return new PlanLimiters(config, client, prefix);
+  };
 
   it('each plan allows its own number a minute per subject, then refuses with the time to wait', async () => {
     const l = limiters();

@@ -13,7 +13,15 @@ let store: Store;
 let repository: QuotaRepository;
 let logged: { level: number; msg: string; subjects?: number }[];
 const logger = () =>
-  pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (logged.push(JSON.parse(chunk.toString())), done()) }));
+  pino(
+    { level: 'info' },
+    new Writable({
+      write: (chunk, _e, done) => {
+        logged.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    }),
+  );
 const stored = (subject: string) => repository.used(subject, MONTH);
 
 beforeEach(async () => {

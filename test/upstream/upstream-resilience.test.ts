@@ -55,7 +55,12 @@ describe('upstream queue', () => {
 describe('an open breaker', () => {
   it('starts no refresh, answers stored data as stale, and is logged once', async () => {
     let text = '';
-    const sink = new Writable({ write: (chunk, _enc, done) => ((text += chunk.toString()), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        text += chunk.toString();
+        done();
+      },
+    });
     let now = Date.now();
     const rt = await runtime(
       { UPSTREAM_BREAKER_THRESHOLD: '2', UPSTREAM_BREAKER_HALF_OPEN_SECONDS: '3600', UPSTREAM_MAX_ATTEMPTS: '1' },

@@ -19,7 +19,8 @@ export function registerFirstSyncGate(app: FastifyInstance, deps: { hasData: () 
   const hasData = new VersionedMemo(1, () => 0, deps.hasData);
   app.addHook('onRequest', async (request) => {
     if (open || accessOf(request) === 'public') return;
-    if ((open = await hasData.get().catch(() => false))) return;
+    open = await hasData.get().catch(() => false);
+    if (open) return;
     throw new Problem(
       'UNAVAILABLE',
       "The mirror holds no listing yet: this instance serves what the worker syncs, and the worker's first sync has not finished.",

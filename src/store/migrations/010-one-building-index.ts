@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
 /**
  * Migration 002 indexed `listings.building_id` a second time (`listings_building`, beside 001's

@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
 /**
  * `listings_area` (kind, status, area_id) is a prefix of migration 008's `listings_area_price_beds`,

@@ -40,7 +40,10 @@ export async function startLocalSoda(
   const loaded = new Map<string, Promise<SodaRow[]>>();
   const rows = (dataset: string) => {
     let p = loaded.get(dataset);
-    if (!p) loaded.set(dataset, (p = loaders[dataset]()));
+    if (!p) {
+      p = loaders[dataset]();
+      loaded.set(dataset, p);
+    }
     return p;
   };
   let failing: number | null = null;

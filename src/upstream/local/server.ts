@@ -174,7 +174,7 @@ export async function startLocalUpstream(
     const body = request.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
     if (!body || typeof body.query !== 'string') return reply.code(400).send({ errors: [{ message: 'query must be a string' }] });
     if (options.recordQueries) queries.push(body.query);
-    let document;
+    let document: ReturnType<typeof parse>;
     try {
       document = parse(body.query);
     } catch (error) {
