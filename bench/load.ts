@@ -1,7 +1,7 @@
 /** The loads a bench scenario is measured under: closed (autocannon's connections) or open (Poisson arrivals). */
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { seededRandom } from '../src/domain/seeded-random.js';
+import { seededRandom } from '../src/lib/seeded-random.js';
 
 /** How long a round lasts and how many connections a closed load keeps busy. */
 export interface LoadShape {

@@ -1,6 +1,6 @@
 /** The bench's mixed workloads: distinct realistic searches drawn from the mirror's own listings. */
 import { KNOWN_AMENITIES } from '../src/domain/listing.js';
-import { seededRandom } from '../src/domain/seeded-random.js';
+import { seededRandom } from '../src/lib/seeded-random.js';
 import { INDEXED_SORTS } from '../src/search/sorts.js';
 
 /** Distinct searches of the mixed workload. */

@@ -1,6 +1,6 @@
 import { boundingBox, decodeOutline, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import type { SiteArea } from '../upstream/types.js';
-import { readJson } from './read.js';
+import { readJson } from '../lib/csv.js';
 import { sharedDataFile } from './shared-data.js';
 
 /** The site's borough ids (upstream numbering) by the borough names the data files use. */

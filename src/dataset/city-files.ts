@@ -3,20 +3,8 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { SodaRow } from '../domain/city-records.js';
-import { readCsv } from './read.js';
-
-/** The city's files in the shared data folder the local SODA stand-in serves (provenance: its README). */
-export const CITY_FILES = {
-  rollingSales2016: 'rolling-sales/nyc-rolling-sales.csv.gz',
-  manhattanSales2022: 'rolling-sales/manhattan-2022-2023.csv',
-  rollingSales2023: 'rolling-sales/2023-2024',
-  pluto: 'pluto/pluto-16v2-manhattan.csv.gz',
-  councilDistricts: 'council-districts/nycc-2023-lines.geojson.gz',
-  hurricaneZones: 'hurricane-zones/hurricane-zones-2021.geojson.gz',
-  communityDistricts: 'community-districts/community-districts.geojson.gz',
-  policePrecincts: 'police-precincts/police-precincts.geojson.gz',
-  schoolDistricts: 'school-districts/school-districts.geojson.gz',
-} as const;
+import { readCsv } from '../lib/csv.js';
+import { CITY_FILES } from '../reference/shared-files.js';
 
 /** The rolling sales columns the stand-in serves, as usep-8jbt names them; a file's header maps onto them. */
 export const SALE_COLUMNS = [

@@ -3,9 +3,9 @@ import type { MultiPolygon, Polygon } from 'geojson';
 import type { GeoPoint } from '../wire/common.js';
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import { UPSTREAM_BOROUGH_BY_NAME } from './areas.js';
-import { readJson } from './read.js';
+import { readJson } from '../lib/csv.js';
 import { sharedDataFile } from './shared-data.js';
-import { seededRandom } from '../domain/seeded-random.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 interface NtaFile {
   features: { properties: { BoroName: string }; geometry: Polygon | MultiPolygon }[];

@@ -5,7 +5,7 @@ import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
 import { undatedListedAt } from './listing-dates.js';
 import { listingNode } from './listing-node.js';
 import type { BoroughLand } from './placement.js';
-import { readCsv } from './read.js';
+import { readCsv } from '../lib/csv.js';
 import { sharedDataFile } from './shared-data.js';
 
 /** Listing ids are 8,000,000 + the row's index in the file (clear of the rentals' 7,000,000 + index). */

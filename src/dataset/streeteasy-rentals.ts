@@ -3,7 +3,7 @@ import { UPSTREAM_BOROUGH_BY_NAME, type SiteAreaIndex } from './areas.js';
 import type { BoroughLand } from './placement.js';
 import { undatedListedAt } from './listing-dates.js';
 import { listingNode } from './listing-node.js';
-import { readCsv } from './read.js';
+import { readCsv } from '../lib/csv.js';
 import { sharedDataFile } from './shared-data.js';
 
 const DATA_YEAR = 2016;

@@ -1,5 +1,5 @@
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
-import { seededRandom } from '../domain/seeded-random.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 /** The columns of a stored listing the derivation reads and changes (the rest is copied as is). */
 export interface SourceListing {

@@ -1,5 +1,5 @@
-import { buildingClassDescription } from '../dataset/building-classes.js';
-import type { CityPolygons } from '../dataset/city-polygons.js';
+import { buildingClassDescription } from '../reference/building-classes.js';
+import type { CityPolygons } from '../reference/city-polygons.js';
 import { addressKey, type RecordedSaleRow } from '../domain/city-records.js';
 import { recordedSalesByMonth } from '../domain/market.js';
 import { withRecordedSales } from '../domain/building.js';

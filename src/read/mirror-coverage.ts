@@ -5,9 +5,9 @@ import { ListingsRepository } from '../store/listings-repository.js';
 import { BuildingSchema, type Building } from '../wire/building.js';
 import { ListingDetail } from '../wire/listing.js';
 import { FieldCoverage, fieldPaths } from './field-coverage.js';
-import { rowToDetail } from './listing-presenters.js';
+import { rowToDetail } from '../presenters/listing.js';
 import { CITY_FACT_SOURCES, cityFactsOf, presentRecordedSale, type CityFact, type FactSource } from './city-records.js';
-import { CityPolygons } from '../dataset/city-polygons.js';
+import { CityPolygons } from '../reference/city-polygons.js';
 import { CityRecordsRepository } from '../store/city-records-repository.js';
 import { RecordedSaleSchema } from '../wire/recorded-sale.js';
 

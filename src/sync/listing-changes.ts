@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { ListingRecord } from '../domain/listing.js';
 import type { ListingRow, SummaryRow } from '../store/listing-rows.js';
-import { rowToSummary } from '../read/listing-presenters.js';
+import { rowToSummary } from '../presenters/listing.js';
 import type { ChangeRules, StoredState } from '../store/listing-writes.js';
 import type { Database } from '../store/schema.js';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SHARED_DATA_FILES } from '../../src/dataset/shared-data.js';
-import { CITY_FILES } from '../../src/dataset/city-files.js';
+import { CITY_FILES } from '../../src/reference/shared-files.js';
 import { SHARED_DATA } from './paths.js';
 
 /**

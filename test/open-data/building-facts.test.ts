@@ -41,7 +41,7 @@ describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
     const rows = parse(gunzipSync(readFileSync(join(SHARED_DATA, 'pluto/pluto-16v2-manhattan.csv.gz'))).toString('latin1'), {
       columns: true,
     }) as Record<string, string>[];
-    // The address key is the mirror's own rule (unit-tested in test/unit/city-records.test.ts); the first lot by BBL at an address, as the mirror takes.
+    // The address key is the mirror's own rule (unit-tested in test/domain/city-records.test.ts); the first lot by BBL at an address, as the mirror takes.
     pluto = new Map();
     for (const r of rows.sort((a, b) => String(Math.round(Number(a.BBL))).localeCompare(String(Math.round(Number(b.BBL)))))) {
       const k = `${addressKey(r.Address)}|${r.ZipCode}`;

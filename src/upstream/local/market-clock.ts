@@ -1,6 +1,6 @@
 import type { InventoryListing } from './inventory.js';
 import { UPCOMING, type LocalMarket } from './market.js';
-import { seededRandom } from '../../domain/seeded-random.js';
+import { seededRandom } from '../../lib/seeded-random.js';
 
 const HOUR_MS = 3_600_000;
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Station } from '../domain/transit-score.js';
-import { readCsv } from './read.js';
+import { readCsv } from '../lib/csv.js';
 
 /** The repository's copy of the MTA station list (`data/subway-stations.csv`, provenance in `data/README.md`). */
 const STATIONS_FILE = fileURLToPath(new URL('../../data/subway-stations.csv', import.meta.url));

@@ -5,7 +5,7 @@ import type { MultiPolygon, Polygon } from 'geojson';
 import { boundingBox, outlineContains, type BoundingBox, type Outline } from '../domain/outline.js';
 import type { Districts } from '../domain/city-districts.js';
 import type { GeoPoint } from '../wire/common.js';
-import { CITY_FILES } from './city-files.js';
+import { CITY_FILES } from './shared-files.js';
 
 interface Shape {
   value: string;
