@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { openApiDocument } from '../../src/app.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { PLANS, type Plan } from '../../src/config.js';
 import { startTestRuntime } from '../helpers/runtime.js';
 

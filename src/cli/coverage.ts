@@ -1,0 +1,22 @@
+import { type Command, flags } from './command.js';
+
+/** `nyc-listings coverage`: prints the share of mirrored records holding each field. */
+export const coverageCommand: Command = {
+  name: 'coverage',
+  usage: `  coverage                    print, per kind and borough, the share of mirrored records (listings, buildings, recorded sales) holding each field
+                              of the listing detail and the building (Markdown; read from DATABASE_URL)`,
+  async run(rest, config) {
+    flags(rest, {});
+    const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([
+      import('../store/database.js'),
+      import('../read/mirror-coverage.js'),
+    ]);
+    const store = await openStore(config.databaseUrl);
+    try {
+      process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store, config.sharedDataDir))}\n`);
+      return 0;
+    } finally {
+      await store.close();
+    }
+  },
+};
