@@ -6,7 +6,7 @@ const MAX_ENTRIES = 50_000;
 
 /**
  * API keys by digest, from an in-memory cache in front of the keys table: a request with a known key
- * costs no database read. An entry lives `ttlSeconds`, which bounds how long a key revoked (or issued,
+ * costs no database read. An entry lives `keyCacheSeconds` (KEY_CACHE_SECONDS), which bounds how long a key revoked (or issued,
  * changed, imported) by the command line, or by another instance, takes to be seen here; unknown
  * digests are remembered as well, so guessing keys does not reach the database each time.
  */
@@ -15,9 +15,9 @@ export class KeyResolver {
 
   constructor(
     private readonly keys: KeysRepository,
-    ttlSeconds: number,
+    keyCacheSeconds: number,
   ) {
-    this.cache = new LRUCache({ max: MAX_ENTRIES, ttl: Math.max(1, ttlSeconds * 1000), ttlAutopurge: false });
+    this.cache = new LRUCache({ max: MAX_ENTRIES, ttl: Math.max(1, keyCacheSeconds * 1000), ttlAutopurge: false });
     // A change made in this process is seen at once; one made elsewhere within the time to live.
     keys.onChange(() => this.cache.clear());
   }

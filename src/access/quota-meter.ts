@@ -1,3 +1,4 @@
+import { SingleFlight } from '../lib/single-flight.js';
 import type { Logger } from 'pino';
 import type { QuotaRepository } from '../store/quota-repository.js';
 
@@ -21,7 +22,7 @@ interface Tally {
  */
 export class QuotaMeter {
   private readonly tallies = new Map<string, Tally>();
-  private readonly loading = new Map<string, Promise<Tally>>();
+  private readonly loading = new SingleFlight<string, Tally>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -71,18 +72,11 @@ export class QuotaMeter {
     const id = `${subject}\n${month}`;
     const known = this.tallies.get(id);
     if (known) return known;
-    let load = this.loading.get(id);
-    if (!load) {
-      load = this.repository.used(subject, month).then((stored) => {
-        const tally = { stored, pending: 0, lastUsed: Date.now() };
-        this.tallies.set(id, tally);
-        this.loading.delete(id);
-        return tally;
-      });
-      load.catch(() => this.loading.delete(id));
-      this.loading.set(id, load);
-    }
-    return load;
+    return this.loading.run(id, async () => {
+      const tally = { stored: await this.repository.used(subject, month), pending: 0, lastUsed: Date.now() };
+      this.tallies.set(id, tally);
+      return tally;
+    });
   }
 
   private schedule(): void {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SingleFlight } from '../lib/single-flight.js';
 import type { RefreshLock } from './refresh-lock.js';
 
 /**
@@ -9,7 +10,7 @@ import type { RefreshLock } from './refresh-lock.js';
  * another instance is already running is skipped here.
  */
 export class RefreshCoordinator {
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly running = new SingleFlight<string, void>();
   private readonly queue: { key: string; task: () => Promise<unknown>; done: () => void }[] = [];
   private active = 0;
 
@@ -54,8 +55,7 @@ export class RefreshCoordinator {
   trigger(key: string, task: () => Promise<unknown>): 'started' | 'joined' | 'dropped' {
     if (this.running.has(key)) return 'joined';
     if (this.queue.length >= this.maxQueued) return 'dropped';
-    const promise = new Promise<void>((done) => this.queue.push({ key, task, done }));
-    this.running.set(key, promise);
+    void this.running.run(key, () => new Promise<void>((done) => this.queue.push({ key, task, done })));
     this.pump();
     return 'started';
   }
@@ -67,7 +67,7 @@ export class RefreshCoordinator {
 
   /** Resolves when nothing is running or queued. */
   async idle(): Promise<void> {
-    while (this.running.size) await Promise.all([...this.running.values()]);
+    while (this.running.size) await Promise.all(this.running.runs());
   }
 
   private pump(): void {
@@ -78,7 +78,6 @@ export class RefreshCoordinator {
         .catch((error: Error) => this.logger.debug({ key: job.key, err: error.message }, 'background refresh failed; serving stored data'))
         .finally(() => {
           this.active--;
-          this.running.delete(job.key);
           job.done();
           this.pump();
         });

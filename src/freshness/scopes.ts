@@ -1,12 +1,12 @@
 import type { ScopesRepository } from '../store/scopes-repository.js';
-import { VersionedMemo } from '../store/versioned-memo.js';
+import { ReadMemo } from '../lib/read-memo.js';
 import type { RefreshCoordinator } from './coordinator.js';
 import { judgeFreshness } from './judge.js';
 import { oldestOf, type Freshness } from './policy.js';
 
 export interface ScopeFreshnessDeps {
   /** The scopes' sync states: all of them, and this process's write count of them. */
-  scopes: Pick<ScopesRepository, 'version' | 'all'>;
+  scopes: Pick<ScopesRepository, 'writeCount' | 'all'>;
   coordinator: RefreshCoordinator;
   /** Longest the sync states are kept in memory (`READ_CACHE_SECONDS`): how long another instance's sync may take to show. */
   readCacheSeconds: number;
@@ -29,12 +29,12 @@ const NEVER = new Date(0);
  * none, for at most `readCacheSeconds`.
  */
 export class ScopeFreshness {
-  private readonly states: VersionedMemo<Map<string, string | null>>;
+  private readonly states: ReadMemo<Map<string, string | null>>;
 
   constructor(private readonly deps: ScopeFreshnessDeps) {
-    this.states = new VersionedMemo(
+    this.states = new ReadMemo(
       deps.readCacheSeconds,
-      () => deps.scopes.version,
+      () => deps.scopes.writeCount,
       async () => new Map((await deps.scopes.all()).map((s) => [s.scope, s.last_success_at])),
     );
   }

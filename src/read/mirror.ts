@@ -9,7 +9,7 @@ import type { ListingDetail, ListingSummary } from '../wire/listing.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { BuildingsRepository } from '../store/buildings-repository.js';
 import type { ListingRow } from '../store/listing-rows.js';
-import { rowToDetail, rowToSummary } from './listing-presenters.js';
+import { rowToDetail, rowToSummary } from '../presenters/listing.js';
 import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { marketFiguresByRank } from '../domain/market.js';
@@ -104,11 +104,11 @@ export class Mirror {
   }
 
   /**
-   * This process's write versions of listings, scopes and areas as one string: it changes with every write
+   * This process's write counts of listings, scopes and areas as one string: it changes with every write
    * this process makes to the mirror, so caches of answers keyed by it show local writes at once.
    */
-  get writeVersion(): string {
-    return `${this.deps.listings.version}.${this.deps.scopes.version}.${this.deps.areas.version}`;
+  get writeCounts(): string {
+    return `${this.deps.listings.writeCount}.${this.deps.scopes.writeCount}.${this.deps.areas.writeCount}`;
   }
 
   private get now(): Date {
@@ -361,7 +361,7 @@ export class Mirror {
       this.deps.config.freshness.areasSeconds,
       this.canRefresh,
     );
-    const key = `${this.deps.areas.version}|${filter.level}|${filter.borough}`;
+    const key = `${this.deps.areas.writeCount}|${filter.level}|${filter.borough}`;
     let areas = this.areaLists.get(key);
     if (!areas) {
       areas = await this.deps.areas.list(filter);

@@ -10,29 +10,32 @@ import type { SortDirection, SortField } from './sorts.js';
  * A validated search: the {@link SearchFilters} (the domain's one definition, in the API's terms and
  * units; instants normalised to UTC) plus what the route resolved: `areaIds` expanded to descendants,
  * comma lists split (the districts' among them: any listed district may hold the listing), the geography parsed, the order and the page. Every filter has a row in the table
- * of filters (`FILTERS`, filters.ts), which the compiler holds to this type.
+ * of filters (`FILTERS`, filters.ts), which the compiler holds to this type. Final once built: a stage that narrows it
+ * (a polygon's `ids`) makes a new one.
  */
-export type ListingSearch = SearchFilters &
-  Partial<Record<DistrictName, number[]>> & {
-    kind: ListingKind;
-    areaIds?: number[];
-    /** All required. */
-    amenities?: string[];
-    /** Any may match. */
-    buildingTypes?: string[];
-    /** Listings inside this box. */
-    bbox?: BoundingBox;
-    /** Listings within `radius` metres of this point (great-circle); `DISTANCE` sorts by it. */
-    near?: { latitude: number; longitude: number; radius: number };
-    /** Only these listing ids (what a polygon search resolves to). */
-    ids?: string[];
-    sort: SortField;
-    sortDir: SortDirection;
-    page: number;
-    perPage: number;
-    /** Keyset pagination: the page starts after this row of the order (and `page` skips nothing). */
-    after?: SearchAfter;
-  };
+export type ListingSearch = Readonly<
+  SearchFilters &
+    Partial<Record<DistrictName, number[]>> & {
+      kind: ListingKind;
+      areaIds?: number[];
+      /** All required. */
+      amenities?: string[];
+      /** Any may match. */
+      buildingTypes?: string[];
+      /** Listings inside this box. */
+      bbox?: BoundingBox;
+      /** Listings within `radius` metres of this point (great-circle); `DISTANCE` sorts by it. */
+      near?: { latitude: number; longitude: number; radius: number };
+      /** Only these listing ids (what a polygon search resolves to). */
+      ids?: string[];
+      sort: SortField;
+      sortDir: SortDirection;
+      page: number;
+      perPage: number;
+      /** Keyset pagination: the page starts after this row of the order (and `page` skips nothing). */
+      after?: SearchAfter;
+    }
+>;
 
 /** A position in a search's order: the sort key values of a row (nullable ones may be null) and its id. */
 export interface SearchAfter {

@@ -1,3 +1,4 @@
+import { SingleFlight } from '../lib/single-flight.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
@@ -6,7 +7,7 @@ import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
-import { VersionedMemo } from '../store/versioned-memo.js';
+import { ReadMemo } from '../lib/read-memo.js';
 import { IndexedListings, type IndexedPage } from './indexed-listings.js';
 import { ColumnsBuilder, INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -69,7 +70,7 @@ export interface SearchIndexDeps {
   db: Kysely<Database>;
   listings: ListingsRepository;
   /** Seconds another instance's write may take to show: how often the store's data version is read again. */
-  recheckSeconds: number;
+  readCacheSeconds: number;
   /** Logs a build that failed (the next search starts another). */
   warn: (message: string, error: unknown) => void;
 }
@@ -80,20 +81,20 @@ export interface SearchIndexDeps {
  * of truth: the index answers only while it holds the store's data version (`data_versions`, which every write
  * of listings moves, on any instance); otherwise the store answers and a new index is built in the
  * background, read in chunks from the store. A write by this process shows at once (its version is read
- * again at once), one by another instance within `recheckSeconds`: the same freshness as the store's own answers.
+ * again at once), one by another instance within `readCacheSeconds`: the same freshness as the store's own answers.
  */
 export class SearchIndex {
   private built: Built | null = null;
-  private building: Promise<void> | null = null;
-  private readonly dataVersion: VersionedMemo<number>;
+  private readonly building = new SingleFlight<'build', void>();
+  private readonly dataVersion: ReadMemo<number>;
   private builds = 0;
   private failedBuilds = 0;
   private lastError: { message: string; at: Date } | null = null;
 
   constructor(private readonly deps: SearchIndexDeps) {
-    this.dataVersion = new VersionedMemo(
-      deps.recheckSeconds,
-      () => deps.listings.version,
+    this.dataVersion = new ReadMemo(
+      deps.readCacheSeconds,
+      () => deps.listings.writeCount,
       () => deps.listings.dataVersion(),
     );
   }
@@ -120,7 +121,7 @@ export class SearchIndex {
 
   /** Builds the index unless it is current, and waits for it (a failed build is left to the next search). */
   async current(): Promise<void> {
-    if (!(await this.currentOrRebuild())) await this.building;
+    if (!(await this.currentOrRebuild())) await this.building.get('build');
   }
 
   /** The index's state ({@link SearchIndexState}). */
@@ -132,7 +133,7 @@ export class SearchIndex {
         ? (Object.fromEntries(LISTING_KINDS.map((kind) => [kind, built.kinds.get(kind)?.columns.size ?? 0])) as Record<ListingKind, number>)
         : null,
       dataVersion: built?.dataVersion ?? null,
-      building: this.building !== null,
+      building: this.building.has('build'),
       builtAt: built?.builtAt.toISOString() ?? null,
       buildSeconds: built?.buildSeconds ?? null,
       builds: this.builds,
@@ -150,21 +151,22 @@ export class SearchIndex {
   }
 
   private rebuild(): void {
-    if (this.building) return;
-    this.building = this.build()
-      .then(() => void this.builds++)
-      .catch((error: unknown) => {
+    void this.building.run('build', async () => {
+      try {
+        await this.build();
+        this.builds++;
+      } catch (error) {
         // The store answers meanwhile; the next search tries again.
         this.failedBuilds++;
         this.lastError = { message: error instanceof Error ? error.message : String(error), at: new Date() };
         this.deps.warn('search index: build failed; the store answers searches until one succeeds', error);
-      })
-      .finally(() => (this.building = null));
+      }
+    });
   }
 
   private async build(): Promise<void> {
     const started = performance.now();
-    const localVersion = this.deps.listings.version;
+    const localWrites = this.deps.listings.writeCount;
     // Read before the rows: a write that lands during the build moves the store's version past this reading,
     // so the next search finds the index behind and builds it again.
     const dataVersion = await this.deps.listings.dataVersion();
@@ -208,6 +210,6 @@ export class SearchIndex {
       kinds.set(kind, new IndexedListings(builder.finish()));
     }
     this.built = { dataVersion, kinds, builtAt: new Date(), buildSeconds: Math.round(performance.now() - started) / 1000 };
-    this.dataVersion.keep(dataVersion, localVersion);
+    this.dataVersion.keep(dataVersion, localWrites);
   }
 }

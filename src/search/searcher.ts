@@ -46,7 +46,7 @@ export class Searcher {
 
   constructor(private readonly deps: SearcherDeps) {
     this.index = deps.searchIndex
-      ? new SearchIndex({ db: deps.db, listings: deps.listings, recheckSeconds: deps.readCacheSeconds, warn: deps.warn })
+      ? new SearchIndex({ db: deps.db, listings: deps.listings, readCacheSeconds: deps.readCacheSeconds, warn: deps.warn })
       : null;
   }
 

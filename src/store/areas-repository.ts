@@ -1,19 +1,19 @@
 import type { Kysely } from 'kysely';
 import { AreaTree, type Area } from '../domain/area.js';
 import type { Database } from './schema.js';
-import { VersionedMemo } from './versioned-memo.js';
+import { ReadMemo } from '../lib/read-memo.js';
 
 /** Areas in the mirror (API numbering), and the area tree kept in memory. */
 export class AreasRepository {
   private writes = 0;
-  private readonly kept: VersionedMemo<AreaTree>;
+  private readonly kept: ReadMemo<AreaTree>;
 
   /** `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). */
   constructor(
     private readonly db: Kysely<Database>,
     rereadSeconds = 0,
   ) {
-    this.kept = new VersionedMemo(
+    this.kept = new ReadMemo(
       rereadSeconds,
       () => this.writes,
       async () => new AreaTree(await this.list()),
@@ -21,7 +21,7 @@ export class AreasRepository {
   }
 
   /** How many times this process replaced the area list: caches keyed by it see a local area sync at once. */
-  get version(): number {
+  get writeCount(): number {
     return this.writes;
   }
 

@@ -21,7 +21,7 @@ export class ListingsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** How many write transactions this process committed to listings: read caches keyed by it see local writes at once. */
-  get version(): number {
+  get writeCount(): number {
     return this.writes;
   }
 

@@ -39,7 +39,7 @@ export class ScopesRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** How many writes this process made to scope states: a cache of them keyed by it sees local writes at once. */
-  get version(): number {
+  get writeCount(): number {
     return this.writes;
   }
 

@@ -1,3 +1,4 @@
+import { SingleFlight } from '../lib/single-flight.js';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
@@ -92,7 +93,7 @@ export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sal
  */
 export class Syncer {
   /** The area sync under way, if any: callers finding no areas stored share it. */
-  private areasSync: Promise<AreaTree> | null = null;
+  private readonly areasSync = new SingleFlight<'areas', AreaTree>();
   private readonly reports = new Map<string, CrawlReport>();
   /** Listings hydrated by this process, and how many hydrations of the backlog are under way. */
   private hydratedCount = 0;
@@ -131,8 +132,7 @@ export class Syncer {
   async areaTree(): Promise<AreaTree> {
     const stored = await this.deps.areas.tree();
     if (stored.areas.length) return stored;
-    this.areasSync ??= this.syncAreas().finally(() => (this.areasSync = null));
-    return this.areasSync;
+    return this.areasSync.run('areas', () => this.syncAreas());
   }
 
   /** Replaces the stored area list with the upstream's; returns the tree it made. */

@@ -122,10 +122,18 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
       polygon: sometimes(polygon, 1 / 8),
     })
     .map(({ kind, saleType, filters, sort, sortDir, page, perPage, after, polygon, zoom }) => {
-      const search = { ...filters, kind, sort, sortDir, page, perPage } as ListingSearch;
-      if (kind === 'sale' && saleType) search.saleType = saleType;
-      for (const key of Object.keys(search) as (keyof ListingSearch)[]) if (search[key] === undefined) delete search[key];
-      if (after) search.after = afterOf(after[0], sort, after[1]);
+      const drawn: Record<string, unknown> = {
+        ...filters,
+        kind,
+        sort,
+        sortDir,
+        page,
+        perPage,
+        ...(kind === 'sale' && saleType ? { saleType } : {}),
+        ...(after ? { after: afterOf(after[0], sort, after[1]) } : {}),
+      };
+      // A filter drawn as absent is left out, as the route leaves out a parameter not given.
+      const search = Object.fromEntries(Object.entries(drawn).filter(([, value]) => value !== undefined)) as ListingSearch;
       return { search, polygon, zoom };
     });
 }

@@ -38,10 +38,10 @@ interface Entry {
 }
 
 export interface AnswerCacheOptions {
-  /** This process's write versions of the mirror: an entry is only found while they are unchanged. */
-  versions: () => string;
+  /** This process's write counts of the mirror's tables: an entry is only found while they are unchanged. */
+  writeCounts: () => string;
   /** Seconds an answer may be reused (READ_CACHE_SECONDS: how long another instance's write may take to show). */
-  ttlSeconds: number;
+  readCacheSeconds: number;
   /** The most bytes of serialized answers held (each counted with about a kilobyte for its key and meta). */
   maxBytes: number;
   clock: () => Date;
@@ -53,12 +53,12 @@ export interface AnswerCacheOptions {
  * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), kept
  * from the second time a request is asked (admission, below) and reused when the same caller plan asks
  * the same URL with the same `Accept`, while this process has written nothing to the mirror since, for
- * at most `ttlSeconds`, and never past the moment the data turns stale.
+ * at most `readCacheSeconds`, and never past the moment the data turns stale.
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
  * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
  * the hooks that set headers from `meta` read the kept meta); only the route's work and the
- * serialization are skipped. Another instance's writes show within `ttlSeconds`, as in the read caches.
+ * serialization are skipped. Another instance's writes show within `readCacheSeconds`, as in the read caches.
  * While an admitted answer is being computed, identical requests wait for it and are answered from the
  * cache (single flight); each is still counted and limited before it waits.
  */
@@ -98,7 +98,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
 
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
-    const key = `${options.versions()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
+    const key = `${options.writeCounts()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
     const count = (outcome: 'hit' | 'miss') => options.metrics?.answerCache.inc({ outcome });
     // Answered here, so `done` is not called.
     if (answerFromCache(key, reply)) return void count('hit');
@@ -165,7 +165,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
 }
 
 /**
- * Until when (ms since the epoch) an answer with this meta may be reused: `ttlSeconds` from now, but not
+ * Until when (ms since the epoch) an answer with this meta may be reused: `readCacheSeconds` from now, but not
  * past the instant its data turns stale; null when it must not be reused (no freshness meta, not
  * `cached`, or it started a refresh).
  */
@@ -173,6 +173,6 @@ function reusableUntil(meta: CacheableMeta | undefined, options: AnswerCacheOpti
   if (!meta?.dataAge || meta.source !== 'cached' || meta.refreshTriggered || meta.freshnessThreshold === undefined) return null;
   const now = options.clock().getTime();
   const staleAt = Date.parse(meta.dataAge) + meta.freshnessThreshold * 1000;
-  const until = Math.min(now + options.ttlSeconds * 1000, staleAt);
+  const until = Math.min(now + options.readCacheSeconds * 1000, staleAt);
   return until > now ? until : null;
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { VersionedMemo } from '../../store/versioned-memo.js';
+import { ReadMemo } from '../../lib/read-memo.js';
 import { Problem } from '../problem.js';
 import { accessOf } from './auth.js';
 
@@ -16,7 +16,7 @@ export const FIRST_SYNC_PENDING =
 export function registerFirstSyncGate(app: FastifyInstance, deps: { hasData: () => Promise<boolean>; retryAfterSeconds: number }): void {
   let open = false;
   // This process writes nothing to the mirror: only the time limit makes it ask again.
-  const hasData = new VersionedMemo(1, () => 0, deps.hasData);
+  const hasData = new ReadMemo(1, () => 0, deps.hasData);
   app.addHook('onRequest', async (request) => {
     if (open || accessOf(request) === 'public') return;
     open = await hasData.get().catch(() => false);

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
 import type { Mirror } from '../../read/mirror.js';
-import type { ListingSearch } from '../../search/listing-search.js';
+import type { ListingSearch, SearchAfter } from '../../search/listing-search.js';
 import { RANGES } from '../../search/filters.js';
 import { SEARCH_FILTER_NAMES, type SearchFilters } from '../../domain/search-filters.js';
 import { districtFilters } from '../../domain/city-districts.js';
@@ -46,7 +46,7 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     SEARCH_FILTER_NAMES.filter((name) => q[name] !== undefined).map((name) => [name, q[name]]),
   );
   const { cursor, sort, sortDir, page, perPage } = q;
-  const search: ListingSearch = {
+  const base: ListingSearch = {
     ...filters,
     kind,
     areaIds,
@@ -64,19 +64,26 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
     perPage: Math.min(perPage ?? DEFAULT_PER_PAGE, cap),
   };
   const inverted = RANGES.filter(([min, max]) => {
-    const [low, high] = [search[min], search[max]] as (number | undefined)[];
+    const [low, high] = [base[min], base[max]] as (number | undefined)[];
     return low !== undefined && high !== undefined && low > high;
   });
   if (inverted.length) throw invalidParams(inverted.map(([min, max]) => ({ name: min, in: 'query', message: `must not exceed ${max}` })));
-  if (cursor) {
-    try {
-      search.after = decodeCursor(search, cursor);
-    } catch (error) {
-      if (!(error instanceof CursorError)) throw error;
-      throw invalidParams([{ name: 'cursor', in: 'query', message: error.message }]);
-    }
-  }
+  // Final once built: a cursor's position is decoded against the search's own order first.
+  const search: ListingSearch = cursor ? { ...base, after: afterCursor(base, cursor) } : base;
   return { search, boroughs, polygon: geo.polygon };
+}
+
+/**
+ * The position `cursor` names in `search`'s order.
+ * @throws Problem INVALID_PARAMS naming `cursor` when it is not one of this search's cursors.
+ */
+function afterCursor(search: ListingSearch, cursor: string): SearchAfter {
+  try {
+    return decodeCursor(search, cursor);
+  } catch (error) {
+    if (!(error instanceof CursorError)) throw error;
+    throw invalidParams([{ name: 'cursor', in: 'query', message: error.message }]);
+  }
 }
 
 const listResponse = Type.Object(

@@ -1,27 +1,27 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { VersionedMemo } from '../../src/store/versioned-memo.js';
+import { ReadMemo } from '../../src/lib/read-memo.js';
 
-// The one memo of values read from the store (src/store/versioned-memo.ts): kept while this process's write
-// version is unchanged and for at most its time to live.
+// The one memo of values read from the store (src/lib/read-memo.ts): kept while this process's write
+// count is unchanged and for at most READ_CACHE_SECONDS.
 afterEach(() => vi.useRealTimers());
 
 function counter() {
   let reads = 0;
-  let version = 0;
+  let writeCount = 0;
   let fail = false;
-  const memo = new VersionedMemo(
+  const memo = new ReadMemo(
     2,
-    () => version,
+    () => writeCount,
     async () => {
       reads++;
       if (fail) throw new Error('store away');
       return reads;
     },
   );
-  return { memo, reads: () => reads, write: () => version++, failNext: (v: boolean) => (fail = v) };
+  return { memo, reads: () => reads, write: () => writeCount++, failNext: (v: boolean) => (fail = v) };
 }
 
-describe('a value kept by write version and time', () => {
+describe('a value kept by write count and time', () => {
   it('concurrent and later callers within the time to live share one reading', async () => {
     const c = counter();
     expect(await Promise.all([c.memo.get(), c.memo.get()])).toEqual([1, 1]);
@@ -67,15 +67,15 @@ describe('a value kept by write version and time', () => {
   });
 
   it('a reading that fails after a newer one was kept leaves the newer one kept', async () => {
-    let version = 0;
+    let writeCount = 0;
     const answers: { resolve: (n: number) => void; reject: (e: Error) => void }[] = [];
-    const memo = new VersionedMemo(
+    const memo = new ReadMemo(
       60,
-      () => version,
+      () => writeCount,
       () => new Promise<number>((resolve, reject) => answers.push({ resolve, reject })),
     );
     const first = memo.get();
-    version++;
+    writeCount++;
     const second = memo.get();
     answers[1].resolve(2);
     expect(await second).toBe(2);
