@@ -1,5 +1,5 @@
 // Writes the table of settings (src/settings.ts) into docs/configuration.md, between its markers, and .env.example.
-// test/unit/settings.test.ts fails when either differs from the code.
+// test/settings.test.ts fails when either differs from the code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { envExample, settingsTable } from '../src/settings.js';

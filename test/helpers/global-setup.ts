@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pino from 'pino';
@@ -18,12 +19,40 @@ import {
   SHARED_DATA_WITHOUT_RENTHOP,
   TEMPLATE_DB,
   TEMPLATE_WITHOUT_RENTHOP_DB,
+  TEMPLATES,
 } from './paths.js';
 
 /**
- * Once per test run: builds the local upstream's inventory from the real data and syncs it into a
- * template SQLite database through the real client and local upstream; the same for the inventory
- * without the RentHop rentals. Each test file copies one inventory and its template.
+ * What shapes the templates: the shared data (each file's path, size and time), and the code and migrations that
+ * build the inventory and sync it (the files' contents). Another content makes another template.
+ */
+const TEMPLATE_SOURCES = [
+  'src/dataset',
+  'src/domain',
+  'src/store',
+  'src/sync',
+  'src/upstream',
+  'src/reference',
+  'test/helpers/global-setup.ts',
+  'test/helpers/shared-data.ts',
+  'package-lock.json',
+];
+
+/**
+ * A template is reused for this long after it was synced. Its scopes' last syncs are as old as it is, and
+ * searches turn stale after FRESHNESS_SEARCH_SECONDS (an hour): a template this young stays fresh through a
+ * whole run.
+ */
+const TEMPLATE_REUSE_SECONDS = 30 * 60;
+
+/** The files of each template set, built together (an inventory, then its synced SQLite mirror). */
+const TEMPLATE_FILES = [INVENTORY_FILE, TEMPLATE_DB, INVENTORY_WITHOUT_RENTHOP_FILE, TEMPLATE_WITHOUT_RENTHOP_DB];
+
+/**
+ * Once per test run: the local upstream's inventory built from the real data and synced into a template SQLite
+ * database through the real client and local upstream; the same for the inventory without the RentHop rentals.
+ * Each test file copies one inventory and its template. A set built by an earlier run from the same sources
+ * ({@link TEMPLATE_SOURCES}) within {@link TEMPLATE_REUSE_SECONDS} is reused; CI (`CI` set) always builds afresh.
  * Meanwhile, on the other core, compiles the command line the tests run (`CLI`), as `npm start` does.
  */
 export default async function setup(): Promise<void> {
@@ -40,16 +69,54 @@ export default async function setup(): Promise<void> {
   const tmp = join(CACHE, 'tmp');
   mkdirSync(tmp, { recursive: true });
   process.env.TMPDIR = tmp;
+  writeSharedDataWithoutRentHop(SHARED_DATA_WITHOUT_RENTHOP);
+  const kept = join(TEMPLATES, sourcesHash());
+  const reusable = !process.env.CI && TEMPLATE_FILES.every((file) => existsSync(join(kept, relative(CACHE, file))));
+  if (reusable && (Date.now() - statSync(join(kept, relative(CACHE, TEMPLATE_DB))).mtimeMs) / 1000 < TEMPLATE_REUSE_SECONDS) {
+    console.error(`reusing the test templates of ${kept}`);
+  } else {
+    await buildTemplates();
+    // Kept for the next run, under the hash of what made them; older sets go.
+    rmSync(TEMPLATES, { recursive: true, force: true });
+    const building = `${kept}.partial`;
+    mkdirSync(building, { recursive: true });
+    for (const file of TEMPLATE_FILES) linkSync(file, join(building, relative(CACHE, file)));
+    renameSync(building, kept);
+    await build;
+    return;
+  }
+  for (const file of TEMPLATE_FILES) linkSync(join(kept, relative(CACHE, file)), file);
+  await build;
+}
+
+/** Builds both template sets into the test cache ({@link TEMPLATE_FILES}). */
+async function buildTemplates(): Promise<void> {
   const asOf = new Date();
   const inventory = buildInventory(SHARED_DATA, asOf);
   writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
   // Only the whole city's template holds NYC Open Data's records (the tests of mechanics do not read them).
   await syncTemplate(TEMPLATE_DB, inventory, true);
-  writeSharedDataWithoutRentHop(SHARED_DATA_WITHOUT_RENTHOP);
   const withoutRentHop = buildInventory(SHARED_DATA_WITHOUT_RENTHOP, asOf);
   writeFileSync(INVENTORY_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
   await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop, false);
-  await build;
+}
+
+/** A hash of {@link TEMPLATE_SOURCES}' contents and of the shared data folder's files (path, size, time). */
+function sourcesHash(): string {
+  const hash = createHash('sha256');
+  const walk = (path: string, contents: boolean): void => {
+    if (!existsSync(path)) return;
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(path).sort()) walk(join(path, name), contents);
+      return;
+    }
+    hash.update(`${path}\0${stat.size}\0`);
+    hash.update(contents ? readFileSync(path) : String(stat.mtimeMs));
+  };
+  for (const source of TEMPLATE_SOURCES) walk(join(ROOT, source), true);
+  walk(SHARED_DATA, false);
+  return hash.digest('hex').slice(0, 16);
 }
 
 /**

@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const SHARED_DATA = process.env.SHARED_DATA_DIR ? resolve(process.env.SHARED_DATA_DIR) : resolve(ROOT, '..', 'shared', 'data');
 export const CACHE = resolve(ROOT, '.cache', 'test');
+/** Template sets kept across runs, one folder a hash of what shapes them (global-setup.ts). */
+export const TEMPLATES = resolve(ROOT, '.cache', 'templates');
 export const INVENTORY_FILE = resolve(CACHE, 'inventory.json');
 export const TEMPLATE_DB = resolve(CACHE, 'template.db');
 /** The same without the RentHop rentals (docs/data.md: ids 7,000,000 to 7,999,999), for tests of mechanics. */

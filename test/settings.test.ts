@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadEnvFile } from '../../src/config.js';
-import { envExample, SETTINGS, settingsTable } from '../../src/settings.js';
+import { ConfigError, loadConfig, loadEnvFile } from '../src/config.js';
+import { envExample, SETTINGS, settingsTable } from '../src/settings.js';
 
 // The table of settings (src/settings.ts) is the one source of docs/configuration.md, and holds every variable
 // config.ts reads, with the default it falls back to.
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..');
 
 describe('the table of settings', () => {
   it('docs/configuration.md holds it exactly (npm run docs:config writes it)', () => {

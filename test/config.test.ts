@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 
 describe('configuration', () => {
   it('defaults: plans, freshness in seconds, embedded SQLite, local upstream', () => {
