@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Mirror } from './read/mirror.js';
+import type { ReadService } from './read/read-service.js';
 import { registerFirstSyncGate } from './http/plugins/first-sync.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
@@ -49,7 +49,7 @@ import { API_DESCRIPTION, openApiDocument } from './http/openapi.js';
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
 export interface AppDeps {
   config: Config;
-  mirror: Mirror;
+  reads: ReadService;
   /** NYC Open Data's records: recorded sales and buildings' tax-lot facts. */
   cityRecords: CityRecords;
   keys: KeysRepository;
@@ -267,30 +267,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // After auth and rate limits (a reused answer is counted and limited like any other).
   if (deps.config.answerCacheBytes > 0) {
     registerAnswerCache(app, {
-      writeCounts: () => deps.mirror.writeCounts,
+      writeCounts: () => deps.reads.writeCounts,
       readCacheSeconds: deps.config.readCacheSeconds,
       maxBytes: deps.config.answerCacheBytes,
       clock: deps.clock,
       metrics: deps.metrics,
     });
   }
-  registerSearchRoutes(app, { mirror: deps.mirror, config: deps.config });
+  registerSearchRoutes(app, { reads: deps.reads, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
-  registerPropertyRoutes(app, { mirror: deps.mirror, comparablesPlan: deps.config.featurePlans.comparables });
-  registerBuildingRoutes(app, { mirror: deps.mirror, cityRecords: deps.cityRecords });
+  registerPropertyRoutes(app, { reads: deps.reads, comparablesPlan: deps.config.featurePlans.comparables });
+  registerBuildingRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords });
   registerRecordedSalesRoutes(app, {
     cityRecords: deps.cityRecords,
-    areaTree: () => deps.mirror.areaTree(),
+    areaTree: () => deps.reads.areaTree(),
     findListing: (id) => deps.listings.findById(id),
     config: deps.config,
     clock: deps.clock,
   });
-  registerAreaRoutes(app, { mirror: deps.mirror });
-  registerMarketRoutes(app, { mirror: deps.mirror, config: deps.config, clock: deps.clock });
+  registerAreaRoutes(app, { reads: deps.reads });
+  registerMarketRoutes(app, { reads: deps.reads, config: deps.config, clock: deps.clock });
   registerChangesRoutes(app, {
     changes: deps.changes,
     tail: deps.changeTail,
-    mirror: deps.mirror,
+    reads: deps.reads,
     config: deps.config,
     clock: deps.clock,
     metrics: deps.metrics,

@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
-import { buildInventory } from './dataset/build-inventory.js';
-import type { Inventory } from './upstream/local/inventory.js';
+import { buildSiteData } from './dataset/build-site-data.js';
+import type { SiteData } from './upstream/local/site-data.js';
 import { LocalMarket } from './upstream/local/market.js';
 import { MarketClock } from './upstream/local/market-clock.js';
 import { parseFaults } from './upstream/faults.js';
@@ -10,12 +10,12 @@ import { startLocalUpstream, type LocalUpstream } from './upstream/local/server.
 export interface LocalSite {
   upstream: LocalUpstream;
   marketClock: MarketClock | null;
-  /** Listings its inventory holds. */
+  /** Listings its site data holds. */
   listings: number;
 }
 
 /**
- * Starts the local upstream over `inventory` (built from `config.sharedDataDir` when not given), with the
+ * Starts the local upstream over `siteData` (built from `config.sharedDataDir` when not given), with the
  * configured faults, result cap and admin port, and a market clock when `MARKET_CLOCK` is on (real time) or
  * `manualMarketClock` is set (moves only when advanced, through the admin's `POST /market/advance` too).
  * What `serve` starts when no `UPSTREAM_URL` is set, and what `nyc-listings upstream` runs alone.
@@ -25,7 +25,7 @@ export async function startLocalSite(
   config: Config,
   options: {
     clock?: () => Date;
-    inventory?: Inventory;
+    siteData?: SiteData;
     manualMarketClock?: boolean;
     recordQueries?: boolean;
     port?: number;
@@ -33,8 +33,8 @@ export async function startLocalSite(
   } = {},
 ): Promise<LocalSite> {
   const clock = options.clock ?? (() => new Date());
-  const inventory = options.inventory ?? buildInventory(config.sharedDataDir, clock());
-  const market = new LocalMarket(inventory, clock);
+  const siteData = options.siteData ?? buildSiteData(config.sharedDataDir, clock());
+  const market = new LocalMarket(siteData, clock);
   const marketClock =
     options.manualMarketClock || config.marketClock
       ? new MarketClock(market, { seed: config.marketSeed, start: clock(), realTime: !options.manualMarketClock })
@@ -48,5 +48,5 @@ export async function startLocalSite(
     beforeRequest: marketClock ? () => marketClock.catchUp() : undefined,
     recordQueries: options.recordQueries,
   });
-  return { upstream, marketClock, listings: inventory.listings.length };
+  return { upstream, marketClock, listings: siteData.listings.length };
 }

@@ -3,11 +3,11 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { buildApp, createLogger } from './app.js';
 import type { Config } from './config.js';
-import type { Inventory } from './upstream/local/inventory.js';
+import type { SiteData } from './upstream/local/site-data.js';
 import { loadStations } from './reference/subway-stations.js';
 import { RefreshCoordinator } from './freshness/coordinator.js';
 import { ScopeFreshness } from './freshness/scopes.js';
-import { Mirror } from './read/mirror.js';
+import { ReadService } from './read/read-service.js';
 import { RedisRefreshLock } from './freshness/refresh-lock.js';
 import { KeyResolver } from './access/key-resolver.js';
 import { PlanLimiters } from './access/plan-limiters.js';
@@ -65,7 +65,7 @@ export interface Runtime {
   hydration: HydrationJob;
   coordinator: RefreshCoordinator;
   scheduler: SyncScheduler;
-  mirror: Mirror;
+  reads: ReadService;
   keys: KeysRepository;
   listings: ListingsRepository;
   scopes: ScopesRepository;
@@ -86,8 +86,8 @@ export interface RuntimeOptions {
   /** The service's clock (UTC); tests move it. */
   clock?: () => Date;
   logger?: Logger;
-  /** Inventory for the local upstream (built from ../shared/data when not given). */
-  inventory?: Inventory;
+  /** The site data the local upstream serves (built from ../shared/data when not given). */
+  siteData?: SiteData;
   /** A manual market clock (tests): starts at the service clock's time and moves only when advanced. */
   manualMarketClock?: boolean;
   /** Run the first full sync when the store has no listings (default true). */
@@ -142,7 +142,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     if (!config.upstreamUrl) {
       const site = await startLocalSite(config, {
         clock,
-        inventory: options.inventory,
+        siteData: options.siteData,
         manualMarketClock: options.manualMarketClock,
         recordQueries: options.recordUpstreamQueries,
       });
@@ -278,7 +278,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
     const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
-    const mirror = new Mirror({
+    const reads = new ReadService({
       db: store.readDb,
       dialect: store.dialect,
       ...{ listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock },
@@ -292,7 +292,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       freshnessSeconds: config.openData.freshnessSeconds,
     });
     /** The search index's state, as /v1/health shows it and the metrics read it. */
-    const searchIndexState = () => mirror.searcher.index?.state() ?? NO_SEARCH_INDEX;
+    const searchIndexState = () => reads.searcher.index?.state() ?? NO_SEARCH_INDEX;
     /** Hydration's state, as /v1/health shows it and the metrics read it. */
     const hydrationHealth = async () => {
       const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
@@ -303,7 +303,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       webhooks,
       changes,
       tail: changeTail,
-      areaTree: () => mirror.areaTree(),
+      areaTree: () => reads.areaTree(),
       config,
       clock,
       logger,
@@ -311,7 +311,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     });
     const app = await buildApp({
       config,
-      mirror,
+      reads,
       cityRecords: cityFacts,
       keys,
       quotas,
@@ -392,7 +392,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       hydration,
       coordinator,
       scheduler,
-      mirror,
+      reads,
       keys,
       listings,
       scopes,

@@ -25,7 +25,7 @@ export const serveCommand: Command = {
     const runtime = await startRuntime(config, { logger, apiOnly });
     // The search index answers from the first request: built later, under load, its build competes with the
     // searches the store answers meanwhile.
-    const index = runtime.mirror.searcher.index;
+    const index = runtime.reads.searcher.index;
     if (index) {
       await index.current();
       const { listings, buildSeconds } = index.state();

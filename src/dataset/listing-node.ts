@@ -1,4 +1,4 @@
-import type { LocalListingNode } from '../upstream/local/inventory.js';
+import type { LocalListingNode } from '../upstream/local/site-data.js';
 
 /**
  * A listing of the local upstream from what its source row gives (`known`), every other fact unknown:

@@ -1,5 +1,5 @@
 import type { GeoPoint } from '../wire/common.js';
-import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
+import type { SiteListing, LocalBuilding } from '../upstream/local/site-data.js';
 import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
 import { undatedListedAt } from './listing-dates.js';
 import { listingNode } from './listing-node.js';
@@ -31,7 +31,7 @@ export function buildRentHopRentals(
   areas: SiteAreaIndex,
   land: BoroughLand,
   asOf: Date,
-): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
+): { listings: SiteListing[]; buildings: LocalBuilding[] } {
   const rows = readCsv(sharedDataFile(sharedDataDir, 'rentHopRentals'), 'utf8', [
     'bathrooms',
     'bedrooms',
@@ -39,7 +39,7 @@ export function buildRentHopRentals(
     'longitude',
     'latitude',
   ] as const);
-  const listings: InventoryListing[] = [];
+  const listings: SiteListing[] = [];
   const buildings = new Map<string, LocalBuilding>();
   /** Borough and area of each distinct point, worked out once a point (10,933 points for 49,352 rows). */
   const places = new Map<string, { borough: number; areaId: number; areaName: string } | null>();

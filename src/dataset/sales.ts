@@ -1,6 +1,6 @@
 import { slugify } from '../domain/area.js';
 import type { GeoPoint } from '../wire/common.js';
-import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
+import type { SiteListing, LocalBuilding } from '../upstream/local/site-data.js';
 import { BOROUGH_NAME_BY_UPSTREAM_ID, type SiteAreaIndex } from './areas.js';
 import { undatedListedAt } from './listing-dates.js';
 import { listingNode } from './listing-node.js';
@@ -87,10 +87,10 @@ export function buildSales(
   areas: SiteAreaIndex,
   land: BoroughLand,
   asOf: Date,
-): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
+): { listings: SiteListing[]; buildings: LocalBuilding[] } {
   const rows = readCsv(sharedDataFile(sharedDataDir, 'nyHouseSales'), 'utf8', COLUMNS);
   const seen = new Set<string>();
-  const listings: InventoryListing[] = [];
+  const listings: SiteListing[] = [];
   const buildings = new Map<string, { building: LocalBuilding; slug: string }>();
   const slugs = new Set<string>();
   const urls = new Set<string>();

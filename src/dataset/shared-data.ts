@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 
 /**
  * The files of the shared data folder (`SHARED_DATA_DIR`, by default `../shared/data`) the local upstream
- * builds its inventory from, relative to that folder. Provenance: that folder's README and docs/data.md.
+ * builds its site data from, relative to that folder. Provenance: that folder's README and docs/data.md.
  */
 export const SHARED_DATA_FILES = {
   siteAreas: 'streeteasy-areas/areas.json',

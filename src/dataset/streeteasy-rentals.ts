@@ -1,4 +1,4 @@
-import type { InventoryListing, LocalBuilding } from '../upstream/local/inventory.js';
+import type { SiteListing, LocalBuilding } from '../upstream/local/site-data.js';
 import { UPSTREAM_BOROUGH_BY_NAME, type SiteAreaIndex } from './areas.js';
 import type { BoroughLand } from './placement.js';
 import { undatedListedAt } from './listing-dates.js';
@@ -34,9 +34,9 @@ export function buildStreetEasyRentals(
   areas: SiteAreaIndex,
   land: BoroughLand,
   asOf: Date,
-): { listings: InventoryListing[]; buildings: LocalBuilding[] } {
+): { listings: SiteListing[]; buildings: LocalBuilding[] } {
   const rows = readCsv(sharedDataFile(sharedDataDir, 'streetEasyRentals'));
-  const listings: InventoryListing[] = [];
+  const listings: SiteListing[] = [];
   const buildings = new Map<string, LocalBuilding>();
   const positions = new Map<string, { latitude: number; longitude: number }>();
   for (const row of rows) {

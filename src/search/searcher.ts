@@ -38,7 +38,7 @@ export interface SearcherDeps {
  * Runs listing searches: from the search index ({@link SearchIndex}) while it holds the store's data version, the
  * store then reading only the page's rows; otherwise (the index being built, SEARCH_INDEX off, a point and radius)
  * in the store, a count and a page (`searchListings`). Either way the same rows, total and next page's cursor
- * (test/search/search-index.test.ts). Freshness and presentation are the caller's (`Mirror.search`).
+ * (test/search/search-index.test.ts). Freshness and presentation are the caller's (`ReadService.search`).
  */
 export class Searcher {
   /** Every active listing's searched columns in memory, when SEARCH_INDEX is on. */

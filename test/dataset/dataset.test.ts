@@ -3,15 +3,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodePolyline, inRings } from '../helpers/geometry.js';
 import { SHARED_DATA } from '../helpers/paths.js';
-import { loadInventory } from '../helpers/runtime.js';
+import { loadSiteData } from '../helpers/runtime.js';
 import { allSaleRows, areaAt, rentalRows, siteAreas, upstreamParents } from '../helpers/source-rows.js';
 
-const inventory = loadInventory();
+const siteData = loadSiteData();
 
 describe('dataset builders over the real data', () => {
   it('every StreetEasy row, every RentHop row on land at a plausible rent, and every NY-House row once is one listing', () => {
-    const rentals = inventory.listings.filter((l) => l.kind === 'rental');
-    const sales = inventory.listings.filter((l) => l.kind === 'sale');
+    const rentals = siteData.listings.filter((l) => l.kind === 'rental');
+    const sales = siteData.listings.filter((l) => l.kind === 'sale');
     expect(rentals.map((l) => l.node.id).sort()).toEqual(
       rentalRows()
         .map((r) => r.rental_id)
@@ -22,15 +22,15 @@ describe('dataset builders over the real data', () => {
         .map((r) => r.id)
         .sort(),
     );
-    expect(new Set(inventory.listings.map((l) => l.node.id)).size).toBe(inventory.listings.length);
-    expect(new Set(inventory.listings.map((l) => l.node.urlPath)).size).toBe(inventory.listings.length);
+    expect(new Set(siteData.listings.map((l) => l.node.id)).size).toBe(siteData.listings.length);
+    expect(new Set(siteData.listings.map((l) => l.node.urlPath)).size).toBe(siteData.listings.length);
     const inContract = new Set(
       allSaleRows()
         .filter((r) => r.inContract)
         .map((r) => r.id),
     );
     expect(
-      inventory.listings
+      siteData.listings
         .filter((l) => l.node.status !== 'ACTIVE')
         .map((l) => l.node.id)
         .sort(),
@@ -38,23 +38,23 @@ describe('dataset builders over the real data', () => {
     expect(sales.filter((l) => inContract.has(l.node.id)).every((l) => l.node.status === 'IN_CONTRACT')).toBe(true);
   });
 
-  it("without the RentHop file, the inventory is the whole city's less its RentHop rentals and their buildings, nothing else changed", () => {
-    const without = loadInventory(true);
+  it("without the RentHop file, the site data is the whole city's less its RentHop rentals and their buildings, nothing else changed", () => {
+    const without = loadSiteData(true);
     const renthop = new Set(
       rentalRows()
         .filter((r) => r.source === 'renthop')
         .map((r) => r.rental_id),
     );
     expect(renthop.size).toBeGreaterThan(40_000);
-    const kept = inventory.listings.filter((l) => !(l.kind === 'rental' && renthop.has(l.node.id)));
+    const kept = siteData.listings.filter((l) => !(l.kind === 'rental' && renthop.has(l.node.id)));
     expect(without.listings).toEqual(kept);
     const buildings = new Set(kept.map((l) => l.buildingId));
-    expect(without.buildings).toEqual(inventory.buildings.filter((b) => buildings.has(b.id)));
-    expect(without.areas).toEqual(inventory.areas);
+    expect(without.buildings).toEqual(siteData.buildings.filter((b) => buildings.has(b.id)));
+    expect(without.areas).toEqual(siteData.areas);
   });
 
   it("RentHop and NY-House listings keep their source row's position, and lie in the deepest area whose outline holds it", () => {
-    const byId = new Map(inventory.listings.map((l) => [l.node.id, l]));
+    const byId = new Map(siteData.listings.map((l) => [l.node.id, l]));
     for (const r of rentalRows().filter((r) => r.source === 'renthop')) {
       const l = byId.get(r.rental_id)!;
       expect(l.node.geoPoint).toEqual({ latitude: Number(r.latitude), longitude: Number(r.longitude) });
@@ -68,7 +68,7 @@ describe('dataset builders over the real data', () => {
   });
 
   it("the publisher's filled-in means are unknown, never a number; the brokerage is the source group", () => {
-    const byId = new Map(inventory.listings.map((l) => [l.node.id, l.node]));
+    const byId = new Map(siteData.listings.map((l) => [l.node.id, l.node]));
     for (const r of allSaleRows()) {
       const n = byId.get(r.id)!;
       expect(n.bedroomCount).toBe(r.bedrooms);
@@ -90,7 +90,7 @@ describe('dataset builders over the real data', () => {
   it('listings at exactly the same point share one building, and no building spans two points', () => {
     const points = new Map<string, Set<string>>();
     const buildings = new Map<string, Set<string>>();
-    for (const l of inventory.listings.filter((l) => l.node.id.length === 7 && Number(l.node.id) >= 7_000_000)) {
+    for (const l of siteData.listings.filter((l) => l.node.id.length === 7 && Number(l.node.id) >= 7_000_000)) {
       const point = `${l.kind}:${l.node.geoPoint!.latitude},${l.node.geoPoint!.longitude}`;
       points.set(point, (points.get(point) ?? new Set()).add(l.buildingId!));
       buildings.set(l.buildingId!, (buildings.get(l.buildingId!) ?? new Set()).add(point));
@@ -101,8 +101,8 @@ describe('dataset builders over the real data', () => {
 
   it("areas are the site's own answer, served as captured", () => {
     const real = siteAreas();
-    expect(inventory.areas.length).toBe(346);
-    expect(inventory.areas.map((a) => a.id)).toEqual(real.map((a) => a.id));
+    expect(siteData.areas.length).toBe(346);
+    expect(siteData.areas.map((a) => a.id)).toEqual(real.map((a) => a.id));
   });
 
   it("every listing lies inside its borough's NTA polygons", () => {
@@ -120,7 +120,7 @@ describe('dataset builders over the real data', () => {
       for (let c: number | null | undefined = id; c; c = parents.get(c)) if (boroughName[c]) return boroughName[c];
       return undefined;
     };
-    const outside = inventory.listings.filter((l) => {
+    const outside = siteData.listings.filter((l) => {
       const borough = boroughOf(l.areaId)!;
       const { latitude, longitude } = l.node.geoPoint!;
       return !polygons.get(borough)!.some((rings) => inRings(rings, longitude, latitude));
@@ -132,7 +132,7 @@ describe('dataset builders over the real data', () => {
     const outlines = new Map(
       siteAreas().map((a) => [a.numericId, (a as unknown as { geometry: { encodedBoundary: string } }).geometry.encodedBoundary]),
     );
-    const rentals = inventory.listings.filter(
+    const rentals = siteData.listings.filter(
       (l) => l.kind === 'rental' && Number(l.node.id) < 7_000_000 && ![100, 200, 300, 400, 500].includes(l.areaId),
     );
     const outside = rentals.filter(
@@ -154,7 +154,7 @@ describe('dataset builders over the real data', () => {
       for (let c: number | null | undefined = id; c; c = parents.get(c)) if (c === 100) return true;
       return false;
     };
-    const chelsea = inventory.listings.filter((l) => l.kind === 'rental' && l.node.areaName === 'Chelsea');
+    const chelsea = siteData.listings.filter((l) => l.kind === 'rental' && l.node.areaName === 'Chelsea');
     expect(chelsea.length).toBeGreaterThan(10);
     expect(chelsea.every((l) => inManhattan(l.areaId))).toBe(true);
   });

@@ -6,14 +6,14 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { buildInventory } from '../../src/dataset/build-inventory.js';
+import { buildSiteData } from '../../src/dataset/build-site-data.js';
 import { startRuntime } from '../../src/runtime.js';
-import type { Inventory } from '../../src/upstream/local/inventory.js';
+import type { SiteData } from '../../src/upstream/local/site-data.js';
 import { writeSharedDataWithoutRentHop } from './shared-data.js';
 import {
   CACHE,
-  INVENTORY_FILE,
-  INVENTORY_WITHOUT_RENTHOP_FILE,
+  SITE_DATA_FILE,
+  SITE_DATA_WITHOUT_RENTHOP_FILE,
   ROOT,
   SHARED_DATA,
   SHARED_DATA_WITHOUT_RENTHOP,
@@ -24,7 +24,7 @@ import {
 
 /**
  * What shapes the templates: the shared data (each file's path, size and time), and the code and migrations that
- * build the inventory and sync it (the files' contents). Another content makes another template.
+ * build the site data and sync it (the files' contents). Another content makes another template.
  */
 const TEMPLATE_SOURCES = [
   'src/dataset',
@@ -45,13 +45,13 @@ const TEMPLATE_SOURCES = [
  */
 const TEMPLATE_REUSE_SECONDS = 30 * 60;
 
-/** The files of each template set, built together (an inventory, then its synced SQLite mirror). */
-const TEMPLATE_FILES = [INVENTORY_FILE, TEMPLATE_DB, INVENTORY_WITHOUT_RENTHOP_FILE, TEMPLATE_WITHOUT_RENTHOP_DB];
+/** The files of each template set, built together (the site data, then its synced SQLite mirror). */
+const TEMPLATE_FILES = [SITE_DATA_FILE, TEMPLATE_DB, SITE_DATA_WITHOUT_RENTHOP_FILE, TEMPLATE_WITHOUT_RENTHOP_DB];
 
 /**
- * Once per test run: the local upstream's inventory built from the real data and synced into a template SQLite
- * database through the real client and local upstream; the same for the inventory without the RentHop rentals.
- * Each test file copies one inventory and its template. A set built by an earlier run from the same sources
+ * Once per test run: the local upstream's site data built from the real data and synced into a template SQLite
+ * database through the real client and local upstream; the same for the site data without the RentHop rentals.
+ * Each test file copies one set's site data and template. A set built by an earlier run from the same sources
  * ({@link TEMPLATE_SOURCES}) within {@link TEMPLATE_REUSE_SECONDS} is reused; CI (`CI` set) always builds afresh.
  * Meanwhile, on the other core, compiles the command line the tests run (`CLI`), as `npm start` does.
  */
@@ -92,12 +92,12 @@ export default async function setup(): Promise<void> {
 /** Builds both template sets into the test cache ({@link TEMPLATE_FILES}). */
 async function buildTemplates(): Promise<void> {
   const asOf = new Date();
-  const inventory = buildInventory(SHARED_DATA, asOf);
-  writeFileSync(INVENTORY_FILE, JSON.stringify(inventory));
+  const siteData = buildSiteData(SHARED_DATA, asOf);
+  writeFileSync(SITE_DATA_FILE, JSON.stringify(siteData));
   // Only the whole city's template holds NYC Open Data's records (the tests of mechanics do not read them).
-  await syncTemplate(TEMPLATE_DB, inventory, true);
-  const withoutRentHop = buildInventory(SHARED_DATA_WITHOUT_RENTHOP, asOf);
-  writeFileSync(INVENTORY_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
+  await syncTemplate(TEMPLATE_DB, siteData, true);
+  const withoutRentHop = buildSiteData(SHARED_DATA_WITHOUT_RENTHOP, asOf);
+  writeFileSync(SITE_DATA_WITHOUT_RENTHOP_FILE, JSON.stringify(withoutRentHop));
   await syncTemplate(TEMPLATE_WITHOUT_RENTHOP_DB, withoutRentHop, false);
 }
 
@@ -120,10 +120,10 @@ function sourcesHash(): string {
 }
 
 /**
- * Syncs `inventory` into a new SQLite database at `file` through the real client and local upstream, fully
+ * Syncs `siteData` into a new SQLite database at `file` through the real client and local upstream, fully
  * hydrated; with `openData`, NYC Open Data's records too, through the SODA client and the local stand-in.
  */
-async function syncTemplate(file: string, inventory: Inventory, openData: boolean): Promise<void> {
+async function syncTemplate(file: string, siteData: SiteData, openData: boolean): Promise<void> {
   const config = loadConfig({
     DATABASE_URL: file,
     SHARED_DATA_DIR: SHARED_DATA,
@@ -139,7 +139,7 @@ async function syncTemplate(file: string, inventory: Inventory, openData: boolea
   for (let attempt = 1; ; attempt++) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
     const runtime = await startRuntime(config, {
-      inventory,
+      siteData,
       logger: pino({ level: 'silent' }),
       scheduler: false,
       initialOpenDataSync: openData,

@@ -152,7 +152,7 @@ export async function checkIndexAnswersAsStore(
   rt: TestRuntime,
   runs: number,
 ): Promise<{ searches: number; fromIndex: number; matched: number }> {
-  const index = rt.mirror.searcher.index;
+  const index = rt.reads.searcher.index;
   if (!index) throw new Error('the runtime has no search index (SEARCH_INDEX off)');
   const now = new Date();
   const samples = (await rt.store.db

@@ -4,24 +4,24 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { loadConfig, type Plan } from '../../src/config.js';
-import type { Inventory } from '../../src/upstream/local/inventory.js';
+import type { SiteData } from '../../src/upstream/local/site-data.js';
 import { issueKey } from '../../src/keys/key-admin.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
-import { INVENTORY_FILE, INVENTORY_WITHOUT_RENTHOP_FILE, SHARED_DATA, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
+import { SITE_DATA_FILE, SITE_DATA_WITHOUT_RENTHOP_FILE, SHARED_DATA, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
 
 /**
- * The inventory global setup built (a fresh copy each call: tests may change it); `withoutRentHop`: the one
+ * The site data global setup built (a fresh copy each call: tests may change it); `withoutRentHop`: the one
  * without the RentHop rentals (global-setup.ts says which tests it is for).
  */
-export function loadInventory(withoutRentHop = false): Inventory {
-  const raw = JSON.parse(readFileSync(withoutRentHop ? INVENTORY_WITHOUT_RENTHOP_FILE : INVENTORY_FILE, 'utf8')) as Inventory & {
+export function loadSiteData(withoutRentHop = false): SiteData {
+  const raw = JSON.parse(readFileSync(withoutRentHop ? SITE_DATA_WITHOUT_RENTHOP_FILE : SITE_DATA_FILE, 'utf8')) as SiteData & {
     asOf: string;
   };
   return { ...raw, asOf: new Date(raw.asOf) };
 }
 
 export interface TestRuntime extends Runtime {
-  inventory: Inventory;
+  siteData: SiteData;
   /** Issues a key of `plan` in this runtime's store (with `origins`, a publishable key; with `operations`, limited to those). */
   key: (plan: Plan, options?: { expires?: string; label?: string; origins?: string[]; operations?: string[] }) => Promise<string>;
 }
@@ -29,7 +29,7 @@ export interface TestRuntime extends Runtime {
 /**
  * A real runtime over a copy of the synced template database (SQLite) and a real local upstream on
  * loopback, with the scheduler off. `env` adds configuration; `fresh: true` starts from an empty
- * database instead (the first sync then runs); `withoutRentHop: true` uses the inventory and template without
+ * database instead (the first sync then runs); `withoutRentHop: true` uses the site data and template without
  * the RentHop rentals (a fifth of the listings, for tests of mechanics). The local upstream records its
  * queries. Per-minute limits are raised out of the way unless `realLimits` is set (the rate-limit tests use
  * the plans' real limits); background jobs do not retry a failed request (`JOB_RETRY_ATTEMPTS` 1) unless `env` says.
@@ -57,7 +57,7 @@ export async function startTestRuntime(
     ...env,
     DATABASE_URL: databaseUrl,
   });
-  const inventory = options.inventory ?? loadInventory(options.withoutRentHop);
+  const siteData = options.siteData ?? loadSiteData(options.withoutRentHop);
   // A fresh store syncs NYC Open Data only when a test asks (it reads the city's files for seconds).
   const runtime = await startRuntime(config, {
     logger: pino({ level: 'silent' }),
@@ -65,11 +65,11 @@ export async function startTestRuntime(
     recordUpstreamQueries: true,
     initialOpenDataSync: false,
     ...options,
-    inventory,
+    siteData,
   });
   return {
     ...runtime,
-    inventory,
+    siteData,
     key: (plan, o = {}) =>
       issueKey(runtime.keys, config, {
         plan,

@@ -113,7 +113,7 @@ describe('the change feed', () => {
     const rt = await runtime();
     const key = await rt.key('pro');
     const stored = await rt.store.db.selectFrom('buildings').select(['id', 'data']).orderBy('id').limit(1).executeTakeFirstOrThrow();
-    const local = rt.inventory.buildings.find((b) => b.id === stored.id)!;
+    const local = rt.siteData.buildings.find((b) => b.id === stored.id)!;
     expect(local).toBeDefined();
     const start = await rt.changes.latestId();
     const refresh = async () => {

@@ -9,7 +9,7 @@ let now = Date.now();
 const HOUR = 3_600_000;
 
 beforeAll(async () => {
-  // Mechanics, not figures: the inventory without the RentHop rentals, whose scopes refresh in a fraction of the time.
+  // Mechanics, not figures: the site data without the RentHop rentals, whose scopes refresh in a fraction of the time.
   rt = await startTestRuntime({ UPSTREAM_TIMEOUT_SECONDS: '1' }, { clock: () => new Date(now), withoutRentHop: true });
   key = await rt.key('business');
 });

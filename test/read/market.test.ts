@@ -24,7 +24,7 @@ describe('market figures', () => {
     const rows = rentalRows().filter((r) => r.borough === 'Brooklyn' && Math.floor(Number(r.bedrooms)) === 1);
     const prices = rows.map((r) => Number(r.rent));
     const perSqft = rows.filter((r) => Number(r.size_sqft) > 0).map((r) => Math.round((Number(r.rent) / Number(r.size_sqft)) * 100) / 100);
-    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const daysSinceBuild = Math.floor((Date.now() - rt.siteData.asOf.getTime()) / DAY);
     const dom = rows.map((r) => (Number(r.rental_id) % 60) + daysSinceBuild);
     const res = await get(rt.app, '/v1/market?kind=rental&areas=200&bedrooms=1', key);
     expect(res.status).toBe(200);
@@ -68,7 +68,7 @@ describe('market figures', () => {
     const rt = await runtime();
     const key = await rt.key('starter');
     const rentals = rentalRows();
-    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const daysSinceBuild = Math.floor((Date.now() - rt.siteData.asOf.getTime()) / DAY);
     const BOROUGHS = { 100: 'Manhattan', 200: 'Brooklyn', 300: 'Queens' } as const;
     const label = (bedrooms: number) => (bedrooms === 0 ? 'STUDIO' : String(bedrooms));
     const median = (values: number[]) => (values.length ? cents(quantile(values, 0.5)) : null);
@@ -124,7 +124,7 @@ describe('market figures', () => {
         undated.map((r) => r.rental_id),
       )
       .execute();
-    const daysSinceBuild = Math.floor((Date.now() - rt.inventory.asOf.getTime()) / DAY);
+    const daysSinceBuild = Math.floor((Date.now() - rt.siteData.asOf.getTime()) / DAY);
     const dated = rows.filter((r) => Number(r.rental_id) % 5 !== 0);
     const res = await get(rt.app, '/v1/market?kind=rental&areas=300', key);
     expect(res.body.data.activeCount).toBe(rows.length);
@@ -140,7 +140,7 @@ describe('market figures', () => {
 
   it('history gains a snapshot a day as the mirror syncs; it is for the pro plan and up', async () => {
     let now = Date.now();
-    // The mechanics of history, not a figure of the whole city: the inventory without the RentHop rentals.
+    // The mechanics of history, not a figure of the whole city: the site data without the RentHop rentals.
     const rt = await runtime({}, { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true });
     const key = await rt.key('pro');
     const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);

@@ -150,8 +150,8 @@ describe('read caches', () => {
     const key = await a.key('pro');
     const url = '/v1/search/rentals?areas=300&perPage=50';
     let computed = 0;
-    const search = a.mirror.search.bind(a.mirror);
-    a.mirror.search = (...args: Parameters<typeof search>) => {
+    const search = a.reads.search.bind(a.reads);
+    a.reads.search = (...args: Parameters<typeof search>) => {
       computed++;
       return search(...args);
     };
@@ -187,8 +187,8 @@ describe('read caches', () => {
     expect(first.body.meta.source).toBe('cached');
     now = Date.parse(first.body.meta.dataAge) + 100_001_000;
     let computed = 0;
-    const listing = a.mirror.listing.bind(a.mirror);
-    a.mirror.listing = (...args: Parameters<typeof listing>) => {
+    const listing = a.reads.listing.bind(a.reads);
+    a.reads.listing = (...args: Parameters<typeof listing>) => {
       computed++;
       return listing(...args);
     };

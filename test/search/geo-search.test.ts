@@ -6,12 +6,12 @@ import { decodePolyline, inRings } from '../helpers/geometry.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 import { siteAreas } from '../helpers/source-rows.js';
 
-// Map search: expectations computed here from every listing's position (the inventory the local
+// Map search: expectations computed here from every listing's position (the site data the local
 // upstream serves) with a point-in-box test, a haversine written here, and ray casting over the
 // site's real outline.
 const t = useTestRuntime('pro');
 const positions = (kind: 'sale' | 'rental') =>
-  t.rt.inventory.listings
+  t.rt.siteData.listings
     .filter((l) => l.kind === kind && l.node.status === 'ACTIVE')
     .map((l) => ({ id: l.node.id, ...l.node.geoPoint!, beds: l.node.bedroomCount }));
 

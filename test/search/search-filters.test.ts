@@ -108,7 +108,7 @@ describe('rental filters against the source rows', () => {
   });
 
   it('days on market count from the listing date (rental_id mod 60 days before the build day)', async () => {
-    const dom = (r: Record<string, string>) => (Number(r.rental_id) % 60) + Math.floor((Date.now() - t.rt.inventory.asOf.getTime()) / DAY);
+    const dom = (r: Record<string, string>) => (Number(r.rental_id) % 60) + Math.floor((Date.now() - t.rt.siteData.asOf.getTime()) / DAY);
     const res = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=1', t.key);
     expect(res.body.meta.total).toBe(rentals.filter((r) => dom(r) >= 10 && dom(r) <= 20).length);
     const page = await get(t.rt.app, '/v1/search/rentals?minDaysOnMarket=10&maxDaysOnMarket=20&perPage=50', t.key);
@@ -146,7 +146,7 @@ describe('rental filters against the source rows', () => {
       );
     };
     const scores = new Map<string, number>();
-    for (const l of t.rt.inventory.listings)
+    for (const l of t.rt.siteData.listings)
       if (l.kind === 'rental' && l.node.geoPoint) scores.set(l.node.id, score(l.node.geoPoint as never));
     return scores;
   }
@@ -306,9 +306,9 @@ describe('sale filters against the source rows', () => {
   });
 
   it('listedAfter/listedBefore use the listing date rule (id mod 60 days before the build day)', async () => {
-    const listed = (r: SaleRow) => t.rt.inventory.asOf.getTime() - (Number(r.id) % 60) * DAY;
-    const after = new Date(t.rt.inventory.asOf.getTime() - 30 * DAY).toISOString();
-    const before = new Date(t.rt.inventory.asOf.getTime() - 10 * DAY).toISOString();
+    const listed = (r: SaleRow) => t.rt.siteData.asOf.getTime() - (Number(r.id) % 60) * DAY;
+    const after = new Date(t.rt.siteData.asOf.getTime() - 30 * DAY).toISOString();
+    const before = new Date(t.rt.siteData.asOf.getTime() - 10 * DAY).toISOString();
     const res = await get(t.rt.app, `/v1/search/sales?listedAfter=${after}&listedBefore=${before}&perPage=1`, t.key);
     const expected = sales.filter((r) => listed(r) > Date.parse(after) && listed(r) < Date.parse(before)).length;
     expect(expected).toBeGreaterThan(0);

@@ -22,7 +22,7 @@ describe('the search index', () => {
 
   it('shows in /v1/health what it holds; a write to the store is answered at once by the store, then by the index built again', async () => {
     const { rt, key } = t;
-    const index = rt.mirror.searcher.index!;
+    const index = rt.reads.searcher.index!;
     await index.current();
     const counts = await rt.store.db
       .selectFrom('listings')

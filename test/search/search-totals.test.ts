@@ -36,7 +36,7 @@ function rentalsMatching(b: { boroughs?: string[]; minPrice?: number; maxPrice?:
 describe.each(['on', 'off'])('search totals, SEARCH_INDEX %s', (searchIndex) => {
   const t = useTestRuntime('pro', { SEARCH_INDEX: searchIndex });
   /** Waits for the runtime's search index, when it has one, so that it answers the searches below. */
-  const ready = async () => void (await t.rt.mirror.searcher.index?.current());
+  const ready = async () => void (await t.rt.reads.searcher.index?.current());
 
   it('equal the source rows for any areas, price and bedroom bounds (bounds included)', async () => {
     await ready();

@@ -41,7 +41,7 @@ beforeAll(async () => {
   await admin.query(`create schema ${schema}`);
   url = `${SERVER}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   // Quotas raised out of the way of the fuzz run below.
-  // Both over the inventory without the RentHop rentals: a first sync of the whole city on PostgreSQL takes
+  // Both over the site data without the RentHop rentals: a first sync of the whole city on PostgreSQL takes
   // minutes, and the comparison needs the same listings on both sides.
   onPg = await startTestRuntime(
     {
@@ -183,7 +183,7 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('a page walked in the order of the price or recommended index tests its bedrooms inside the index (migration 014), by price per square foot its size (015)', async () => {
-    const tree = await onPg.mirror.areaTree();
+    const tree = await onPg.reads.areaTree();
     const areaIds = [...tree.withDescendants(200)].join(',');
     const areasAndBedrooms = `kind = 'rental' and status = 'ACTIVE' and area_id in (${areaIds}) and bedroom_count >= 1`;
     type Node = { 'Node Type': string; 'Index Name'?: string; 'Index Cond'?: string; Filter?: string; Plans?: Node[] };

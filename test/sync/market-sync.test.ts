@@ -3,7 +3,7 @@ import { get } from '../helpers/http.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 
 // A seeded market clock moves the local upstream's market; the mirror must end up equal to it. The market
-// is the real inventory without the RentHop rentals: whole syncs of the city again and again would take minutes.
+// is the real site data without the RentHop rentals: whole syncs of the city again and again would take minutes.
 let rt: TestRuntime;
 let key: string;
 let now = Date.now();
@@ -14,7 +14,7 @@ let firstSynced: Set<string>;
 beforeAll(async () => {
   rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, fresh: true, withoutRentHop: true });
   key = await rt.key('business');
-  initialPrice = new Map(rt.inventory.listings.map((l) => [l.node.id, l.node.price]));
+  initialPrice = new Map(rt.siteData.listings.map((l) => [l.node.id, l.node.price]));
 });
 afterAll(async () => rt.close());
 
@@ -23,8 +23,8 @@ describe('a refresh over a moving market', () => {
     const upcoming = rt.marketClock!.upcoming;
     expect(upcoming).toBeGreaterThan(50);
     // Held back, or in contract (an active search never finds those): the rest is mirrored.
-    const active = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE').length;
-    expect(active).toBe(rt.inventory.listings.filter((l) => l.node.status !== 'IN_CONTRACT').length - upcoming);
+    const active = rt.siteData.listings.filter((l) => l.node.status === 'ACTIVE').length;
+    expect(active).toBe(rt.siteData.listings.filter((l) => l.node.status !== 'IN_CONTRACT').length - upcoming);
     expect(await rt.listings.count()).toBe(active);
     firstSynced = new Set((await rt.store.db.selectFrom('listings').select('id').execute()).map((r) => r.id));
   });
@@ -47,11 +47,11 @@ describe('a refresh over a moving market', () => {
     expect(repriced.size).toBeGreaterThan(300);
 
     // Equal to what the local upstream reports: every listing's status and price.
-    const upstreamActive = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE');
+    const upstreamActive = rt.siteData.listings.filter((l) => l.node.status === 'ACTIVE');
     expect(await rt.listings.count()).toBe(upstreamActive.length);
     const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price']).execute();
     const mirror = new Map(rows.map((r) => [r.id, r]));
-    for (const l of rt.inventory.listings) {
+    for (const l of rt.siteData.listings) {
       if (l.node.status === 'UPCOMING' || l.node.status === 'IN_CONTRACT') {
         expect(mirror.has(l.node.id)).toBe(false);
         continue;
@@ -73,7 +73,7 @@ describe('a refresh over a moving market', () => {
       .selectAll()
       .where('event', 'in', ['PRICE_INCREASE', 'PRICE_DECREASE'])
       .execute();
-    const expected = rt.inventory.listings.filter(
+    const expected = rt.siteData.listings.filter(
       (l) => l.node.status === 'ACTIVE' && firstSynced.has(l.node.id) && initialPrice.get(l.node.id) !== l.node.price,
     );
     expect(history.length).toBe(expected.length);
@@ -86,7 +86,7 @@ describe('a refresh over a moving market', () => {
   });
 
   it('a delisted listing leaves search results but still answers by id, with its status and history', async () => {
-    const offMarket = new Set(rt.inventory.listings.filter((l) => l.node.status === 'OFF_MARKET').map((l) => l.node.id));
+    const offMarket = new Set(rt.siteData.listings.filter((l) => l.node.status === 'OFF_MARKET').map((l) => l.node.id));
     const gone = rt.marketClock!.events.find(
       (e) => e.event === 'DELISTED' && e.kind === 'rental' && offMarket.has(e.id) && firstSynced.has(e.id),
     )!;
@@ -122,7 +122,7 @@ describe('a refresh over a moving market', () => {
           .execute()
       ).map((r) => r.id);
     const ids = await activeQueens();
-    const upstream = new Map(rt.inventory.listings.filter((l) => l.kind === 'rental').map((l) => [l.node.id, l]));
+    const upstream = new Map(rt.siteData.listings.filter((l) => l.kind === 'rental').map((l) => [l.node.id, l]));
     // 10 % gone upstream: an ordinary crawl, swept.
     const few = ids.slice(0, Math.floor(ids.length * 0.1));
     for (const id of few) upstream.get(id)!.node.status = 'OFF_MARKET';

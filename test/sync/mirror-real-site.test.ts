@@ -67,7 +67,7 @@ describe('the local upstream answers as the real site is known to', () => {
       });
       return { status: res.statusCode, body: (await res.body.json()) as any };
     };
-    const [a, b] = rt.inventory.listings.filter((l) => l.kind === 'rental' && l.node.status === 'ACTIVE').map((l) => l.node.id);
+    const [a, b] = rt.siteData.listings.filter((l) => l.kind === 'rental' && l.node.status === 'ACTIVE').map((l) => l.node.id);
     const detail = (id: string) => `query { l0: rentalByListingId(id: "${id}") { id description } }`;
     // One shape, two ids: each answered with its own listing.
     expect((await post(detail(a))).body.data.l0.id).toBe(a);

@@ -112,7 +112,7 @@ describe('upstream faults: reads keep answering from the store, nothing stored i
 
     const failed = await rt.syncer.syncAll();
     expect(failed).toEqual([]);
-    const active = rt.inventory.listings.filter((l) => l.node.status === 'ACTIVE');
+    const active = rt.siteData.listings.filter((l) => l.node.status === 'ACTIVE');
     expect(await rt.listings.count()).toBe(active.length);
     const prices = new Map(
       (await rt.store.db.selectFrom('listings').select(['id', 'price']).where('status', '=', 'ACTIVE').execute()).map((r) => [

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import type { Area } from '../../domain/area.js';
 import { decodeOutline } from '../../domain/outline.js';
 import { pageLinks } from '../links.js';
@@ -16,7 +16,7 @@ function presentArea(area: Area, withBoundary: boolean) {
 }
 
 /** GET /v1/areas (spec 4.6): boroughs, sub-boroughs and neighbourhoods, ordered by id; GET /v1/areas/{id}: one, with its outline. */
-export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mirror }): void {
+export function registerAreaRoutes(fastify: FastifyInstance, deps: { reads: ReadService }): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -41,7 +41,7 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
     },
     async (request) => {
       const { id } = request.params;
-      const { areas, freshness } = await deps.mirror.areas({});
+      const { areas, freshness } = await deps.reads.areas({});
       const area = areas.find((a) => a.id === id);
       if (!area) throw notFound(`No area with id ${id} (see /v1/areas).`);
       return { data: presentArea(area, true), meta: freshness };
@@ -72,13 +72,13 @@ export function registerAreaRoutes(fastify: FastifyInstance, deps: { mirror: Mir
     },
     async (request) => {
       const q = request.query;
-      const listed = await deps.mirror.areas({ level: q.level, borough: q.borough });
+      const listed = await deps.reads.areas({ level: q.level, borough: q.borough });
       const { freshness } = listed;
       let { areas } = listed;
       if (q.q !== undefined) {
         // The name search's order (whole-name matches first), within the level and borough asked for.
         const kept = new Set(areas.map((a) => a.id));
-        areas = (await deps.mirror.areaTree()).searchByName(q.q).filter((a) => kept.has(a.id));
+        areas = (await deps.reads.areaTree()).searchByName(q.q).filter((a) => kept.has(a.id));
       }
       const page = q.page ?? 1;
       const perPage = q.perPage ?? 500;

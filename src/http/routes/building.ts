@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { CityRecords } from '../../read/city-records.js';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import { notFound } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
 
 /** GET /v1/building/{id} (spec 4.5): by building id or slug. */
-export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; cityRecords: CityRecords }): void {
+export function registerBuildingRoutes(fastify: FastifyInstance, deps: { reads: ReadService; cityRecords: CityRecords }): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -34,7 +34,7 @@ export function registerBuildingRoutes(fastify: FastifyInstance, deps: { mirror:
     },
     async (request) => {
       const { id } = request.params;
-      const answer = await deps.mirror.building(id);
+      const answer = await deps.reads.building(id);
       if (!answer) throw notFound(`No building with id or slug ${id}.`);
       return { data: await deps.cityRecords.withCityFacts(answer.building), meta: answer.freshness };
     },

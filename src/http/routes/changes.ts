@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import { CHANGE_TYPES, changeBody, changeFilterOf } from '../../domain/change.js';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import type { ChangeTail } from '../../notify/change-tail.js';
 import type { ChangesRepository } from '../../store/changes-repository.js';
 import { resolveAreas } from '../area-param.js';
@@ -46,7 +46,7 @@ const ChangeItem = Type.Object(
 export interface ChangesRouteDeps {
   changes: ChangesRepository;
   tail: ChangeTail;
-  mirror: Mirror;
+  reads: ReadService;
   config: Config;
   clock: () => Date;
   /** Where open change streams are counted. */
@@ -113,7 +113,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
     async (request) => {
       const q = request.query;
       const since = await startAfter(q.since);
-      const tree = await deps.mirror.areaTree();
+      const tree = await deps.reads.areaTree();
       resolveAreas(q.areas, tree);
       const perPage = Math.min(q.perPage ?? 100, deps.config.plans[principalOf(request).plan].maxPerPage);
       const events = await deps.changes.page(since, perPage, changeFilterOf(q, tree));
@@ -181,7 +181,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
     async (request, reply) => {
       const q = request.query;
       let cursor = await startAfter(request.headers['last-event-id'] ?? q.since);
-      const tree = await deps.mirror.areaTree();
+      const tree = await deps.reads.areaTree();
       resolveAreas(q.areas, tree);
       const filter = changeFilterOf(q, tree);
       const subject = principalOf(request).subject;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import { resolveAreas } from '../area-param.js';
 import { invalidParams } from '../problem.js';
 import { problemResponses } from '../schemas/common.js';
@@ -17,7 +17,7 @@ const QUANTILES =
 const kind = Type.Enum(['rental', 'sale'], { description: 'Rentals or sales.' });
 
 /** GET /v1/market (every keyed plan) and GET /v1/market/history (from `featurePlans.marketHistory` up). */
-export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; config: Config; clock: () => Date }): void {
+export function registerMarketRoutes(fastify: FastifyInstance, deps: { reads: ReadService; config: Config; clock: () => Date }): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -55,9 +55,9 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
     },
     async (request) => {
       const q = request.query;
-      const { areaIds, boroughs } = resolveAreas(q.areas, await deps.mirror.areaTree());
+      const { areaIds, boroughs } = resolveAreas(q.areas, await deps.reads.areaTree());
       const bedrooms = q.bedrooms ? [...new Set(q.bedrooms.split(',').map(Number))] : undefined;
-      const { figures, freshness } = await deps.mirror.market(q.kind, areaIds, boroughs, bedrooms);
+      const { figures, freshness } = await deps.reads.market(q.kind, areaIds, boroughs, bedrooms);
       return { data: { kind: q.kind, ...figures }, meta: freshness };
     },
   );
@@ -104,7 +104,7 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { mirror: M
       const span = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS;
       if (span < 0 || span > 366)
         throw invalidParams([{ name: 'from', in: 'query', message: 'must be on or before `to`, at most 366 days before it' }]);
-      const { days, freshness } = await deps.mirror.marketHistory(q.kind, q.area ?? 0, from, to);
+      const { days, freshness } = await deps.reads.marketHistory(q.kind, q.area ?? 0, from, to);
       return { data: days.map((d) => ({ date: d.day, ...d.figures })), meta: freshness };
     },
   );

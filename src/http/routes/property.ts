@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import { invalidParams, notFound } from '../problem.js';
 import { ComparablesMeta, LISTING_ID, problemResponses } from '../schemas/common.js';
 import { ListingDetail } from '../../wire/listing.js';
@@ -36,7 +36,7 @@ export function listingPath(url: string): string | null {
 }
 
 /** GET /v1/property/{id} and GET /v1/property/by-url (spec 4.3, 4.4), and GET /v1/properties (batch). */
-export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; comparablesPlan: Plan }): void {
+export function registerPropertyRoutes(fastify: FastifyInstance, deps: { reads: ReadService; comparablesPlan: Plan }): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -79,7 +79,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
     async (request) => {
       const { id } = request.params;
       const { limit } = request.query;
-      const answer = await deps.mirror.comparables(id, limit ?? 10);
+      const answer = await deps.reads.comparables(id, limit ?? 10);
       if (!answer) throw notFound(`No listing with id ${id} in the mirror.`);
       return { data: answer.items, meta: { ...answer.freshness, radius: answer.radius } };
     },
@@ -133,7 +133,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
       const { ids } = request.query;
       const keep = sparseFields(request.query.fields, ListingDetail, reply);
       const unique = [...new Set(ids.split(','))];
-      const answer = await deps.mirror.listingsByIds(unique);
+      const answer = await deps.reads.listingsByIds(unique);
       return { data: answer.listings.map((l) => project(l, keep)), meta: { ...answer.freshness, missing: answer.missing } };
     },
   );
@@ -174,7 +174,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
         throw invalidParams([
           { name: 'url', in: 'query', message: 'must be a listing path such as /rental/1545 or /building/<slug>/<unit>' },
         ]);
-      const answer = await deps.mirror.listingByUrlPath(path);
+      const answer = await deps.reads.listingByUrlPath(path);
       if (!answer) throw notFound(`No listing at ${path}.`);
       return { data: project(answer.listing, keep), meta: answer.freshness };
     },
@@ -199,7 +199,7 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { mirror:
     async (request, reply) => {
       const { id } = request.params;
       const keep = sparseFields(request.query.fields, ListingDetail, reply);
-      const answer = await deps.mirror.listing(id);
+      const answer = await deps.reads.listing(id);
       if (!answer) throw notFound(`No listing with id ${id}.`);
       return { data: project(answer.listing, keep), meta: answer.freshness };
     },

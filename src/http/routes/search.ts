@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { ListingKind } from '../../domain/listing.js';
-import type { Mirror } from '../../read/mirror.js';
+import type { ReadService } from '../../read/read-service.js';
 import type { ListingSearch, SearchAfter } from '../../search/listing-search.js';
 import { RANGES } from '../../search/filters.js';
 import { SEARCH_FILTER_NAMES, type SearchFilters } from '../../domain/search-filters.js';
@@ -37,8 +37,8 @@ const csvList = (value: string | undefined) => (value ? value.split(',').filter(
  * Turns a validated query into a search: resolves `areas` to the listed areas and their descendants
  * (400 for an unknown id), applies the plan's page-size cap, and returns the boroughs it covers.
  */
-async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest, mirror: Mirror, config: Config) {
-  const { areaIds, boroughs } = resolveAreas(q.areas, await mirror.areaTree());
+async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest, reads: ReadService, config: Config) {
+  const { areaIds, boroughs } = resolveAreas(q.areas, await reads.areaTree());
   const geo = geoFilters(q);
   const cap = config.plans[principalOf(request).plan].maxPerPage;
   // The query's own filters pass as they are (one definition: the domain's SearchFilters); the rest is resolved here.
@@ -92,7 +92,7 @@ const listResponse = Type.Object(
 );
 
 /** GET /v1/search/sales and GET /v1/search/rentals (spec 4.1, 4.2). Anonymous callers search as Free. */
-export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: Mirror; config: Config }): void {
+export function registerSearchRoutes(fastify: FastifyInstance, deps: { reads: ReadService; config: Config }): void {
   // Typed by the route schemas (TypeBox): request.query needs no cast.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** The route's options; generic in its query schema, so that each route's request.query is typed by its own. */
@@ -131,8 +131,8 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
     const keep = sparseFields(query.fields, ListingSummary, reply);
     // A GeoJSON feature's geometry is the listing's position: kept whatever the fields.
     if (keep && format === 'geojson') keep.add('geoPoint');
-    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
-    const found = await deps.mirror.search(search, boroughs, polygon);
+    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
+    const found = await deps.reads.search(search, boroughs, polygon);
     const meta = {
       ...found.freshness,
       total: found.total,
@@ -151,9 +151,9 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { mirror: M
   };
   /** The matches of a search in view, counted by the cells of the map's grid at its zoom. */
   const clusters = async (kind: ListingKind, query: AnyQuery & { zoom: number; bbox: string }, request: FastifyRequest) => {
-    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.mirror, deps.config);
+    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
     const grid = clusterGrid(query.zoom, search.bbox!);
-    const found = await deps.mirror.clusters(search, boroughs, grid, polygon);
+    const found = await deps.reads.clusters(search, boroughs, grid, polygon);
     const total = found.cells.reduce((n, cell) => n + cell.count, 0);
     return {
       data: found.cells,

@@ -1,4 +1,4 @@
-import type { InventoryListing } from './inventory.js';
+import type { SiteListing } from './site-data.js';
 import { UPCOMING, type LocalMarket } from './market.js';
 import { seededRandom } from '../../lib/seeded-random.js';
 
@@ -39,9 +39,9 @@ export class MarketClock {
   private offsetMs = 0;
   private stepsDone = 0;
   readonly events: MarketEvent[] = [];
-  private readonly pool: InventoryListing[];
+  private readonly pool: SiteListing[];
   /** Listings taken off the market, oldest first, with when: candidates for relisting. */
-  private readonly offMarket: { listing: InventoryListing; since: number }[] = [];
+  private readonly offMarket: { listing: SiteListing; since: number }[] = [];
 
   constructor(
     private readonly market: LocalMarket,
@@ -84,7 +84,7 @@ export class MarketClock {
       return Math.floor(expected) + (random() < expected % 1 ? 1 : 0);
     };
     const pick = () => active[Math.floor(random() * active.length)];
-    const record = (l: InventoryListing, event: MarketEvent['event'], previousPrice: number | null) => {
+    const record = (l: SiteListing, event: MarketEvent['event'], previousPrice: number | null) => {
       this.events.push({ at: at.toISOString(), kind: l.kind, id: l.node.id, event, price: l.node.price, previousPrice });
       this.market.recordEvent(l, event, at);
     };

@@ -1,4 +1,4 @@
-import type { Inventory, InventoryListing, LocalBuilding } from './inventory.js';
+import type { SiteData, SiteListing, LocalBuilding } from './site-data.js';
 import { AreaTree, buildAreas } from '../../domain/area.js';
 import type { SiteArea } from '../types.js';
 
@@ -24,14 +24,14 @@ export interface LocalSorting {
 }
 
 /**
- * The local upstream's market: the inventory indexed for the GraphQL resolvers, with a clock.
+ * The local upstream's market: the site data indexed for the GraphQL resolvers, with a clock.
  * `now()` is the market's time (UTC).
  */
 export class LocalMarket {
   readonly areas: SiteArea[];
-  private readonly listings = new Map<string, InventoryListing>();
-  /** The same listings per kind, in inventory order: a search walks only its own kind. */
-  private readonly byKind: Record<'sale' | 'rental', InventoryListing[]> = { sale: [], rental: [] };
+  private readonly listings = new Map<string, SiteListing>();
+  /** The same listings per kind, in site data order: a search walks only its own kind. */
+  private readonly byKind: Record<'sale' | 'rental', SiteListing[]> = { sale: [], rental: [] };
   private readonly buildingsById = new Map<string, LocalBuilding>();
   /** The NYC area tree in upstream numbering (the five borough ids are the same set in both numberings). */
   private readonly tree: AreaTree;
@@ -39,15 +39,15 @@ export class LocalMarket {
   /** Price events the market made (market clock), per `kind:id`, oldest first. */
   private readonly history = new Map<string, { date: string; price: number; event: string }[]>();
 
-  constructor(inventory: Inventory, clock: () => Date = () => new Date()) {
-    this.areas = inventory.areas;
+  constructor(siteData: SiteData, clock: () => Date = () => new Date()) {
+    this.areas = siteData.areas;
     this.clock = clock;
-    for (const l of inventory.listings) {
+    for (const l of siteData.listings) {
       this.listings.set(`${l.kind}:${l.node.id}`, l);
       this.byKind[l.kind].push(l);
     }
-    for (const b of inventory.buildings) this.buildingsById.set(b.id, b);
-    this.tree = new AreaTree(buildAreas(inventory.areas.map((a) => ({ id: a.numericId, name: a.name, parentId: a.parentId }))));
+    for (const b of siteData.buildings) this.buildingsById.set(b.id, b);
+    this.tree = new AreaTree(buildAreas(siteData.areas.map((a) => ({ id: a.numericId, name: a.name, parentId: a.parentId }))));
   }
 
   now(): Date {
@@ -60,18 +60,18 @@ export class LocalMarket {
   }
 
   /** Records a price event of a listing, reported in its price history. */
-  recordEvent(l: InventoryListing, event: string, at: Date): void {
+  recordEvent(l: SiteListing, event: string, at: Date): void {
     const key = `${l.kind}:${l.node.id}`;
     this.history.set(key, [...(this.history.get(key) ?? []), { date: at.toISOString().slice(0, 10), price: l.node.price, event }]);
   }
 
   /** Every listing (of one kind when given), whatever its status. */
-  all(kind?: 'sale' | 'rental'): InventoryListing[] {
+  all(kind?: 'sale' | 'rental'): SiteListing[] {
     return kind ? [...this.byKind[kind]] : [...this.listings.values()];
   }
 
   /** A listing the site shows (active or off the market); not one that is yet to be listed. */
-  listing(kind: 'sale' | 'rental', id: string): InventoryListing | undefined {
+  listing(kind: 'sale' | 'rental', id: string): SiteListing | undefined {
     const l = this.listings.get(`${kind}:${id}`);
     return l && l.node.status !== UPCOMING ? l : undefined;
   }
@@ -80,7 +80,7 @@ export class LocalMarket {
    * Active listings of `kind` matching the filters, sorted as asked; ties by id. RECOMMENDED (the
    * site's own ranking, unknown) is played here by the listing date, newest first when descending.
    */
-  search(kind: 'sale' | 'rental', filters: LocalSearchFilters, sorting?: LocalSorting | null): InventoryListing[] {
+  search(kind: 'sale' | 'rental', filters: LocalSearchFilters, sorting?: LocalSorting | null): SiteListing[] {
     const areas = filters.areas?.length ? new Set(filters.areas.flatMap((id) => this.tree.withDescendants(id))) : null;
     const within = (v: number | null | undefined, b?: { lowerBound?: number | null; upperBound?: number | null } | null) =>
       !b || (v !== null && v !== undefined && (b.lowerBound == null || v >= b.lowerBound) && (b.upperBound == null || v <= b.upperBound));
@@ -104,7 +104,7 @@ export class LocalMarket {
       return true;
     });
     const dir = sorting?.direction === 'ASCENDING' ? 1 : -1;
-    const key = (l: InventoryListing): number =>
+    const key = (l: SiteListing): number =>
       sorting?.attribute === 'PRICE'
         ? l.node.price
         : sorting?.attribute === 'SQFT'
@@ -117,7 +117,7 @@ export class LocalMarket {
   }
 
   /** Price events the market made for a listing, oldest first (empty when none). */
-  historyOf(l: InventoryListing): { date: string; price: number; event: string }[] {
+  historyOf(l: SiteListing): { date: string; price: number; event: string }[] {
     return this.history.get(`${l.kind}:${l.node.id}`) ?? [];
   }
 

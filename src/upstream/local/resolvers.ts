@@ -1,4 +1,4 @@
-import type { InventoryListing } from './inventory.js';
+import type { SiteListing } from './site-data.js';
 import type { LocalMarket, LocalSearchFilters, LocalSorting } from './market.js';
 
 /** How the local upstream behaves where the real site is known to limit or vary (switchable in tests). */
@@ -30,7 +30,7 @@ function criteria(filters: LocalSearchFilters): string {
 }
 
 /** A search node: what the site is known to answer for one listing in a search. */
-function searchNode(l: InventoryListing) {
+function searchNode(l: SiteListing) {
   const n = l.node;
   return {
     id: n.id,

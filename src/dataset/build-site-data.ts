@@ -1,4 +1,4 @@
-import type { Inventory } from '../upstream/local/inventory.js';
+import type { SiteData } from '../upstream/local/site-data.js';
 import { loadSiteAreas, SiteAreaIndex } from './areas.js';
 import { BoroughLand } from './placement.js';
 import { checkSharedData } from './shared-data.js';
@@ -12,13 +12,13 @@ function utcDay(date: Date): Date {
 }
 
 /**
- * Builds the local upstream's inventory from the real data under `sharedDataDir` as of the UTC day of
+ * Builds the local upstream's site data from the real data under `sharedDataDir` as of the UTC day of
  * `now`: the site's own area list; the StreetEasy 2016 rentals (placed inside their areas' real outlines
  * and their borough's land), the RentHop 2016 rentals and the NY-House for-sale listings (at their real
  * positions). Rules in docs/data.md.
  * @throws Error naming `SHARED_DATA_DIR` when a data file is missing ({@link checkSharedData}), or the file when one is malformed.
  */
-export function buildInventory(sharedDataDir: string, now: Date = new Date()): Inventory {
+export function buildSiteData(sharedDataDir: string, now: Date = new Date()): SiteData {
   checkSharedData(sharedDataDir);
   const asOf = utcDay(now);
   const siteAreas = loadSiteAreas(sharedDataDir);

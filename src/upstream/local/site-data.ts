@@ -45,7 +45,7 @@ export interface LocalListingNode {
 }
 
 /** One listing of the local upstream: kind, its area (upstream numbering), building and record. */
-export interface InventoryListing {
+export interface SiteListing {
   kind: 'sale' | 'rental';
   /** Upstream numeric id of the listing's area. */
   areaId: number;
@@ -72,9 +72,9 @@ export interface LocalBuilding {
  * `asOf` (UTC midnight of the build day): the site's own area list (served as captured), listings and
  * buildings in the site's area numbering.
  */
-export interface Inventory {
+export interface SiteData {
   asOf: Date;
   areas: SiteArea[];
-  listings: InventoryListing[];
+  listings: SiteListing[];
   buildings: LocalBuilding[];
 }

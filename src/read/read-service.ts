@@ -80,7 +80,7 @@ export interface SearchAnswer {
  * A single resource the store lacks is fetched from upstream synchronously; upstream errors then
  * propagate (UpstreamError). Stored data is always answered, whatever the upstream's state.
  */
-export class Mirror {
+export class ReadService {
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
   private readonly areaLists: LRUCache<string, Area[]>;
   /** Runs searches on the store (totals kept or counted, pages read as planned). */
@@ -223,7 +223,7 @@ export class Mirror {
 
   /**
    * The matches of `search` in the boroughs `boroughIds` cover, counted by the cells of `grid`, with the search's
-   * freshness ({@link Mirror.search}).
+   * freshness ({@link ReadService.search}).
    */
   async clusters(
     search: ListingSearch,
