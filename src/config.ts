@@ -78,14 +78,19 @@ export interface Config {
   /** Seconds between two writes of the monthly quota counts (the most a crash can leave uncounted). */
   quotaFlushSeconds: number;
   /**
-   * Seconds a search total and the scopes' sync states are reused: how long a write by another
-   * instance may take to show in totals and freshness (this instance's own writes show at once).
+   * READ_CACHE_SECONDS: how long what is read from the store (the scopes' sync states, the search index's data
+   * version, the area list, an answer in the answer cache) is reused, so how long a write by another instance may
+   * take to show (this instance's own writes show at once).
    */
   readCacheSeconds: number;
   /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
   answerCacheBytes: number;
   /** SQLite: searches read on connections of their own in worker threads, off the event loop (SQLITE_READ_THREAD, default on). */
   sqliteReadThread: boolean;
+  /** SQLite: rows read as arrays and made objects by a literal generated per statement (ROW_BUILDERS, default on). */
+  rowBuilders: boolean;
+  /** PostgreSQL: a statement text seen twice runs as a named prepared statement (NAMED_STATEMENTS, default on). */
+  namedStatements: boolean;
   /** Searches answered from the in-memory search index while it holds the store's data version (SEARCH_INDEX, default on). */
   searchIndex: boolean;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
@@ -244,6 +249,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS'),
     marketClock: bool(env, 'MARKET_CLOCK'),
     sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
+    rowBuilders: bool(env, 'ROW_BUILDERS'),
+    namedStatements: bool(env, 'NAMED_STATEMENTS'),
     searchIndex: bool(env, 'SEARCH_INDEX'),
     marketSeed: int(env, 'MARKET_SEED'),
     localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),

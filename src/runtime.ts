@@ -130,6 +130,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore(config.databaseUrl, {
     readThread: config.sqliteReadThread,
+    rowBuilders: config.rowBuilders,
+    namedStatements: config.namedStatements,
     onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection dropped: a new one is opened when needed'),
   });
   let upstream: LocalUpstream | null = null;

@@ -162,16 +162,25 @@ export const SETTINGS = {
   SEARCH_INDEX: {
     default: true,
     meaning:
-      'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md)',
+      'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md, docs/performance.md)',
   },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
   ANSWER_CACHE_MB: {
     default: 16,
-    meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/decisions.md)',
+    meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/performance.md)',
   },
   SQLITE_READ_THREAD: {
     default: true,
-    meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/decisions.md)',
+    meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/performance.md)',
+  },
+  ROW_BUILDERS: {
+    default: true,
+    meaning:
+      'SQLite: rows read as arrays and made objects by a literal generated per statement, not by better-sqlite3 (docs/performance.md)',
+  },
+  NAMED_STATEMENTS: {
+    default: true,
+    meaning: 'PostgreSQL: a statement text seen twice runs as a named prepared statement, searches excepted (docs/performance.md)',
   },
   METRICS_PORT: {
     default: null,

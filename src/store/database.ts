@@ -95,14 +95,16 @@ class InCodeMigrations implements MigrationProvider {
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
- * pending migrations before returning. `readThread` (default true): a SQLite file's `readDb` runs on
- * worker threads (see {@link Store.readDb}). `onConnectionError` hears of PostgreSQL connections the server
- * dropped.
+ * pending migrations before returning. The speed devices, each on by default (docs/performance.md):
+ * `readThread` (SQLITE_READ_THREAD), a SQLite file's `readDb` runs on worker threads (see {@link Store.readDb});
+ * `rowBuilders` (ROW_BUILDERS), SQLite rows read raw and made objects by a generated literal;
+ * `namedStatements` (NAMED_STATEMENTS), PostgreSQL runs a text seen twice as a named prepared statement.
+ * `onConnectionError` hears of PostgreSQL connections the server dropped.
  * @throws Error when the database cannot be opened or a migration fails.
  */
 export async function openStore(
   url: string,
-  options: { readThread?: boolean; onConnectionError?: (error: Error) => void } = {},
+  options: { readThread?: boolean; rowBuilders?: boolean; namedStatements?: boolean; onConnectionError?: (error: Error) => void } = {},
 ): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -117,10 +119,12 @@ export async function openStore(
     const dropped = (error: Error) => options.onConnectionError?.(error);
     pool.on('error', dropped);
     pool.on('connect', (client) => client.on('error', dropped));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingRepeatedStatements(pool) }) });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: (options.namedStatements ?? true) ? namingRepeatedStatements(pool) : pool }),
+    });
     // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
     // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
-    // reads a few hundred (docs/tests-and-benchmarks.md). Ending the pool is `db`'s.
+    // reads a few hundred (docs/benchmark-history.md). Ending the pool is `db`'s.
     const readDb = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }),
     });
@@ -147,9 +151,10 @@ export async function openStore(
     // Table statistics for the query planner, gathered where missing or stale (SQLite's advice for a
     // connection that lives long); without them it may pick a filter's index over a far narrower one.
     sqlite.pragma('optimize=0x10002');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite) }) });
+    const rowBuilders = options.rowBuilders ?? true;
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders }) }) });
     // The read thread starts with its first query: commands that run no search never start it.
-    const readDb = file !== ':memory:' && (options.readThread ?? true) ? readThreadDatabase(file) : db;
+    const readDb = file !== ':memory:' && (options.readThread ?? true) ? readThreadDatabase(file, rowBuilders) : db;
     store = {
       db,
       readDb,

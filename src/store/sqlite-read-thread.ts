@@ -51,7 +51,11 @@ export class SqliteReadThread {
   /** Row builders by the column names they build (joined by NUL). */
   private readonly builders = new Map<string, RowBuilder>();
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    /** ROW_BUILDERS: rows made objects by a generated literal ({@link rowBuilder}). */
+    private readonly rowBuilders = true,
+  ) {}
 
   /** Queries given and not yet answered. */
   get inFlight(): number {
@@ -104,7 +108,7 @@ export class SqliteReadThread {
     const key = columns.join('\u0000');
     let build = this.builders.get(key);
     if (!build) {
-      build = rowBuilder(columns);
+      build = rowBuilder(columns, this.rowBuilders);
       this.builders.set(key, build);
     }
     const objects = new Array<Record<string, unknown>>(rows.length);
@@ -126,7 +130,7 @@ export class SqliteReadThread {
 
 /**
  * Read threads a mirror's reads are shared among. Two, so that a long search (tens of milliseconds at a
- * million listings) does not hold every other read behind it; figures in docs/tests-and-benchmarks.md.
+ * million listings) does not hold every other read behind it; figures in docs/benchmark-history.md.
  */
 const READ_THREADS = 2;
 
@@ -168,8 +172,8 @@ class ReadThreadDriver implements Driver {
  * A Kysely handle whose queries run on {@link READ_THREADS} {@link SqliteReadThread}s over `file` (SQLite's SQL, as the main
  * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the threads.
  */
-export function readThreadDatabase(file: string): Kysely<Database> {
-  const pool = Array.from({ length: READ_THREADS }, () => new SqliteReadThread(file));
+export function readThreadDatabase(file: string, rowBuilders = true): Kysely<Database> {
+  const pool = Array.from({ length: READ_THREADS }, () => new SqliteReadThread(file, rowBuilders));
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ReadThreadDriver(pool),

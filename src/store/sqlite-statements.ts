@@ -9,12 +9,19 @@ const STATEMENT_CACHE_SIZE = 1000;
 export type RowBuilder = (values: unknown[]) => Record<string, unknown>;
 
 /**
- * A function that turns a raw row into an object literal with these keys, in this order. Written as
- * source once per statement so that every row of it gets the same hidden class at once, the way a
- * literal in code would. It keeps better-sqlite3's own rules for odd names: a later duplicate wins,
- * and `__proto__` is set as a prototype (ignored for a value that is not an object), not as a property.
+ * A function that turns a raw row into an object with these keys, in this order. `generated` (ROW_BUILDERS, the
+ * default): an object literal written as source once per statement, so that every row of it gets the same hidden
+ * class at once, the way a literal in code would. Otherwise a loop assigning each column (the same object, built
+ * a property at a time). Both keep better-sqlite3's own rules for odd names: a later duplicate wins, and
+ * `__proto__` is set as a prototype (ignored for a value that is not an object), not as a property.
  */
-export function rowBuilder(names: string[]): RowBuilder {
+export function rowBuilder(names: string[], generated = true): RowBuilder {
+  if (!generated)
+    return (values) => {
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) row[names[i]] = values[i];
+      return row;
+    };
   const properties = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
   return new Function('values', `return { ${properties} };`) as RowBuilder;
 }
@@ -23,14 +30,18 @@ export function rowBuilder(names: string[]): RowBuilder {
  * One prepared statement as Kysely's SQLite driver uses it (`reader`, `all`, `run`, `iterate`), its
  * rows read as arrays (better-sqlite3's raw mode) and made objects here. better-sqlite3 builds each
  * row object through V8's API, a property at a time, which for a page of search results took about
- * twice as long as the raw arrays and a generated literal (figures in commit c569dc3).
+ * twice as long as the raw arrays and a generated literal (figures in commit c569dc3). With ROW_BUILDERS off
+ * (`generated` false), rows are made objects by a plain loop ({@link rowBuilder}).
  */
 class RawRowStatement implements SqliteStatement {
   readonly reader: boolean;
   private names: string[] = [];
   private build: RowBuilder | null = null;
 
-  constructor(readonly native: SqliteDatabase.Statement) {
+  constructor(
+    readonly native: SqliteDatabase.Statement,
+    private readonly generated: boolean,
+  ) {
     this.reader = native.reader;
     if (this.reader) native.raw(true);
   }
@@ -65,7 +76,7 @@ class RawRowStatement implements SqliteStatement {
   private builderFor(width: number): RowBuilder {
     if (!this.build || width !== this.names.length) {
       this.names = this.native.columns().map((column) => column.name);
-      this.build = rowBuilder(this.names);
+      this.build = rowBuilder(this.names, this.generated);
     }
     return this.build;
   }
@@ -78,14 +89,15 @@ class RawRowStatement implements SqliteStatement {
  * (an iterating one is busy); SQLite re-prepares it by itself if the schema changes. The query shapes
  * of the API are few, so the cache keeps them all. The connection's own `prepare` is left as it was.
  */
-export function statementCache(sqlite: SqliteDatabase.Database): KyselySqliteDatabase {
+export function statementCache(sqlite: SqliteDatabase.Database, options: { rowBuilders?: boolean } = {}): KyselySqliteDatabase {
+  const generated = options.rowBuilders ?? true;
   const statements = new LRUCache<string, RawRowStatement>({ max: STATEMENT_CACHE_SIZE });
   return {
     close: () => sqlite.close(),
     prepare: (source: string) => {
       const cached = statements.get(source);
       if (cached && !cached.busy) return cached;
-      const statement = new RawRowStatement(sqlite.prepare(source));
+      const statement = new RawRowStatement(sqlite.prepare(source), generated);
       statements.set(source, statement);
       return statement;
     },

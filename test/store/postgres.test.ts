@@ -15,6 +15,7 @@ import { rentalRows, saleRows } from '../helpers/source-rows.js';
 import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 import { checkIndexAnswersAsStore } from '../helpers/index-equivalence.js';
+import { DEVICES_OFF, expectSameAnswers, probes } from '../helpers/device-equivalence.js';
 import { waitFor } from '../helpers/wait.js';
 import { DATASETS } from '../../src/upstream/soda-client.js';
 
@@ -273,6 +274,31 @@ describe('named statements on PostgreSQL', () => {
     expect(await preparedAfterThreeRuns(onPg.store.db, 'named_by_db')).toBe(1);
     expect(await preparedAfterThreeRuns(onPg.store.readDb, 'unnamed_by_read_db')).toBe(0);
   });
+});
+
+describe('every speed device off, on PostgreSQL', () => {
+  it('gives the very bytes of the defaults (named statements, the search index, the answer cache)', async () => {
+    // Two more instances on the same schema at one instant: days on market and freshness are counted to it.
+    const now = new Date();
+    const options = { initialSync: false, withoutRentHop: true, clock: () => now };
+    const [fast, plain] = await Promise.all([
+      startTestRuntime({ DATABASE_URL: url }, options),
+      startTestRuntime({ DATABASE_URL: url, ...DEVICES_OFF }, options),
+    ]);
+    try {
+      await fast.reads.searcher.index?.current();
+      expect(plain.reads.searcher.index).toBeNull();
+      const list = await probes(fast, { count: 40 });
+      const compared = await expectSameAnswers(
+        { rt: fast, key: await fast.key('business') },
+        { rt: plain, key: await plain.key('business') },
+        list,
+      );
+      expect(compared).toBeGreaterThan(3 * list.length);
+    } finally {
+      await Promise.all([fast.close(), plain.close()]);
+    }
+  }, 240_000);
 });
 
 describe('NYC Open Data on PostgreSQL', () => {
