@@ -134,53 +134,13 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     namedStatements: config.namedStatements,
     onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection dropped: a new one is opened when needed'),
   });
-  let upstream: LocalUpstream | null = null;
-  let soda: LocalSoda | null = null;
+  let upstreams: Upstreams | null = null;
   let redis: Redis | null = null;
   let metricsServer: MetricsServer | null = null;
   const metrics = new Metrics();
   try {
-    let marketClock: MarketClock | null = null;
-    if (!config.upstreamUrl) {
-      const site = await startLocalSite(config, {
-        clock,
-        siteData: options.siteData,
-        manualMarketClock: options.manualMarketClock,
-        recordQueries: options.recordUpstreamQueries,
-      });
-      ({ upstream, marketClock } = site);
-      logger.info(
-        { url: site.upstream.url, admin: site.upstream.adminUrl, listings: site.listings, marketClock: !!marketClock },
-        'local upstream started',
-      );
-    }
-    const client = new GraphqlUpstreamClient({
-      url: config.upstreamUrl ?? upstream!.url,
-      timeoutSeconds: config.upstreamTimeoutSeconds,
-      headers: config.upstreamHeaders,
-      blockBackoffSeconds: config.upstreamBlockBackoffSeconds,
-      concurrency: config.upstreamConcurrency,
-      pacingSeconds: config.upstreamPacingSeconds,
-      maxAttempts: config.upstreamMaxAttempts,
-      breakerThreshold: config.upstreamBreakerThreshold,
-      breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
-      maxQueued: config.upstreamMaxQueued,
-      logger,
-      metrics,
-    });
-    if (!config.openData.url) {
-      soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { faults: parseFaults(config.localSodaFaults) });
-    }
-    const sodaClient = new SodaClient({
-      url: config.openData.url ?? soda!.url,
-      appToken: config.openData.appToken,
-      timeoutSeconds: config.upstreamTimeoutSeconds * 4,
-      maxAttempts: config.upstreamMaxAttempts,
-      breakerThreshold: config.upstreamBreakerThreshold,
-      breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
-      logger,
-      metrics,
-    });
+    upstreams = await startUpstreams(config, options, { clock, logger, metrics });
+    const { upstream, marketClock, client, soda, sodaClient } = upstreams;
     // The city's polygons, read on first use (the files take a moment): listings and recorded sales are given their
     // districts when written, and a building's facts are looked up in them.
     let polygons: CityPolygons | null = null;
@@ -419,19 +379,96 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
           await quotas.close();
           redis?.disconnect();
           await coordinator.idle();
-          await upstream?.close();
-          await soda?.close();
+          await upstreams?.close();
           await store.close();
         })()),
     };
   } catch (error) {
     await metricsServer?.close();
     redis?.disconnect();
-    await upstream?.close();
-    await soda?.close();
+    await upstreams?.close();
     await store.close();
     throw error;
   }
+}
+
+/** The two upstreams' clients, with the local stand-ins started where no URL is set. */
+interface Upstreams {
+  /** The local listings site (null with `UPSTREAM_URL` set), and its market clock. */
+  upstream: LocalUpstream | null;
+  marketClock: MarketClock | null;
+  client: GraphqlUpstreamClient;
+  /** The local SODA stand-in (null with `OPEN_DATA_URL` set). */
+  soda: LocalSoda | null;
+  sodaClient: SodaClient;
+  /** Stops the local stand-ins. */
+  close: () => Promise<void>;
+}
+
+/**
+ * The listings site's client and NYC Open Data's, each against its URL, or against a local stand-in started on
+ * loopback when none is set (the site's from the site data, SODA's from the shared data).
+ * @throws Error when a stand-in cannot start (one already started is stopped first).
+ */
+async function startUpstreams(
+  config: Config,
+  options: RuntimeOptions,
+  deps: { clock: () => Date; logger: Logger; metrics: Metrics },
+): Promise<Upstreams> {
+  const { clock, logger, metrics } = deps;
+  let upstream: LocalUpstream | null = null;
+  let marketClock: MarketClock | null = null;
+  let soda: LocalSoda | null = null;
+  const close = async () => {
+    await upstream?.close();
+    await soda?.close();
+  };
+  try {
+    if (!config.upstreamUrl) {
+      const site = await startLocalSite(config, {
+        clock,
+        siteData: options.siteData,
+        manualMarketClock: options.manualMarketClock,
+        recordQueries: options.recordUpstreamQueries,
+      });
+      ({ upstream, marketClock } = site);
+      logger.info(
+        { url: site.upstream.url, admin: site.upstream.adminUrl, listings: site.listings, marketClock: !!marketClock },
+        'local upstream started',
+      );
+    }
+    if (!config.openData.url) {
+      soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { faults: parseFaults(config.localSodaFaults) });
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const client = new GraphqlUpstreamClient({
+    url: config.upstreamUrl ?? upstream!.url,
+    timeoutSeconds: config.upstreamTimeoutSeconds,
+    headers: config.upstreamHeaders,
+    blockBackoffSeconds: config.upstreamBlockBackoffSeconds,
+    concurrency: config.upstreamConcurrency,
+    pacingSeconds: config.upstreamPacingSeconds,
+    maxAttempts: config.upstreamMaxAttempts,
+    breakerThreshold: config.upstreamBreakerThreshold,
+    breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
+    maxQueued: config.upstreamMaxQueued,
+    logger,
+    metrics,
+  });
+  const sodaClient = new SodaClient({
+    url: config.openData.url ?? soda!.url,
+    appToken: config.openData.appToken,
+    timeoutSeconds: config.upstreamTimeoutSeconds * 4,
+    maxAttempts: config.upstreamMaxAttempts,
+    breakerThreshold: config.upstreamBreakerThreshold,
+    breakerHalfOpenSeconds: config.upstreamBreakerHalfOpenSeconds,
+    logger,
+    metrics,
+  });
+  return { upstream, marketClock, client, soda, sodaClient, close };
 }
 
 /**
