@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Store } from '../store/database.js';
 import type { SyncProgress } from '../sync/syncer.js';
 
 /**
@@ -78,5 +79,20 @@ export async function apiDocument(config: Config): Promise<{ paths: Record<strin
     return openApiDocument(runtime.app) as never;
   } finally {
     await runtime.close();
+  }
+}
+
+/**
+ * Runs `work` on the mirror `DATABASE_URL` names (migrated first), and closes it after, whether `work` succeeds or
+ * throws. Loads the store's modules when called.
+ * @throws Error when the mirror cannot be opened, or what `work` throws.
+ */
+export async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
+  const { openStore } = await import('../store/database.js');
+  const store = await openStore(config.databaseUrl);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
   }
 }

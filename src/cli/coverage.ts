@@ -1,4 +1,4 @@
-import { type Command, flags } from './command.js';
+import { type Command, flags, withStore } from './command.js';
 
 /** `nyc-listings coverage`: prints the share of mirrored records holding each field. */
 export const coverageCommand: Command = {
@@ -7,16 +7,10 @@ export const coverageCommand: Command = {
                               of the listing detail and the building (Markdown; read from DATABASE_URL)`,
   async run(rest, config) {
     flags(rest, {});
-    const [{ openStore }, { mirrorCoverage, coverageMarkdown }] = await Promise.all([
-      import('../store/database.js'),
-      import('../read/mirror-coverage.js'),
-    ]);
-    const store = await openStore(config.databaseUrl);
-    try {
+    const { mirrorCoverage, coverageMarkdown } = await import('../read/mirror-coverage.js');
+    return withStore(config, async (store) => {
       process.stdout.write(`${coverageMarkdown(await mirrorCoverage(store, config.sharedDataDir))}\n`);
       return 0;
-    } finally {
-      await store.close();
-    }
+    });
   },
 };

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PLANS, type Plan } from '../config.js';
-import { apiDocument, type Command, flags, UsageError } from './command.js';
+import { apiDocument, type Command, flags, UsageError, withStore } from './command.js';
 
 /** `nyc-listings keys`: issues, lists, revokes and imports API keys. */
 export const keysCommand: Command = {
@@ -12,14 +12,12 @@ export const keysCommand: Command = {
   keys revoke <id>            revoke a key
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)`,
   async run(rest, config) {
-    const [{ openStore }, { KeysRepository }, { issueKey, importKeys, listKeys, parseOrigins }] = await Promise.all([
-      import('../store/database.js'),
+    const [{ KeysRepository }, { issueKey, importKeys, listKeys, parseOrigins }] = await Promise.all([
       import('../store/keys-repository.js'),
       import('../keys/key-admin.js'),
     ]);
-    const store = await openStore(config.databaseUrl);
-    const keys = new KeysRepository(store.db);
-    try {
+    return withStore(config, async (store) => {
+      const keys = new KeysRepository(store.db);
       const [sub, ...args] = rest;
       if (sub === 'issue') {
         const { values } = flags(args, {
@@ -77,8 +75,6 @@ export const keysCommand: Command = {
         );
       }
       return 0;
-    } finally {
-      await store.close();
-    }
+    });
   },
 };

@@ -1,4 +1,4 @@
-import { type Command, cliLogger, flags, syncProgress, UsageError } from './command.js';
+import { type Command, cliLogger, flags, syncProgress, UsageError, withStore } from './command.js';
 
 /** `nyc-listings seed`: adds synthetic listings for benchmarks. */
 export const seedCommand: Command = {
@@ -11,14 +11,11 @@ export const seedCommand: Command = {
       throw new UsageError('seed needs --listings N (a whole number of listings)');
     if (!/^[0-9]{1,10}$/.test(values.seed!)) throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
     const logger = await cliLogger(config.logLevel);
-    const [{ openStore }, { seedListings }] = await Promise.all([import('../store/database.js'), import('../sync/seed.js')]);
-    const store = await openStore(config.databaseUrl);
-    try {
+    const { seedListings } = await import('../sync/seed.js');
+    return withStore(config, async (store) => {
       const result = await seedListings(store, Number(values.listings), Number(values.seed), await syncProgress());
       logger.info(result, `seeded ${result.added} synthetic listings (${result.perSecond} a second); the mirror holds ${result.total}`);
       return 0;
-    } finally {
-      await store.close();
-    }
+    });
   },
 };

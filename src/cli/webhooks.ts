@@ -1,5 +1,5 @@
 import type { AreasRepository } from '../store/areas-repository.js';
-import { type Command, flags, UsageError } from './command.js';
+import { type Command, flags, UsageError, withStore } from './command.js';
 
 /** `nyc-listings webhooks`: manages webhook subscriptions and their deliveries. */
 export const webhooksCommand: Command = {
@@ -13,23 +13,20 @@ export const webhooksCommand: Command = {
   webhooks redeliver <delivery id>   send a delivery again (same webhook-id), from the first step of the schedule`,
   async run(rest, config) {
     const [
-      { openStore },
       { WebhooksRepository },
       { KeysRepository },
       { ChangesRepository },
       { AreasRepository },
       { addSubscription, listDeliveries, listSubscriptions, WebhookAdminError },
     ] = await Promise.all([
-      import('../store/database.js'),
       import('../store/webhooks-repository.js'),
       import('../store/keys-repository.js'),
       import('../store/changes-repository.js'),
       import('../store/areas-repository.js'),
       import('../notify/webhook-admin.js'),
     ]);
-    const store = await openStore(config.databaseUrl);
-    const webhooks = new WebhooksRepository(store.db);
-    try {
+    return withStore(config, async (store) => {
+      const webhooks = new WebhooksRepository(store.db);
       const [sub, ...args] = rest;
       if (sub === 'add') {
         const { values } = flags(args, {
@@ -88,9 +85,7 @@ export const webhooksCommand: Command = {
         );
       }
       return 0;
-    } finally {
-      await store.close();
-    }
+    });
   },
 };
 
