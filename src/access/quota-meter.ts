@@ -1,6 +1,6 @@
-import { SingleFlight } from '../lib/single-flight.js';
 import type { Logger } from 'pino';
 import type { QuotaRepository } from '../store/quota-repository.js';
+import { SingleFlight } from '../lib/single-flight.js';
 
 interface Tally {
   /** The month's count in the database as last read or written (other instances' requests included). */

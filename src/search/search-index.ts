@@ -1,4 +1,3 @@
-import { SingleFlight } from '../lib/single-flight.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
@@ -13,6 +12,7 @@ import { ColumnsBuilder, INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
+import { SingleFlight } from '../lib/single-flight.js';
 
 /** Rows read from the store at a time while building: the event loop has a turn between reads. */
 const CHUNK_ROWS = 20_000;

@@ -1,4 +1,3 @@
-import { SingleFlight } from '../lib/single-flight.js';
 import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
@@ -26,6 +25,7 @@ import type { RetryPolicy } from 'cockatiel';
 import { jobRetry } from './job-retry.js';
 import type { Metrics } from '../metrics/metrics.js';
 import PQueue from 'p-queue';
+import { SingleFlight } from '../lib/single-flight.js';
 
 /** A crawl that would take more than this share of a scope off the market is not trusted to sweep. */
 const MAX_SWEEP_SHARE = 0.5;
