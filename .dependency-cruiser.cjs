@@ -11,7 +11,7 @@ const LAYERS = [
   ['reference'],
   ['store'],
   ['dataset'],
-  ['freshness', 'search', 'access', 'keys', 'notify'],
+  ['freshness', 'search', 'estimate', 'access', 'keys', 'notify'],
   ['presenters'],
   ['read'],
   ['sync'],
@@ -35,7 +35,7 @@ const upward = LAYERS.slice(0, -1).map((layer, i) => ({
 }));
 
 /** Peers of one layer that stay apart: each is its own slice. */
-const peers = ['freshness', 'search', 'access', 'keys', 'notify'].map((name, _, all) => ({
+const peers = ['freshness', 'search', 'estimate', 'access', 'keys', 'notify'].map((name, _, all) => ({
   name: `apart-${name}`,
   comment: `${name} does not import its peers of the same layer`,
   severity: 'error',
@@ -51,7 +51,7 @@ module.exports = {
       name: 'request-path-without-stand-ins',
       comment: "the request path does not read the stand-ins' data builders or the background jobs",
       severity: 'error',
-      from: { path: place(['http', 'read', 'search', 'freshness', 'access', 'agents', 'presenters']) },
+      from: { path: place(['http', 'read', 'search', 'estimate', 'freshness', 'access', 'agents', 'presenters']) },
       to: { path: place(['dataset', 'sync']) },
     },
     {

@@ -19,6 +19,8 @@ const REQUESTS: [string, string][] = [
   ['/v1/property/{id}', '/v1/property/8000000'],
   ['/v1/property/by-url', '/v1/property/by-url?url=/rental/1545'],
   ['/v1/property/{id}/comparables', '/v1/property/1545/comparables?limit=2'],
+  ['/v1/property/{id}/estimate', '/v1/property/1545/estimate'],
+  ['/v1/estimate', '/v1/estimate?kind=rental&near=40.7146,-73.9566&bedrooms=1&bathrooms=1'],
   ['/v1/property/{id}/sold-comparables', '/v1/property/8000000/sold-comparables?limit=2'],
   ['/v1/properties', '/v1/properties?ids=1545,8000000,nope'],
   ['/v1/building/{id}', '/v1/building/2-e-55th-st-manhattan'],

@@ -24,6 +24,7 @@ import { registerIndexRoutes } from './http/routes/index.js';
 import { registerMarketRoutes } from './http/routes/market.js';
 import { registerChangesRoutes } from './http/routes/changes.js';
 import { registerPropertyRoutes } from './http/routes/property.js';
+import { registerEstimateRoutes } from './http/routes/estimate.js';
 import { registerSearchRoutes } from './http/routes/search.js';
 import { registerUsageRoutes } from './http/routes/usage.js';
 import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
@@ -35,6 +36,7 @@ import { AreaSchema, BuildingSchema } from './wire/building.js';
 import { SHARED_SCHEMAS } from './http/schemas/common.js';
 import { ListingClusterSchema } from './wire/cluster.js';
 import { ListingDetail, ListingSummary } from './wire/listing.js';
+import { Estimate as EstimateSchema, EstimateComparable as EstimateComparableSchema } from './wire/estimate.js';
 import { RouteIndex } from './http/route-index.js';
 import { parameterValidatorCompiler } from './http/validation.js';
 import type { KeysRepository } from './store/keys-repository.js';
@@ -210,6 +212,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     BuildingSchema,
     AreaSchema,
     RecordedSaleSchema,
+    EstimateComparableSchema,
+    EstimateSchema,
   ])
     app.addSchema(schema);
 
@@ -277,6 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSearchRoutes(app, { reads: deps.reads, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { reads: deps.reads, comparablesPlan: deps.config.featurePlans.comparables });
+  registerEstimateRoutes(app, { reads: deps.reads, plan: deps.config.featurePlans.estimates });
   registerBuildingRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords });
   registerRecordedSalesRoutes(app, {
     cityRecords: deps.cityRecords,

@@ -98,8 +98,8 @@ export interface Config {
   plans: Record<Plan, PlanLimits>;
   /** Days the change feed keeps its events. */
   changesRetentionDays: number;
-  /** The lowest plan that may read market history, comparables, the change stream, and hold webhooks. */
-  featurePlans: { marketHistory: Plan; comparables: Plan; changesStream: Plan; webhooks: Plan };
+  /** The lowest plan that may read market history, comparables, estimates, the change stream, and hold webhooks. */
+  featurePlans: { marketHistory: Plan; comparables: Plan; estimates: Plan; changesStream: Plan; webhooks: Plan };
   /** The change stream (SSE): seconds between heartbeats and between polls of the log; open streams a key may hold. */
   changesStream: { heartbeatSeconds: number; pollSeconds: number; maxPerKey: number };
   /**
@@ -294,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     featurePlans: {
       marketHistory: planName(env, 'MIN_PLAN_MARKET_HISTORY'),
       comparables: planName(env, 'MIN_PLAN_COMPARABLES'),
+      estimates: planName(env, 'MIN_PLAN_ESTIMATES'),
       changesStream: planName(env, 'MIN_PLAN_CHANGES_STREAM'),
       webhooks: planName(env, 'MIN_PLAN_WEBHOOKS'),
     },

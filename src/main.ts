@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { coverageCommand } from './cli/coverage.js';
 import { type Command, UsageError } from './cli/command.js';
+import { estimateCommand } from './cli/estimate.js';
 import { keysCommand } from './cli/keys.js';
 import { mcpCommand } from './cli/mcp.js';
 import { openapiCommand } from './cli/openapi.js';
@@ -20,6 +21,7 @@ const COMMANDS: readonly Command[] = [
   webhooksCommand,
   seedCommand,
   coverageCommand,
+  estimateCommand,
   mcpCommand,
   upstreamCommand,
   openapiCommand,

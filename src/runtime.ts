@@ -245,6 +245,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       dialect: store.dialect,
       ...{ listings, areas, buildings, scopes, market, refresher: syncer, coordinator, scopeFreshness, config, clock },
       warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
+      onLand: (point) => cityPolygons().policePrecinctAt(point) !== null,
     });
     const cityFacts = new CityRecords({
       records: cityRecords,
@@ -289,6 +290,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
         hydration: hydrationHealth,
         searchIndex: searchIndexState,
+        estimates: () => reads.estimator.state(),
         webhooks: async () => {
           const queue = await webhooks.queue(clock().toISOString());
           const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
@@ -322,6 +324,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       ],
       hydration: hydrationHealth,
       searchIndex: searchIndexState,
+      estimates: () => reads.estimator.state(),
       webhooks: async () => {
         const now = clock();
         const queue = await webhooks.queue(now.toISOString());

@@ -16,6 +16,8 @@ export const MCP_TOOLS = [
   { name: 'find_areas', operationId: 'listAreas' },
   { name: 'market_figures', operationId: 'getMarket' },
   { name: 'comparables', operationId: 'getComparables' },
+  { name: 'estimate_listing', operationId: 'getPropertyEstimate' },
+  { name: 'estimate_home', operationId: 'getEstimate' },
   { name: 'recent_changes', operationId: 'listChanges' },
   { name: 'recorded_sales', operationId: 'searchRecordedSales' },
   { name: 'sold_comparables', operationId: 'getSoldComparables' },

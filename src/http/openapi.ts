@@ -136,7 +136,7 @@ function parameterExamples(document: OpenApi, route: string, url: string): void 
     if (text === undefined || text === null) continue;
     const type = parameter.schema?.type;
     const value = parameter.in === 'path' ? decodeURIComponent(text) : text;
-    parameter.example = type === 'integer' ? Number(value) : type === 'boolean' ? value === 'true' : value;
+    parameter.example = type === 'integer' || type === 'number' ? Number(value) : type === 'boolean' ? value === 'true' : value;
   }
 }
 

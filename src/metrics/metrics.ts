@@ -15,6 +15,15 @@ export interface MetricSources {
   databasePool?: () => { total: number; idle: number; waiting: number } | null;
   /** The search index (`SearchIndex.state`): listings it holds by kind, whether a build runs, builds finished and failed, the last one's seconds. */
   searchIndex?: () => SearchIndexReading;
+  /** The estimates' comparables (`Estimator.state`): homes in memory by kind, reads finished and failed. */
+  estimates?: () => EstimatesReading;
+}
+
+/** What the metrics read of the estimates' state (a part of `EstimatesState`, which /v1/health shows whole). */
+interface EstimatesReading {
+  kinds: { kind: string; homes: number; buildSeconds: number }[];
+  builds: number;
+  failedBuilds: number;
 }
 
 /** What the metrics read of the search index's state (a part of `SearchIndexState`, which /v1/health shows whole). */
@@ -36,6 +45,7 @@ interface Snapshot {
   webhooks?: Awaited<ReturnType<NonNullable<MetricSources['webhooks']>>>;
   databasePool?: { total: number; idle: number; waiting: number };
   searchIndex?: SearchIndexReading;
+  estimates?: EstimatesReading;
 }
 
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
@@ -183,6 +193,22 @@ export class Metrics {
       "The last search index build's duration, reading the store included",
       (s) => index(s)?.buildSeconds ?? undefined,
     );
+    gauge(
+      'nyc_listings_estimate_homes',
+      'Distinct homes the estimates draw comparables from, by kind (a kind is read on its first estimate)',
+      (s) => s.estimates?.kinds.map((k) => ({ labels: { kind: k.kind }, value: k.homes })),
+      ['kind'],
+    );
+    gauge(
+      'nyc_listings_estimate_builds',
+      "Reads of the estimates' comparables finished on this instance since it started",
+      (s) => s.estimates?.builds,
+    );
+    gauge(
+      'nyc_listings_estimate_failed_builds',
+      "Reads of the estimates' comparables that failed on this instance since it started",
+      (s) => s.estimates?.failedBuilds,
+    );
     gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
     gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
     gauge(
@@ -209,6 +235,7 @@ export class Metrics {
       webhooks,
       databasePool: src.databasePool?.() ?? undefined,
       searchIndex: src.searchIndex?.(),
+      estimates: src.estimates?.(),
     };
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }

@@ -27,6 +27,10 @@ import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
 import { oldestOf, type Freshness } from '../freshness/policy.js';
 import type { JudgedScope, ScopeFreshness } from '../freshness/scopes.js';
+import { Estimator } from '../estimate/estimator.js';
+import type { Subject } from '../estimate/method.js';
+import type { Estimate } from '../wire/estimate.js';
+import type { GeoPoint } from '../wire/common.js';
 
 /** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
 export interface Refresher {
@@ -64,6 +68,8 @@ export interface MirrorDeps {
   clock: () => Date;
   /** Logs background work that gave up (a search index build that failed). */
   warn?: (message: string, error: unknown) => void;
+  /** Whether a point lies on the city's land (the police precincts' polygons hold it); every point when not given. */
+  onLand?: (point: GeoPoint) => boolean;
 }
 
 /** A search answer: the page of summaries, the total, freshness, and the cursor of the next page (null at the end or for DISTANCE). */
@@ -85,6 +91,8 @@ export class ReadService {
   private readonly areaLists: LRUCache<string, Area[]>;
   /** Runs searches on the store (totals kept or counted, pages read as planned). */
   readonly searcher: Searcher;
+  /** Estimates what homes are worth from the active listings (docs/estimates.md). */
+  readonly estimator: Estimator;
   /** Whether a refresh may start now (false while the upstream's breaker is open). */
   private readonly canRefresh = () => this.deps.refresher.canRefresh();
 
@@ -99,6 +107,12 @@ export class ReadService {
       readCacheSeconds: deps.config.readCacheSeconds,
       searchIndex: deps.config.searchIndex,
       clock: deps.clock,
+      warn: deps.warn ?? (() => undefined),
+    });
+    this.estimator = new Estimator({
+      db: deps.db,
+      listings: deps.listings,
+      readCacheSeconds: deps.config.readCacheSeconds,
       warn: deps.warn ?? (() => undefined),
     });
   }
@@ -190,6 +204,27 @@ export class ReadService {
       .sort((a, b) => b.similarity - a.similarity || a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : 1))
       .slice(0, limit);
     return { items, radius, freshness };
+  }
+
+  /**
+   * What a listing of the mirror is worth, from comparable active listings but itself and its copies, with the
+   * listing's freshness; null when the mirror does not hold the listing.
+   */
+  async estimateOfListing(id: string): Promise<{ estimate: Estimate; freshness: Freshness } | null> {
+    const subject = await this.deps.listings.findById(id);
+    if (!subject) return null;
+    const freshness = await this.judgeListing(subject);
+    return { estimate: await this.estimator.ofListing(subject), freshness };
+  }
+
+  /**
+   * What a home not listed is worth, from the active listings of its kind, with their freshness (the oldest of
+   * the kind's scopes); `off-land` when its point lies on no land of the city.
+   */
+  async estimateOfHome(subject: Omit<Subject, 'exclude'>): Promise<{ estimate: Estimate; freshness: Freshness } | 'off-land'> {
+    if (this.deps.onLand && !this.deps.onLand(subject.point)) return 'off-land';
+    const freshness = await this.judgeListings(this.listingScopes(subject.kind, []));
+    return { estimate: await this.estimator.ofHome(subject), freshness };
   }
 
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */

@@ -79,6 +79,15 @@ describe('the MCP server over Streamable HTTP', () => {
         (c: { listing: { id: string } }) => c.listing.id,
       ),
     );
+    const estimate = textOf(await client.callTool({ name: 'estimate_listing', arguments: { id: listing.id } }));
+    expect(estimate.data).toEqual((await get(t.rt.app, `/v1/property/${listing.id}/estimate`, t.key)).body.data);
+    expect(estimate.data.estimate).toEqual(expect.any(Number));
+    const home = { kind: 'rental', near: `${listing.geoPoint.latitude},${listing.geoPoint.longitude}`, bedrooms: 2, bathrooms: 1 };
+    const estimated = textOf(await client.callTool({ name: 'estimate_home', arguments: home }));
+    expect(estimated.data).toEqual(
+      (await get(t.rt.app, `/v1/estimate?${new URLSearchParams({ ...home, bedrooms: '2', bathrooms: '1' })}`, t.key)).body.data,
+    );
+    expect(estimated.data.pricePosition).toBeNull();
   });
 
   it('keys, plans and validation apply as over HTTP: refusals are error results carrying the problem', async () => {

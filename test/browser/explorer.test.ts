@@ -39,6 +39,7 @@ beforeAll(async () => {
     'clusterSales',
     'getProperty',
     'getComparables',
+    'getPropertyEstimate',
     'getMarket',
     'getUsage',
     'streamChanges',
@@ -198,6 +199,10 @@ describe('the map explorer', () => {
     const detail = await get(rt.app, `/v1/property/${cheapest.id}`, secret);
     const market = await get(rt.app, `/v1/market?kind=rental&areas=${detail.body.data.areaId}`, secret);
     expect(await page.textContent('#market')).toContain(market.body.data.activeCount.toLocaleString('en-US'));
+    const estimate = (await get(rt.app, `/v1/property/${cheapest.id}/estimate`, secret)).body.data;
+    const shown = await page.textContent('#estimate');
+    if (estimate.estimate === null) expect(shown).toContain(estimate.reason);
+    else expect(shown).toContain(`$${estimate.estimate.toLocaleString('en-US')}`);
 
     // The screenshot: the listing open, over its neighbourhood's matches.
     await page.evaluate(() => (window as any).explorer.map.zoomTo(14, { duration: 0 }));

@@ -1,7 +1,16 @@
 /**
  * Geometry written in the tests, independently of the code under test: a Google encoded polyline
- * decoder and even-odd ray casting.
+ * decoder, even-odd ray casting and the haversine distance.
  */
+
+/** Great-circle distance in metres between two WGS84 points (haversine, Earth radius 6,371 km). */
+export function haversine(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
+  const rad = Math.PI / 180;
+  const h =
+    Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 +
+    Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2;
+  return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
+}
 
 /** Google encoded polyline (latitude first, 5 decimals) -> [lon, lat] positions. */
 export function decodePolyline(encoded: string): number[][] {

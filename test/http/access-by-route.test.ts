@@ -37,6 +37,8 @@ const QUERY_VALUE: Record<string, string> = {
   kind: 'rental',
   bbox: '-74.02,40.70,-73.93,40.80',
   zoom: '12',
+  near: '40.7146,-73.9566',
+  bedrooms: '1',
 };
 function urlOf(route: { url: string }): string {
   const operation = doc.paths[documentedPath(route.url)].get;

@@ -68,6 +68,7 @@ describe("the OpenAPI document's parameters", () => {
         '/v1/building/{id}',
         '/v1/property/{id}',
         '/v1/property/{id}/comparables',
+        '/v1/property/{id}/estimate',
         '/v1/property/{id}/sold-comparables',
       ].sort(),
     );

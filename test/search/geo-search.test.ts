@@ -2,7 +2,7 @@
 import geojsonValidation from 'geojson-validation';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
-import { decodePolyline, inRings } from '../helpers/geometry.js';
+import { decodePolyline, haversine, inRings } from '../helpers/geometry.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 import { siteAreas } from '../helpers/source-rows.js';
 
@@ -14,14 +14,6 @@ const positions = (kind: 'sale' | 'rental') =>
   t.rt.siteData.listings
     .filter((l) => l.kind === kind && l.node.status === 'ACTIVE')
     .map((l) => ({ id: l.node.id, ...l.node.geoPoint!, beds: l.node.bedroomCount }));
-
-function haversine(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
-  const rad = Math.PI / 180;
-  const h =
-    Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 +
-    Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
-}
 
 describe('map search', () => {
   it('bbox: the total equals a point-in-box count over every listing, with other filters and across pages', async () => {

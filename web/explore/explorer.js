@@ -256,7 +256,14 @@ function ageInWords(instant) {
   return 'a minute ago';
 }
 
-/** Opens a listing in the side panel: its detail, comparables and its area's market figures. */
+/** An estimate in words: the figure, its 80 % interval, and where the asking price lies against it. */
+function estimateInWords(estimate) {
+  if (estimate.estimate === null) return `none: ${estimate.reason}`;
+  const position = estimate.pricePosition === null ? '' : `, asking ${estimate.pricePosition > 0 ? '+' : ''}${estimate.pricePosition} %`;
+  return `${dollars(estimate.estimate)} (80 %: ${dollars(estimate.low)} – ${dollars(estimate.high)}, ${estimate.confidence} confidence${position})`;
+}
+
+/** Opens a listing in the side panel: its detail, estimate, comparables and its area's market figures. */
 async function openListing(id) {
   const panel = $('#listing');
   panel.hidden = false;
@@ -275,7 +282,12 @@ async function openListing(id) {
   );
   try {
     const { data: listing } = await api(`/v1/property/${encodeURIComponent(id)}`);
-    const [comparables, market] = await Promise.all([
+    const [estimate, comparables, market] = await Promise.all([
+      allows('/v1/property/{id}/estimate')
+        ? api(`/v1/property/${encodeURIComponent(id)}/estimate`).catch((error) => error)
+        : new ApiError(403, {
+            detail: `Estimates need the ${state.spec.paths['/v1/property/{id}/estimate'].get['x-min-plan']} plan or above.`,
+          }),
       allows('/v1/property/{id}/comparables')
         ? api(`/v1/property/${encodeURIComponent(id)}/comparables?limit=5`).catch((error) => error)
         : new ApiError(403, {
@@ -285,6 +297,7 @@ async function openListing(id) {
     ]);
     const facts = [
       ['Price', `${dollars(listing.price)}${state.kind === 'rentals' ? ' a month' : ''}`],
+      ['Estimate', estimate instanceof ApiError ? estimate.message : estimateInWords(estimate.data)],
       ['Net effective rent', listing.netEffective === null ? null : dollars(listing.netEffective)],
       ['Bedrooms', orDash(listing.bedroomCount)],
       ['Bathrooms', orDash(listing.fullBathroomCount)],
@@ -307,7 +320,7 @@ async function openListing(id) {
       el(
         'table',
         {},
-        facts.map(([name, value]) => el('tr', {}, el('th', {}, name), el('td', {}, value))),
+        facts.map(([name, value]) => el('tr', {}, el('th', {}, name), el('td', name === 'Estimate' ? { id: 'estimate' } : {}, value))),
       ),
       el('h3', {}, 'Comparables'),
       comparables instanceof ApiError

@@ -180,6 +180,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/property/{id}/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a listed home is worth, with an 80 % interval and its comparables
+         * @description The rent a month (rental) or price (sale) the listing's comparables point to, and how far its asking price lies from it (pricePosition). Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). From the pro plan up (MIN_PLAN_ESTIMATES).
+         */
+        get: operations["getPropertyEstimate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a home that is not listed is worth
+         * @description The rent a month (kind=rental) or price (kind=sale) of a home described by its position and layout. Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). A point off the city's land is a 422 OFF_LAND. From the pro plan up (MIN_PLAN_ESTIMATES).
+         */
+        get: operations["getEstimate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/building/{id}": {
         parameters: {
             query?: never;
@@ -518,7 +558,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {unknown}
              */
-            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "OFF_LAND" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
             /** @description INVALID_PARAMS: each bad or unknown parameter. */
             errors?: {
                 name: string;
@@ -783,6 +823,63 @@ export interface components {
             areaId: number | null;
             /** @description The mirrored building at the same address and ZIP code, if any. */
             buildingId: string | null;
+        };
+        /** @description A comparable home used by an estimate, with its price as adjusted to the home estimated. */
+        EstimateComparable: {
+            /** @description The listing id (the lowest, when the same home is listed more than once). */
+            id: string;
+            /** @description How many listings are this one home (the same point, layout and price). */
+            listingCount: number;
+            geoPoint: components["schemas"]["GeoPoint"];
+            bedroomCount: number | null;
+            /** @description Full bathrooms plus a half for each half bath. */
+            bathrooms: number | null;
+            /** @description Square feet. */
+            sqft: number | null;
+            buildingType: string | null;
+            /** @description Metres from the home estimated (great-circle). */
+            distance: number;
+            /** @description 0-100: the comparable's weight in the estimate, 100 for the weightiest. */
+            similarity: number;
+            /** @description The comparable's own price, dollars. */
+            price: number;
+            /** @description Its price adjusted to the home estimated: price + size + layout + time. */
+            adjustedPrice: number;
+            /** @description What was added to the price, dollars. */
+            adjustments: {
+                /** @description Dollars for the difference in size (price per square foot times the size estimated). */
+                size: number;
+                /** @description Dollars for the difference in bedrooms and bathrooms. */
+                layout: number;
+                /** @description Dollars for the time between its price and now (0: an active listing is priced now). */
+                time: number;
+            };
+        };
+        /** @description What a home is worth, estimated from comparable homes, with an 80 % interval (docs/estimates.md). */
+        Estimate: {
+            kind: "rental" | "sale";
+            /** @description Dollars: a month's rent for a rental, the price for a sale; null when the data are too thin (see reason). */
+            estimate: number | null;
+            /** @description The low end of the 80 % interval, dollars. */
+            low: number | null;
+            /** @description The high end of the 80 % interval, dollars. */
+            high: number | null;
+            confidence: ("high" | "medium" | "low") | null;
+            /** @description Percent the asking price lies above (+) or below (-) the estimate, one decimal; null for a home not listed or without an estimate. */
+            pricePosition: number | null;
+            /** @description Why there is no estimate; null when there is one. */
+            reason: string | null;
+            /** @description How the comparables were combined (docs/estimates.md). */
+            method: "same-layout-weighted-median" | "price-per-sqft-weighted-median";
+            /** @description Metres within which comparables were taken. */
+            radius: number;
+            /**
+             * Format: date-time
+             * @description When the comparables were read from the mirror (UTC).
+             */
+            asOf: string;
+            /** @description The comparables used, weightiest first. */
+            comparables: components["schemas"]["EstimateComparable"][];
         };
         /** @description ListingSummary with only the fields asked for (`fields=`), and id. */
         ListingSummaryFields: {
@@ -3251,6 +3348,492 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Seconds until the minute window resets. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPropertyEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The upstream site's listing id.
+                 * @example 1545
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate and the freshness of the listings it was made from. */
+            200: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong entity tag of the answer: send it back in If-None-Match for a 304 (which counts toward no limit). */
+                    ETag?: string;
+                    /** @description meta.dataAge as an HTTP date. */
+                    "Last-Modified"?: string;
+                    /** @description `private, max-age=<seconds left in the freshness window>`. */
+                    "Cache-Control"?: string;
+                    /** @description `Authorization, Accept-Encoding`. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Estimate"];
+                        meta: components["schemas"]["SingleMeta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed. */
+            400: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a bad key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            403: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: neither the mirror nor the upstream has it. */
+            404: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description URI_TOO_LONG: a path parameter longer than 500 characters. */
+            414: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (per-minute limit of the plan, or of the client IP without a key) or QUOTA_EXCEEDED (monthly quota, calendar month UTC). Headers: `Retry-After` (seconds), `RateLimit-Policy`, `RateLimit`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (seconds); body `retryAfter`. */
+            429: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the server takes (a very long query string counts). */
+            431: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service; it is logged with the request id (X-Request-Id). */
+            500: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEstimate: {
+        parameters: {
+            query: {
+                /**
+                 * @description rental: a month's rent; sale: the price.
+                 * @example rental
+                 */
+                kind: "rental" | "sale";
+                /**
+                 * @description The home's position: lat,lon (WGS84 decimal degrees).
+                 * @example 40.7146,-73.9566
+                 */
+                near: string;
+                /**
+                 * @description Bedrooms; 0 is a studio.
+                 * @example 1
+                 */
+                bedrooms: number;
+                /**
+                 * @description Full bathrooms plus a half for a half bath (1.5).
+                 * @example 1
+                 */
+                bathrooms?: number;
+                /** @description Size in square feet. */
+                sqft?: number;
+                /** @description The site's building type: CONDO, CO_OP, HOUSE, MULTIFAMILY, TOWNHOUSE, ... */
+                buildingType?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate and the freshness of the listings it was made from. */
+            200: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Strong entity tag of the answer: send it back in If-None-Match for a 304 (which counts toward no limit). */
+                    ETag?: string;
+                    /** @description meta.dataAge as an HTTP date. */
+                    "Last-Modified"?: string;
+                    /** @description `private, max-age=<seconds left in the freshness window>`. */
+                    "Cache-Control"?: string;
+                    /** @description `Authorization, Accept-Encoding`. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Estimate"];
+                        meta: components["schemas"]["SingleMeta"];
+                    };
+                };
+            };
+            /** @description INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed. */
+            400: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`. */
+            401: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description `Bearer`, or `Bearer error="invalid_token"` for a bad key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            403: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OFF_LAND: the point given lies on none of the city's land (water, or outside New York City); nothing is estimated. */
+            422: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (per-minute limit of the plan, or of the client IP without a key) or QUOTA_EXCEEDED (monthly quota, calendar month UTC). Headers: `Retry-After` (seconds), `RateLimit-Policy`, `RateLimit`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (seconds); body `retryAfter`. */
+            429: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the server takes (a very long query string counts). */
+            431: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service; it is logged with the request id (X-Request-Id). */
+            500: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAVAILABLE: an API-only instance whose mirror holds no listing yet (the worker's first sync has not finished); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF draft structured field: `"per-minute";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft structured field: `"per-minute";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description Requests a minute the plan allows. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the minute window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5993,6 +6576,32 @@ export interface operations {
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;
                         };
+                        estimates: {
+                            /** @description Each kind whose comparables are in memory; a kind is read on its first estimate. */
+                            kinds: {
+                                kind: string;
+                                /** @description Distinct homes the comparables are drawn from (a home listed twice counts once). */
+                                homes: number;
+                                /** @description The store's data version they were read at. */
+                                dataVersion: number;
+                                /** @description When they were read (UTC): the `asOf` of the estimates. */
+                                builtAt: string;
+                                /** @description How long reading them and calibrating the interval took (seconds). */
+                                buildSeconds: number;
+                                /** @description Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
+                                calibratedOn: number;
+                            }[];
+                            /** @description Kinds whose comparables are being read now. */
+                            building: string[];
+                            /** @description Reads finished on this instance since it started. */
+                            builds: number;
+                            /** @description Reads that failed (the comparables in hand answered meanwhile, or the estimate failed). */
+                            failedBuilds: number;
+                            /** @description The last failed read's cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
                         scopes: {
                             scope: string;
                             lastSuccessAt: string | null;
@@ -6135,6 +6744,32 @@ export interface operations {
                             /** @description Builds that failed on this instance since it started (the store answered meanwhile). */
                             failedBuilds: number;
                             /** @description The last failed build's cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
+                        estimates: {
+                            /** @description Each kind whose comparables are in memory; a kind is read on its first estimate. */
+                            kinds: {
+                                kind: string;
+                                /** @description Distinct homes the comparables are drawn from (a home listed twice counts once). */
+                                homes: number;
+                                /** @description The store's data version they were read at. */
+                                dataVersion: number;
+                                /** @description When they were read (UTC): the `asOf` of the estimates. */
+                                builtAt: string;
+                                /** @description How long reading them and calibrating the interval took (seconds). */
+                                buildSeconds: number;
+                                /** @description Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
+                                calibratedOn: number;
+                            }[];
+                            /** @description Kinds whose comparables are being read now. */
+                            building: string[];
+                            /** @description Reads finished on this instance since it started. */
+                            builds: number;
+                            /** @description Reads that failed (the comparables in hand answered meanwhile, or the estimate failed). */
+                            failedBuilds: number;
+                            /** @description The last failed read's cause. */
                             lastError: string | null;
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;

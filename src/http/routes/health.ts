@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { SearchIndexStateSchema, type SearchIndexState } from '../../search/search-index.js';
+import { EstimatesStateSchema, type EstimatesState } from '../../estimate/estimator.js';
 import type { ListingsRepository } from '../../store/listings-repository.js';
 import { AREAS_SCOPE, scopeFailing, type CrawlReport, type ScopesRepository } from '../../store/scopes-repository.js';
 import type { UpstreamClient } from '../../upstream/client.js';
@@ -54,6 +55,8 @@ export interface BackgroundJobs {
   webhooks(): Promise<WebhookHealth>;
   /** The search index of this instance. */
   searchIndex(): SearchIndexState;
+  /** The comparables the estimates are drawn from, on this instance. */
+  estimates(): EstimatesState;
 }
 
 const HealthSchema = Type.Object({
@@ -77,6 +80,7 @@ const HealthSchema = Type.Object({
   hydration: HydrationHealthSchema,
   webhooks: WebhookHealthSchema,
   searchIndex: SearchIndexStateSchema,
+  estimates: EstimatesStateSchema,
   scopes: Type.Array(
     Type.Object({
       scope: Type.String(),
@@ -162,6 +166,7 @@ export function registerHealthRoutes(
         },
         hydration,
         searchIndex: deps.jobs.searchIndex(),
+        estimates: deps.jobs.estimates(),
         webhooks,
         scopes: scopes.map((s) => ({
           scope: s.scope,

@@ -1,0 +1,166 @@
+import { BOROUGHS } from '../domain/area.js';
+import type { ComparablePool } from './comparable-pool.js';
+import { CALIBRATION_HOMES, calibrate, heldOut, intervalOf, quantile, shuffled } from './interval.js';
+import { estimateFor } from './method.js';
+
+/** How one way of estimating did on the held-out homes of a kind and place. */
+export interface BacktestFigures {
+  /** Held-out homes. */
+  count: number;
+  /** Of them, how many got an estimate. */
+  estimated: number;
+  /** Median absolute percentage error, percent, over the estimated homes; null when none. */
+  mdape: number | null;
+  /** Percent of the estimated homes within 5 %, 10 % and 20 % of their true price. */
+  within5: number | null;
+  within10: number | null;
+  within20: number | null;
+  /** Percent of the estimated homes whose true price lies inside the 80 % interval; null for a baseline (it has none). */
+  coverage: number | null;
+}
+
+/** The backtest of one kind in one place (a borough's name, or "City"): the method and both baselines. */
+export interface BacktestRow {
+  kind: string;
+  place: string;
+  method: BacktestFigures;
+  /** The median price of the other homes of the same borough and bedrooms. */
+  boroughBedroomsMedian: BacktestFigures;
+  /** The median price of the 10 nearest other homes with the same bedrooms and bathrooms. */
+  nearestTenMedian: BacktestFigures;
+}
+
+export interface BacktestOptions {
+  seed: number;
+  /** Held-out homes a kind, at most (all the homes left after calibration when fewer). */
+  sample: number;
+}
+
+interface Outcome {
+  truth: number;
+  estimate: number | null;
+  inside?: boolean;
+}
+
+/** Percent, one decimal. */
+const percent = (part: number, whole: number) => Math.round((1000 * part) / whole) / 10;
+
+function figures(outcomes: readonly Outcome[], withInterval: boolean): BacktestFigures {
+  const estimated = outcomes.filter((o): o is Outcome & { estimate: number } => o.estimate !== null);
+  const errors = estimated.map((o) => Math.abs(o.estimate - o.truth) / o.truth).sort((a, b) => a - b);
+  const share = (limit: number) => (errors.length ? percent(errors.filter((e) => e <= limit).length, errors.length) : null);
+  return {
+    count: outcomes.length,
+    estimated: estimated.length,
+    mdape: errors.length ? Math.round(quantile(errors, 0.5) * 1000) / 10 : null,
+    within5: share(0.05),
+    within10: share(0.1),
+    within20: share(0.2),
+    coverage: withInterval && estimated.length ? percent(estimated.filter((o) => o.inside).length, estimated.length) : null,
+  };
+}
+
+/** The median of ascending `sorted` without one element equal to `value` (which it holds); null when nothing is left. */
+function medianWithout(sorted: readonly number[], value: number): number | null {
+  const n = sorted.length - 1;
+  if (n <= 0) return null;
+  let skip = 0;
+  for (let hi = sorted.length; skip < hi; ) {
+    const mid = (skip + hi) >> 1;
+    if (sorted[mid] < value) skip = mid + 1;
+    else hi = mid;
+  }
+  const at = (k: number) => (k < skip ? sorted[k] : sorted[k + 1]);
+  return n % 2 ? at(n >> 1) : (at(n / 2 - 1) + at(n / 2)) / 2;
+}
+
+/**
+ * Backtests the estimates of one kind on its pool, reproducibly by seed: the homes are shuffled by the seed; the
+ * first {@link CALIBRATION_HOMES} (at most half) calibrate the interval, the next `sample` are held out and each
+ * estimated without itself or any copy of its listing, by the method and by both baselines. Figures by borough
+ * and for the city.
+ */
+export function backtest(pool: ComparablePool, options: BacktestOptions): BacktestRow[] {
+  const order = shuffled(pool.size, options.seed);
+  const calibrationSize = Math.min(CALIBRATION_HOMES, Math.floor(pool.size / 2));
+  const calibration = calibrate(pool, order.slice(0, calibrationSize));
+  const held = order.slice(calibrationSize, calibrationSize + options.sample);
+
+  const pricesByBoroughBedrooms = new Map<string, number[]>();
+  for (let home = 0; home < pool.size; home++) {
+    const key = `${pool.boroughs[home]}|${pool.bedrooms[home]}`;
+    const list = pricesByBoroughBedrooms.get(key);
+    if (list) list.push(pool.prices[home]);
+    else pricesByBoroughBedrooms.set(key, [pool.prices[home]]);
+  }
+  for (const list of pricesByBoroughBedrooms.values()) list.sort((a, b) => a - b);
+
+  const byPlace = new Map<string, { method: Outcome[]; borough: Outcome[]; nearest: Outcome[] }>();
+  const outcomesOf = (place: string) => {
+    let outcomes = byPlace.get(place);
+    if (!outcomes) {
+      outcomes = { method: [], borough: [], nearest: [] };
+      byPlace.set(place, outcomes);
+    }
+    return outcomes;
+  };
+  for (const home of held) {
+    const truth = pool.prices[home];
+    const subject = heldOut(pool, home);
+    const found = estimateFor(pool, subject);
+    const method: Outcome =
+      found.estimate === null
+        ? { truth, estimate: null }
+        : (() => {
+            const { low, high } = intervalOf(found.estimate, found.spread, calibration);
+            return { truth, estimate: found.estimate, inside: truth >= low && truth <= high };
+          })();
+    const sameBoroughBedrooms = Number.isNaN(pool.bedrooms[home])
+      ? undefined
+      : pricesByBoroughBedrooms.get(`${pool.boroughs[home]}|${pool.bedrooms[home]}`);
+    const borough: Outcome = { truth, estimate: sameBoroughBedrooms ? medianWithout(sameBoroughBedrooms, truth) : null };
+    const tenNearest = pool
+      .nearest(
+        subject.point,
+        (h) => h !== home && pool.bedrooms[h] === pool.bedrooms[home] && pool.bathrooms[h] === pool.bathrooms[home],
+        10,
+        Number.POSITIVE_INFINITY,
+      )
+      .map((n) => pool.prices[n.home])
+      .sort((a, b) => a - b);
+    const nearest: Outcome = { truth, estimate: tenNearest.length ? quantile(tenNearest, 0.5) : null };
+    for (const place of ['City', BOROUGHS[pool.boroughs[home]] ?? 'Unknown']) {
+      const outcomes = outcomesOf(place);
+      outcomes.method.push(method);
+      outcomes.borough.push(borough);
+      outcomes.nearest.push(nearest);
+    }
+  }
+  const places = ['City', ...Object.values(BOROUGHS)].filter((place) => byPlace.has(place));
+  return places.map((place) => {
+    const outcomes = byPlace.get(place)!;
+    return {
+      kind: pool.kind,
+      place,
+      method: figures(outcomes.method, true),
+      boroughBedroomsMedian: figures(outcomes.borough, false),
+      nearestTenMedian: figures(outcomes.nearest, false),
+    };
+  });
+}
+
+/** The backtest as a Markdown table: one line a kind and place, each way of estimating side by side. */
+export function backtestMarkdown(rows: readonly BacktestRow[]): string {
+  const cell = (v: number | null, suffix = ' %') => (v === null ? '–' : `${v}${suffix}`);
+  const lines = [
+    '| kind | place | held out | estimated | MdAPE | within 5 % | within 10 % | within 20 % | in 80 % interval | borough and bedrooms median: MdAPE | 10 nearest same layout: MdAPE |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    const m = r.method;
+    lines.push(
+      `| ${r.kind} | ${r.place} | ${m.count} | ${m.estimated} | ${cell(m.mdape)} | ${cell(m.within5)} | ${cell(m.within10)} | ${cell(m.within20)} | ${cell(m.coverage)} | ${cell(r.boroughBedroomsMedian.mdape)} | ${cell(r.nearestTenMedian.mdape)} |`,
+    );
+  }
+  return lines.join('\n');
+}

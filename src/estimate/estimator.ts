@@ -1,0 +1,285 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
+import { type Static, Type } from 'typebox';
+import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
+import { ReadMemo } from '../lib/read-memo.js';
+import { SingleFlight } from '../lib/single-flight.js';
+import type { ListingsRepository } from '../store/listings-repository.js';
+import type { Database } from '../store/schema.js';
+import { Nullable } from '../wire/common.js';
+import type { Estimate } from '../wire/estimate.js';
+import { ComparablePool, bathroomsOf, type PoolRow } from './comparable-pool.js';
+import {
+  CALIBRATION_HOMES,
+  CALIBRATION_SEED,
+  calibrate,
+  confidenceOf,
+  intervalOf,
+  shuffled,
+  type IntervalCalibration,
+} from './interval.js';
+import { estimateFor, type PointEstimate, type Subject } from './method.js';
+
+/** Rows read a query when the pool is read from the store. */
+const CHUNK_ROWS = 20_000;
+
+/** The estimates' state on this instance, as /v1/health shows it and the metrics read it. */
+export const EstimatesStateSchema = Type.Object({
+  kinds: Type.Array(
+    Type.Object({
+      kind: Type.String(),
+      homes: Type.Integer({ description: 'Distinct homes the comparables are drawn from (a home listed twice counts once).' }),
+      dataVersion: Type.Integer({ description: "The store's data version they were read at." }),
+      builtAt: Type.String({ description: 'When they were read (UTC): the `asOf` of the estimates.' }),
+      buildSeconds: Type.Number({ description: 'How long reading them and calibrating the interval took (seconds).' }),
+      calibratedOn: Type.Integer({ description: 'Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads).' }),
+    }),
+    { description: 'Each kind whose comparables are in memory; a kind is read on its first estimate.' },
+  ),
+  building: Type.Array(Type.String(), { description: 'Kinds whose comparables are being read now.' }),
+  builds: Type.Integer({ description: 'Reads finished on this instance since it started.' }),
+  failedBuilds: Type.Integer({ description: 'Reads that failed (the comparables in hand answered meanwhile, or the estimate failed).' }),
+  lastError: Nullable(Type.String({ description: "The last failed read's cause." })),
+  lastErrorAt: Nullable(Type.String({ description: 'When it failed (UTC).' })),
+});
+export type EstimatesState = Static<typeof EstimatesStateSchema>;
+
+/** One kind's homes as read at the store's data version `dataVersion`, with the interval calibrated on them. */
+export interface EstimateModel {
+  dataVersion: number;
+  pool: ComparablePool;
+  calibration: IntervalCalibration;
+  builtAt: Date;
+  /** Seconds the read and the calibration took. */
+  buildSeconds: number;
+}
+
+/** A listing's facts as the estimate of it needs them (a row of the listings table). */
+export interface ListedHome {
+  id: string;
+  kind: string;
+  price: number;
+  latitude: number | null;
+  longitude: number | null;
+  bedroom_count: number | null;
+  full_bathroom_count: number | null;
+  half_bathroom_count: number | null;
+  sqft: number | null;
+  building_type: string | null;
+}
+
+export interface EstimatorDeps {
+  /** What the pool is read through (`Store.readDb`). */
+  db: Kysely<Database>;
+  listings: ListingsRepository;
+  /** Seconds another instance's write may take to show: how often the store's data version is read again. */
+  readCacheSeconds: number;
+  /** Logs a rebuild that failed (the model in hand keeps answering; the next estimate tries again). */
+  warn: (message: string, error: unknown) => void;
+}
+
+/** Reads the active listings of `kind` the pool is made of, in chunks by id. */
+export async function readPoolRows(db: Kysely<Database>, kind: ListingKind): Promise<PoolRow[]> {
+  const rows: PoolRow[] = [];
+  for (let after = ''; ; ) {
+    const chunk = await db
+      .selectFrom('listings')
+      .select([
+        'id',
+        'borough_id',
+        'latitude',
+        'longitude',
+        'price',
+        'bedroom_count',
+        'full_bathroom_count',
+        'half_bathroom_count',
+        'sqft',
+        'building_type',
+      ])
+      .where('status', '=', 'ACTIVE')
+      .where('kind', '=', kind)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(CHUNK_ROWS)
+      .execute();
+    rows.push(...chunk);
+    if (chunk.length < CHUNK_ROWS) return rows;
+    after = chunk[chunk.length - 1].id;
+  }
+}
+
+/** A pool of one kind's homes with its interval calibrated on {@link CALIBRATION_HOMES} of them drawn by {@link CALIBRATION_SEED}. */
+export function buildModel(kind: ListingKind, rows: readonly PoolRow[], dataVersion: number, builtAt: Date): EstimateModel {
+  const pool = new ComparablePool(kind, rows);
+  const calibration = calibrate(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_HOMES));
+  return { dataVersion, pool, calibration, builtAt, buildSeconds: 0 };
+}
+
+/** The answer of an estimate: the point estimate with its interval, confidence and comparables (docs/estimates.md). */
+export function presentEstimate(model: EstimateModel, found: PointEstimate, askingPrice: number | null): Estimate {
+  const { pool } = model;
+  const comparables = [...found.comparables]
+    .sort((a, b) => b.weight - a.weight || a.distance - b.distance || a.home - b.home)
+    .map((c) => ({
+      id: pool.ids[c.home],
+      listingCount: pool.listingCounts[c.home],
+      geoPoint: pool.pointOf(c.home),
+      bedroomCount: Number.isNaN(pool.bedrooms[c.home]) ? null : pool.bedrooms[c.home],
+      bathrooms: Number.isNaN(pool.bathrooms[c.home]) ? null : pool.bathrooms[c.home],
+      sqft: Number.isNaN(pool.sqft[c.home]) ? null : Math.round(pool.sqft[c.home]),
+      buildingType: pool.buildingTypes[c.home],
+      distance: Math.round(c.distance),
+      similarity: Math.round(c.weight * 1000) / 10,
+      price: Math.round(c.price),
+      adjustedPrice: Math.round(c.adjustedPrice),
+      adjustments: { size: Math.round(c.adjustments.size), layout: Math.round(c.adjustments.layout), time: Math.round(c.adjustments.time) },
+    }));
+  const common = { kind: pool.kind, method: found.method, radius: found.radius, asOf: model.builtAt.toISOString(), comparables };
+  if (found.estimate === null) {
+    return { ...common, estimate: null, low: null, high: null, confidence: null, pricePosition: null, reason: found.reason };
+  }
+  const estimate = Math.round(found.estimate);
+  const { low, high } = intervalOf(estimate, found.spread, model.calibration);
+  return {
+    ...common,
+    estimate,
+    low,
+    high,
+    confidence: confidenceOf(estimate, low, high, comparables.length),
+    pricePosition: askingPrice === null ? null : Math.round(((askingPrice - estimate) / estimate) * 1000) / 10,
+    reason: null,
+  };
+}
+
+/**
+ * Estimates what homes are worth from the mirror's active listings ({@link estimateFor}). Each kind's pool is read
+ * from the store and kept while the store's data version is unchanged; when it moves, the pool in hand answers
+ * (its `asOf` says when it was read) while a new one is built in the background (stale-while-revalidate). The
+ * first estimate of a kind waits for its pool.
+ */
+export class Estimator {
+  private readonly models = new Map<ListingKind, EstimateModel>();
+  private readonly building = new SingleFlight<ListingKind, EstimateModel>();
+  private readonly dataVersion: ReadMemo<number>;
+  private builds = 0;
+  private failedBuilds = 0;
+  private lastError: { message: string; at: Date } | null = null;
+
+  constructor(private readonly deps: EstimatorDeps) {
+    this.dataVersion = new ReadMemo(
+      deps.readCacheSeconds,
+      () => deps.listings.writeCount,
+      () => deps.listings.dataVersion(),
+    );
+  }
+
+  /** The model of `kind`: the one in hand, rebuilt in the background when the store moved on; built and waited for when none. */
+  async model(kind: ListingKind): Promise<EstimateModel> {
+    const version = await this.dataVersion.get();
+    const kept = this.models.get(kind);
+    if (kept && kept.dataVersion === version) return kept;
+    const build = this.building.run(kind, () => this.build(kind));
+    if (!kept) return build;
+    build.catch(() => undefined);
+    return kept;
+  }
+
+  /** The state of the comparables in memory ({@link EstimatesStateSchema}). */
+  state(): EstimatesState {
+    return {
+      kinds: [...this.models.values()].map((m) => ({
+        kind: m.pool.kind,
+        homes: m.pool.size,
+        dataVersion: m.dataVersion,
+        builtAt: m.builtAt.toISOString(),
+        buildSeconds: m.buildSeconds,
+        calibratedOn: m.calibration.homes,
+      })),
+      building: LISTING_KINDS.filter((kind) => this.building.has(kind)),
+      builds: this.builds,
+      failedBuilds: this.failedBuilds,
+      lastError: this.lastError?.message ?? null,
+      lastErrorAt: this.lastError?.at.toISOString() ?? null,
+    };
+  }
+
+  private async build(kind: ListingKind): Promise<EstimateModel> {
+    const started = performance.now();
+    try {
+      // Read before the rows: a write landing meanwhile moves the version past this reading, and the next estimate rebuilds.
+      const dataVersion = await this.deps.listings.dataVersion();
+      const builtAt = new Date();
+      const rows = await readPoolRows(this.deps.db, kind);
+      await nextTurn();
+      const model = buildModel(kind, rows, dataVersion, builtAt);
+      model.buildSeconds = Math.round(performance.now() - started) / 1000;
+      this.models.set(kind, model);
+      this.builds++;
+      return model;
+    } catch (error) {
+      this.failedBuilds++;
+      this.lastError = { message: error instanceof Error ? error.message : String(error), at: new Date() };
+      this.deps.warn(`estimates: reading the ${kind} comparables failed; those in hand answer, and the next estimate tries again`, error);
+      throw error;
+    }
+  }
+
+  /**
+   * The estimate of a listing of the mirror, with its asking price's position: never from the listing itself nor from
+   * another listing of the same home. A listing without a position has no estimate (reason given).
+   */
+  async ofListing(listing: ListedHome): Promise<Estimate> {
+    const kind = listing.kind as ListingKind;
+    const model = await this.model(kind);
+    const subject: Omit<Subject, 'point'> = {
+      kind,
+      bedrooms: listing.bedroom_count,
+      bathrooms: bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count),
+      sqft: listing.sqft !== null && listing.sqft > 0 ? listing.sqft : null,
+      buildingType: listing.building_type,
+      exclude: model.pool.homeOfListing(listing.id) ?? sameHome(model.pool, listing),
+    };
+    if (listing.latitude === null || listing.longitude === null) {
+      const found: PointEstimate = {
+        estimate: null,
+        spread: null,
+        method: 'same-layout-weighted-median',
+        comparables: [],
+        radius: 0,
+        reason: 'position unknown',
+      };
+      return presentEstimate(model, found, Number(listing.price));
+    }
+    const found = estimateFor(model.pool, { ...subject, point: { latitude: listing.latitude, longitude: listing.longitude } });
+    return presentEstimate(model, found, Number(listing.price));
+  }
+
+  /** The estimate of a home not listed (or not read into the pool yet), from what the caller says of it. */
+  async ofHome(subject: Omit<Subject, 'exclude'>): Promise<Estimate> {
+    const model = await this.model(subject.kind);
+    return presentEstimate(model, estimateFor(model.pool, subject), null);
+  }
+}
+
+/**
+ * The home of the pool a listing not in it (not active, or written after the pool was read) would be a copy of:
+ * the same point, layout and price; undefined when none.
+ */
+function sameHome(pool: ComparablePool, listing: ListedHome): number | undefined {
+  if (listing.latitude === null || listing.longitude === null) return undefined;
+  const bathrooms = bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count) ?? Number.NaN;
+  const bedrooms = listing.bedroom_count ?? Number.NaN;
+  const price = Number(listing.price);
+  const near = pool.nearest(
+    { latitude: listing.latitude, longitude: listing.longitude },
+    (h) =>
+      pool.latitudes[h] === listing.latitude &&
+      pool.longitudes[h] === listing.longitude &&
+      pool.prices[h] === price &&
+      Object.is(pool.bedrooms[h], bedrooms) &&
+      Object.is(pool.bathrooms[h], bathrooms),
+    1,
+    1,
+  );
+  return near[0]?.home;
+}

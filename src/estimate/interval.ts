@@ -1,0 +1,93 @@
+import { seededRandom } from '../lib/seeded-random.js';
+import type { ComparablePool } from './comparable-pool.js';
+import { estimateFor, type Subject } from './method.js';
+
+/** Where the interval's ends lie, in spreads from the estimate (natural log): low at `low` (≤ 0), high at `high` (≥ 0). */
+export interface IntervalCalibration {
+  low: number;
+  high: number;
+  /** How many held-out homes it was measured on. */
+  homes: number;
+}
+
+/** The share of true prices the interval is meant to hold. */
+export const INTERVAL_SHARE = 0.8;
+/** Homes held out to calibrate the interval, at most. */
+export const CALIBRATION_HOMES = 2000;
+/** The seed the service draws its calibration homes with. */
+export const CALIBRATION_SEED = 20_161;
+/** Used while a kind has too few homes to calibrate on: ±1.28 spreads, the 80 % interval of a normal law. */
+const UNCALIBRATED: IntervalCalibration = { low: -1.28, high: 1.28, homes: 0 };
+
+/** The `q`-quantile (0-1) of ascending `sorted`, by linear interpolation. */
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  const above = Math.min(sorted.length - 1, below + 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - below);
+}
+
+/** `homes` shuffled by a seeded Fisher-Yates draw: the same seed gives the same order. */
+export function shuffled(homes: number, seed: number): number[] {
+  const random = seededRandom(seed);
+  const order = Array.from({ length: homes }, (_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+/** The subject a home of the pool makes, without itself (nor any copy of its listing) among its comparables. */
+export function heldOut(pool: ComparablePool, home: number): Subject {
+  return {
+    kind: pool.kind,
+    point: pool.pointOf(home),
+    bedrooms: Number.isNaN(pool.bedrooms[home]) ? null : pool.bedrooms[home],
+    bathrooms: Number.isNaN(pool.bathrooms[home]) ? null : pool.bathrooms[home],
+    sqft: Number.isNaN(pool.sqft[home]) ? null : pool.sqft[home],
+    buildingType: pool.buildingTypes[home],
+    exclude: home,
+  };
+}
+
+/**
+ * Calibrates the interval on `homes` of the pool, each estimated without itself: the 10th and 90th percentiles
+ * of ln(true price / estimate) / spread, so that {@link INTERVAL_SHARE} of held-out prices fall inside. Fewer
+ * than 100 estimated homes: the normal law's ±1.28 spreads.
+ */
+export function calibrate(pool: ComparablePool, homes: readonly number[]): IntervalCalibration {
+  const scores: number[] = [];
+  for (const home of homes) {
+    const found = estimateFor(pool, heldOut(pool, home));
+    if (found.estimate === null) continue;
+    scores.push(Math.log(pool.prices[home] / found.estimate) / found.spread);
+  }
+  if (scores.length < 100) return UNCALIBRATED;
+  scores.sort((a, b) => a - b);
+  const tail = (1 - INTERVAL_SHARE) / 2;
+  return { low: Math.min(0, quantile(scores, tail)), high: Math.max(0, quantile(scores, 1 - tail)), homes: scores.length };
+}
+
+/** The interval's ends in dollars, rounded outward to whole dollars: they always hold the estimate. */
+export function intervalOf(estimate: number, spread: number, calibration: IntervalCalibration): { low: number; high: number } {
+  return {
+    low: Math.min(estimate, Math.floor(estimate * Math.exp(calibration.low * spread))),
+    high: Math.max(estimate, Math.ceil(estimate * Math.exp(calibration.high * spread))),
+  };
+}
+
+/** How far to trust an estimate: by the interval's width relative to the estimate and the number of comparables. */
+export type Confidence = 'high' | 'medium' | 'low';
+
+/**
+ * `high` when the interval is at most 20 % of the estimate wide and 8 or more comparables agree; `medium` at
+ * most 50 % wide with 5 or more; `low` otherwise. The width carries the comparables' spread.
+ */
+export function confidenceOf(estimate: number, low: number, high: number, comparables: number): Confidence {
+  const width = (high - low) / estimate;
+  if (width <= 0.2 && comparables >= 8) return 'high';
+  if (width <= 0.5 && comparables >= 5) return 'medium';
+  return 'low';
+}

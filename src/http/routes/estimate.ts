@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Plan } from '../../config.js';
+import type { ReadService } from '../../read/read-service.js';
+import { invalidParams, notFound, Problem } from '../problem.js';
+import { LISTING_ID, problemResponses } from '../schemas/common.js';
+
+const METHOD =
+  'Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. ' +
+  'Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. ' +
+  'Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, ' +
+  'weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. ' +
+  'The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; ' +
+  'fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`).';
+
+const estimateResponse = Type.Object(
+  { data: Type.Ref('Estimate'), meta: Type.Ref('SingleMeta') },
+  { description: 'The estimate and the freshness of the listings it was made from.' },
+);
+
+/** GET /v1/property/{id}/estimate and GET /v1/estimate: what a home is worth (docs/estimates.md). */
+export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: ReadService; plan: Plan }): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
+    '/v1/property/:id/estimate',
+    {
+      config: { minPlan: deps.plan, answerCache: true },
+      schema: {
+        operationId: 'getPropertyEstimate',
+        summary: 'What a listed home is worth, with an 80 % interval and its comparables',
+        description: `The rent a month (rental) or price (sale) the listing's comparables point to, and how far its asking price lies from it (pricePosition). ${METHOD} From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
+        tags: ['property'],
+        params: Type.Object({ id: LISTING_ID }),
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: estimateResponse, ...problemResponses(400, 401, 403, 404, 414, 429) },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const answer = await deps.reads.estimateOfListing(id);
+      if (!answer) throw notFound(`No listing with id ${id} in the mirror.`);
+      return { data: answer.estimate, meta: answer.freshness };
+    },
+  );
+
+  app.get(
+    '/v1/estimate',
+    {
+      config: { minPlan: deps.plan, answerCache: true },
+      schema: {
+        operationId: 'getEstimate',
+        summary: 'What a home that is not listed is worth',
+        description: `The rent a month (kind=rental) or price (kind=sale) of a home described by its position and layout. ${METHOD} A point off the city's land is a 422 OFF_LAND. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
+        tags: ['property'],
+        querystring: Type.Object(
+          {
+            kind: Type.Union([Type.Literal('rental'), Type.Literal('sale')], { description: "rental: a month's rent; sale: the price." }),
+            near: Type.String({
+              pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
+              description: "The home's position: lat,lon (WGS84 decimal degrees).",
+            }),
+            bedrooms: Type.Integer({ minimum: 0, maximum: 20, description: 'Bedrooms; 0 is a studio.' }),
+            bathrooms: Type.Optional(
+              Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Full bathrooms plus a half for a half bath (1.5).' }),
+            ),
+            sqft: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000, description: 'Size in square feet.' })),
+            buildingType: Type.Optional(
+              Type.String({
+                pattern: '^[A-Z_]{2,30}$',
+                description: "The site's building type: CONDO, CO_OP, HOUSE, MULTIFAMILY, TOWNHOUSE, ...",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: estimateResponse, ...problemResponses(400, 401, 403, 422, 429) },
+        security: [{ bearerAuth: [] }],
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const [latitude, longitude] = q.near.split(',').map(Number);
+      if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+        throw invalidParams([{ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' }]);
+      }
+      const answer = await deps.reads.estimateOfHome({
+        kind: q.kind,
+        point: { latitude, longitude },
+        bedrooms: q.bedrooms,
+        bathrooms: q.bathrooms ?? null,
+        sqft: q.sqft ?? null,
+        buildingType: q.buildingType ?? null,
+      });
+      if (answer === 'off-land') throw new Problem('OFF_LAND', `The point ${latitude},${longitude} lies on none of the city's land.`);
+      return { data: answer.estimate, meta: answer.freshness };
+    },
+  );
+}
