@@ -133,6 +133,20 @@ if (store.dialect === 'postgres') await sql`vacuum analyze`.execute(store.db);
 const listings = await new ListingsRepository(store.db).count();
 /** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
 const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
+/** Active listings with a position: homes not listed are drawn near them (issue 49's estimates of homes not listed). */
+const positioned = await store.db
+  .selectFrom('listings')
+  .select(['kind', 'latitude', 'longitude', 'bedroom_count'])
+  .where('status', '=', 'ACTIVE')
+  .where('latitude', 'is not', null)
+  .execute();
+/** A home not listed: within about 100 m of a listing, one of its kind, with its bedrooms or one more. */
+function homeNotListed(): string {
+  const near = positioned[Math.floor(Math.random() * positioned.length)];
+  const jitter = () => (Math.random() - 0.5) * 0.002;
+  const bedrooms = (near.bedroom_count ?? 1) + Math.floor(Math.random() * 2);
+  return `kind=${near.kind}&near=${(near.latitude! + jitter()).toFixed(5)},${(near.longitude! + jitter()).toFixed(5)}&bedrooms=${bedrooms}`;
+}
 const drawnFrom = await store.db
   .selectFrom('listings')
   .select(['kind', 'area_id', 'borough_id', 'price', 'bedroom_count'])
@@ -255,6 +269,20 @@ const scenarios: Scenario[] = [
     vary: () => allIds[Math.floor(Math.random() * allIds.length)],
     peer: '/listings/{varies}',
   },
+  // Issue 49: an estimate of a listing not cached, at least 500 a second at 58,466 listings; p99 at most 50 ms at 100 a
+  // second at a million.
+  {
+    name: 'estimate of a listing at random',
+    path: '/v1/property/{varies}/estimate',
+    vary: () => allIds[Math.floor(Math.random() * allIds.length)],
+  },
+  {
+    name: 'estimate of a listing at random, at 100 a second',
+    path: '/v1/property/{varies}/estimate',
+    vary: () => allIds[Math.floor(Math.random() * allIds.length)],
+    rate: 100,
+  },
+  { name: 'estimate of a home not listed, a new one each time', path: '/v1/estimate?{varies}', vary: homeNotListed },
   { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
   {

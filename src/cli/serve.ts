@@ -35,6 +35,10 @@ export const serveCommand: Command = {
         `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`,
       );
     }
+    // So are the estimates' comparables: a listing's detail carries its estimate, and the first would wait for them.
+    const estimator = runtime.reads.estimator;
+    for (const kind of ['rental', 'sale'] as const) await estimator.model(kind).catch(() => undefined);
+    logger.info({ estimates: estimator.state().kinds }, 'estimates: comparables read and the interval calibrated');
     const address = await runtime.app.listen(listen);
     const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
     logger.info(

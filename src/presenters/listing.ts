@@ -30,7 +30,8 @@ export function rowToSummary(row: SummaryRow & { distance?: number | null }, now
 
 /**
  * A row -> the detail on the wire (spec 2.5). `amenities` lists every known amenity with whether this
- * listing has it; `priceHistory` is the mirror's own record of events, oldest first.
+ * listing has it; `priceHistory` is the mirror's own record of events, oldest first; `valued` is the listing's
+ * estimate (dollars) and its price's position against it (percent), null when unknown.
  */
 export function rowToDetail(
   row: ListingRow,
@@ -38,6 +39,7 @@ export function rowToDetail(
   knownAmenities: readonly string[],
   history: PriceEvent[],
   now: Date,
+  valued: { estimate: number | null; pricePosition: number | null } = { estimate: null, pricePosition: null },
 ): ListingDetail {
   const details = JSON.parse(row.details) as Pick<ListingRecord, 'fees' | 'contacts' | 'photos' | 'floorPlanKey'>;
   const names = [...new Set([...knownAmenities, ...amenities])];
@@ -68,5 +70,7 @@ export function rowToDetail(
     has3dTour: bool(row.has_3d_tour),
     hasVideo: bool(row.has_video),
     priceHistory: history,
+    estimate: valued.estimate,
+    pricePosition: valued.pricePosition,
   });
 }

@@ -270,9 +270,13 @@ export class ReadService {
     return { cells: await this.searcher.clusters(search, grid, polygon), freshness };
   }
 
-  /** A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query). */
-  private present(found: StoredDetail, freshness: Freshness): { listing: ListingDetail; freshness: Freshness } {
-    return { listing: rowToDetail(found.row, found.amenities, KNOWN_AMENITIES, found.history, this.now), freshness };
+  /**
+   * A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query), with its estimate from
+   * the same computation as {@link ReadService.estimateOfListing}.
+   */
+  private async present(found: StoredDetail, freshness: Freshness): Promise<{ listing: ListingDetail; freshness: Freshness }> {
+    const valued = await this.estimator.ofListing(found.row);
+    return { listing: rowToDetail(found.row, found.amenities, KNOWN_AMENITIES, found.history, this.now, valued), freshness };
   }
 
   /** A stored listing's detail: hydrated first if it still waits for its details, judged as it was held. */

@@ -92,6 +92,16 @@ export const ListingDetail = Type.Object(
     has3dTour: NBool(),
     hasVideo: NBool(),
     priceHistory: Type.Array(PriceEvent),
+    estimate: Nullable(
+      Type.Integer({
+        description:
+          'What the listing should rent (a month) or sell for, dollars, from comparable active listings (extension; docs/estimates.md). ' +
+          'GET /v1/property/{id}/estimate gives its interval and comparables. Null when the data are too thin.',
+      }),
+    ),
+    pricePosition: Nullable(
+      Type.Number({ description: 'Percent the price lies above (+) or below (-) the estimate, one decimal (extension).' }),
+    ),
   },
   { $id: 'ListingDetail' },
 );

@@ -224,6 +224,24 @@ describe('estimates of listed homes', () => {
   });
 });
 
+describe('the listing detail', () => {
+  it('carries the estimate and the price position of the estimate route, for rentals and sales', async () => {
+    const [rentals, sales] = [await homesOf('rental'), await homesOf('sale')];
+    const ids = ['1545', '8000000', ...drawn(rentals, 4, 5).map((h) => h.ids[0]), ...drawn(sales, 4, 5).map((h) => h.ids[0])];
+    for (const id of ids) {
+      const detail = (await get(t.rt.app, `/v1/property/${id}`, t.key)).body.data;
+      const estimate = (await get(t.rt.app, `/v1/property/${id}/estimate`, t.key)).body.data;
+      expect({ id, estimate: detail.estimate, pricePosition: detail.pricePosition }).toEqual({
+        id,
+        estimate: estimate.estimate,
+        pricePosition: estimate.pricePosition,
+      });
+    }
+    const free = await t.rt.key('free');
+    expect((await get(t.rt.app, '/v1/property/1545', free)).body.data.estimate).toEqual(expect.any(Number));
+  });
+});
+
 describe('estimates of homes not listed', () => {
   it("a rental's estimate is the weighted median of the 10 nearest homes of its layout, by the documented weights", async () => {
     const homes = await homesOf('rental');

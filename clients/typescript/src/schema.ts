@@ -674,6 +674,10 @@ export interface components {
                 /** @description Percent change from the previous price. */
                 pctChange: number | null;
             }[];
+            /** @description What the listing should rent (a month) or sell for, dollars, from comparable active listings (extension; docs/estimates.md). GET /v1/property/{id}/estimate gives its interval and comparables. Null when the data are too thin. */
+            estimate: number | null;
+            /** @description Percent the price lies above (+) or below (-) the estimate, one decimal (extension). */
+            pricePosition: number | null;
         };
         ListingCluster: {
             /** @description Matching listings in the cell. */
@@ -989,6 +993,10 @@ export interface components {
                 /** @description Percent change from the previous price. */
                 pctChange: number | null;
             }[];
+            /** @description What the listing should rent (a month) or sell for, dollars, from comparable active listings (extension; docs/estimates.md). GET /v1/property/{id}/estimate gives its interval and comparables. Null when the data are too thin. */
+            estimate?: number | null;
+            /** @description Percent the price lies above (+) or below (-) the estimate, one decimal (extension). */
+            pricePosition?: number | null;
         };
     };
     responses: never;
@@ -2591,7 +2599,7 @@ export interface operations {
                  * @example 1545,8000000,nope
                  */
                 ids: string;
-                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
+                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory, estimate, pricePosition. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
                 fields?: string;
             };
             header?: never;
@@ -2808,7 +2816,7 @@ export interface operations {
                  * @example /rental/1545
                  */
                 url: string;
-                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
+                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory, estimate, pricePosition. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
                 fields?: string;
             };
             header?: never;
@@ -3070,7 +3078,7 @@ export interface operations {
     getProperty: {
         parameters: {
             query?: {
-                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
+                /** @description Sparse fields: a comma-separated subset of id, address, price, bedroomCount, fullBathroomCount, halfBathroomCount, buildingType, areaName, status, geoPoint, leadPhotoKey, sourceGroupLabel, urlPath, tier, daysOnMarket, areaId, buildingId, listedAt, transitScore, netEffective, monthsFree, sqft, pricePerSqft, rooms, leaseTerm, furnished, availableAt, saleType, noFee, petsAllowed, amenities, fees, contacts, photos, floorPlanKey, has3dTour, hasVideo, priceHistory, estimate, pricePosition. Each item then holds only those, and `id`; `meta` is whole. An unknown name is 400. */
                 fields?: string;
             };
             header?: never;
