@@ -140,12 +140,14 @@ const positioned = await store.db
   .where('status', '=', 'ACTIVE')
   .where('latitude', 'is not', null)
   .execute();
-/** A home not listed: within about 100 m of a listing, one of its kind, with its bedrooms or one more. */
+/**
+ * A home not listed: in a building with a listing of its kind (at its position: a point drawn off it may fall in the
+ * water, a 422), with the listing's bedrooms or one more.
+ */
 function homeNotListed(): string {
-  const near = positioned[Math.floor(Math.random() * positioned.length)];
-  const jitter = () => (Math.random() - 0.5) * 0.002;
-  const bedrooms = (near.bedroom_count ?? 1) + Math.floor(Math.random() * 2);
-  return `kind=${near.kind}&near=${(near.latitude! + jitter()).toFixed(5)},${(near.longitude! + jitter()).toFixed(5)}&bedrooms=${bedrooms}`;
+  const at = positioned[Math.floor(Math.random() * positioned.length)];
+  const bedrooms = (at.bedroom_count ?? 1) + Math.floor(Math.random() * 2);
+  return `kind=${at.kind}&near=${at.latitude},${at.longitude}&bedrooms=${bedrooms}`;
 }
 const drawnFrom = await store.db
   .selectFrom('listings')

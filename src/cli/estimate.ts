@@ -4,11 +4,12 @@ import { type Command, flags, UsageError, withStore } from './command.js';
 /** `nyc-listings estimate backtest`: the estimates' error measured on held-out listings of the mirror, beside two baselines. */
 export const estimateCommand: Command = {
   name: 'estimate',
-  usage: `  estimate backtest [--seed N] [--sample N] [--kind rental|sale] [--json]
+  usage: `  estimate backtest [--seed N] [--sample N] [--kind rental|sale|recorded-sale] [--json]
                               estimate held-out active listings of the mirror (DATABASE_URL) without themselves and print, per kind
                               and borough, the median absolute percentage error, the shares within 5, 10 and 20 %, the 80 %
                               interval's coverage, and the same for two baselines (docs/estimates.md); the seed (default 1)
-                              draws the calibration and held-out homes, --sample (default 3000) how many are held out a kind`,
+                              draws the calibration and held-out homes, --sample (default 3000) how many are held out a kind;
+                              recorded sales (when the mirror holds them) month by month from the sales before each month`,
   async run(rest, config) {
     const [sub, ...more] = rest;
     if (sub !== 'backtest') throw new UsageError(`estimate: unknown subcommand "${sub ?? ''}" (known: backtest)`);
@@ -23,17 +24,25 @@ export const estimateCommand: Command = {
     if (!/^[0-9]{1,9}$/.test(values.seed)) throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
     if (!/^[0-9]{1,7}$/.test(values.sample) || sample < 1)
       throw new UsageError(`--sample must be a whole number from 1, got "${values.sample}"`);
-    if (values.kind !== undefined && !LISTING_KINDS.includes(values.kind as ListingKind))
-      throw new UsageError(`--kind must be rental or sale, got "${values.kind}"`);
-    const kinds = values.kind ? [values.kind as ListingKind] : LISTING_KINDS;
-    const [{ backtest, backtestMarkdown }, { readPoolRows }, { ComparablePool }] = await Promise.all([
-      import('../estimate/backtest.js'),
-      import('../estimate/estimator.js'),
-      import('../estimate/comparable-pool.js'),
-    ]);
+    if (values.kind !== undefined && ![...LISTING_KINDS, 'recorded-sale'].includes(values.kind))
+      throw new UsageError(`--kind must be rental, sale or recorded-sale, got "${values.kind}"`);
+    const kinds = values.kind ? [values.kind] : [...LISTING_KINDS, 'recorded-sale'];
+    const [{ backtest, backtestMarkdown }, { readPoolRows }, { ComparablePool }, { readRecordedSales, recordedSalesBacktest }] =
+      await Promise.all([
+        import('../estimate/backtest.js'),
+        import('../estimate/estimator.js'),
+        import('../estimate/comparable-pool.js'),
+        import('../estimate/recorded-sales-backtest.js'),
+      ]);
     return withStore(config, async (store) => {
       const rows = [];
-      for (const kind of kinds) rows.push(...backtest(new ComparablePool(kind, await readPoolRows(store.db, kind)), { seed, sample }));
+      for (const kind of kinds) {
+        if (kind === 'recorded-sale') rows.push(...recordedSalesBacktest(await readRecordedSales(store.db)));
+        else
+          rows.push(
+            ...backtest(new ComparablePool(kind as ListingKind, await readPoolRows(store.db, kind as ListingKind)), { seed, sample }),
+          );
+      }
       process.stdout.write(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${backtestMarkdown(rows)}\n`);
       return 0;
     });

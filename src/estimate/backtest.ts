@@ -36,7 +36,8 @@ export interface BacktestOptions {
   sample: number;
 }
 
-interface Outcome {
+/** One held-out home: its true price, the estimate (null when none) and whether the interval held the truth. */
+export interface Outcome {
   truth: number;
   estimate: number | null;
   inside?: boolean;
@@ -45,7 +46,8 @@ interface Outcome {
 /** Percent, one decimal. */
 const percent = (part: number, whole: number) => Math.round((1000 * part) / whole) / 10;
 
-function figures(outcomes: readonly Outcome[], withInterval: boolean): BacktestFigures {
+/** The figures of a set of outcomes; `withInterval`: the coverage too (a baseline has no interval). */
+export function figures(outcomes: readonly Outcome[], withInterval: boolean): BacktestFigures {
   const estimated = outcomes.filter((o): o is Outcome & { estimate: number } => o.estimate !== null);
   const errors = estimated.map((o) => Math.abs(o.estimate - o.truth) / o.truth).sort((a, b) => a - b);
   const share = (limit: number) => (errors.length ? percent(errors.filter((e) => e <= limit).length, errors.length) : null);

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
+import { readRecordedSales, recordedSalesBacktest } from '../../src/estimate/recorded-sales-backtest.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 import { boroughAt } from '../helpers/source-rows.js';
 import { kaggleSales, manhattan2022Sales, median, workbookSales, type SourceSale } from '../helpers/city-rows.js';
@@ -225,4 +226,51 @@ describe('recorded sales, mirrored from NYC Open Data', () => {
     await expectProblem(t.rt.app, '/v1/market/recorded-sales?from=2024-02&to=2023-01', 400, 'INVALID_PARAMS', t.key);
     await expectProblem(t.rt.app, '/v1/market/recorded-sales', 403, 'PLAN_REQUIRED', free);
   });
+
+  it('the time-split backtest estimates each sale from earlier months only, at least 30 % under the borough and category median', async () => {
+    // The sales of homes with a price, read here: one-, two- and three-family houses, co-op and condo apartments.
+    const rows = (await t.rt.store.db
+      .selectFrom('recorded_sales')
+      .select(['borough_id', 'building_class_category', 'sale_price', 'sale_date'])
+      .where('no_consideration', '=', 0)
+      .where('sale_price', 'is not', null)
+      .execute()) as { borough_id: number; building_class_category: string | null; sale_price: number; sale_date: string }[];
+    const homes = rows.filter((r) =>
+      ['01', '02', '03', '09', '10', '12', '13', '17'].includes((r.building_class_category ?? '').slice(0, 2)),
+    );
+    const months = [...new Set(homes.map((r) => r.sale_date.slice(0, 7)))].sort();
+    // The baseline, computed here: the median of every sale of the same borough and category in the months before.
+    const keyOf = (r: (typeof homes)[number]) => `${r.borough_id}|${r.building_class_category!.slice(0, 2)}`;
+    const errors: number[] = [];
+    const before = new Map<string, number[]>();
+    for (const [i, month] of months.entries()) {
+      const sold = homes.filter((h) => h.sale_date.slice(0, 7) === month);
+      if (i >= 3) {
+        const medians = new Map([...before].map(([key, prices]) => [key, median(prices)!]));
+        for (const r of sold) {
+          const estimate = medians.get(keyOf(r));
+          if (estimate !== undefined) errors.push(Math.abs(estimate - Number(r.sale_price)) / Number(r.sale_price));
+        }
+      }
+      for (const r of sold) {
+        const prices = before.get(keyOf(r));
+        if (prices) prices.push(Number(r.sale_price));
+        else before.set(keyOf(r), [Number(r.sale_price)]);
+      }
+    }
+    // (city-rows' median rounds to cents: the errors' median is taken here.)
+    errors.sort((a, b) => a - b);
+    const middle = errors.length >> 1;
+    const baseline = Math.round(1000 * (errors.length % 2 ? errors[middle] : (errors[middle - 1] + errors[middle]) / 2)) / 10;
+    const city = recordedSalesBacktest(await readRecordedSales(t.rt.store.db)).find((r) => r.place === 'City')!;
+    console.log(
+      `recorded sales, time split: ${city.method.count} sales, MdAPE ${city.method.mdape} % against ${city.boroughBedroomsMedian.mdape} %, in 80 % interval ${city.method.coverage} %`,
+    );
+    expect(city.method.count).toBe(homes.filter((h) => h.sale_date.slice(0, 7) >= months[3]).length);
+    expect(city.boroughBedroomsMedian.mdape).toBeCloseTo(baseline, 1);
+    expect(city.method.estimated).toBeGreaterThan(0.95 * city.method.count);
+    expect(city.method.mdape!).toBeLessThanOrEqual(0.7 * baseline);
+    expect(city.method.coverage!).toBeGreaterThanOrEqual(76);
+    expect(city.method.coverage!).toBeLessThanOrEqual(82);
+  }, 120_000);
 });

@@ -1,0 +1,214 @@
+import type { Kysely } from 'kysely';
+import { BOROUGHS } from '../domain/area.js';
+import type { Database } from '../store/schema.js';
+import { type BacktestRow, figures, type Outcome } from './backtest.js';
+import { INTERVAL_SHARE, quantile } from './interval.js';
+import { MIN_SPREAD } from './method.js';
+
+/**
+ * Building class categories of homes sold one at a time (the Department of Finance's codes): one-, two- and
+ * three-family houses, co-op and condo apartments. Rentals, stores, land and parking are left out.
+ */
+export const HOME_CATEGORIES = ['01', '02', '03', '09', '10', '12', '13', '17'] as const;
+
+/** A recorded sale as the backtest reads it: dollars, the day of sale (UTC). */
+export interface RecordedSaleFacts {
+  borough_id: number;
+  neighborhood: string | null;
+  block: number | null;
+  address: string | null;
+  apartment_number: string | null;
+  building_class_category: string;
+  sale_price: number;
+  sale_date: string;
+}
+
+/** Reads the recorded sales of homes with a consideration (a price of $10,000 or more), oldest first. */
+export async function readRecordedSales(db: Kysely<Database>): Promise<RecordedSaleFacts[]> {
+  const rows = await db
+    .selectFrom('recorded_sales')
+    .select(['borough_id', 'neighborhood', 'block', 'address', 'apartment_number', 'building_class_category', 'sale_price', 'sale_date'])
+    .where('no_consideration', '=', 0)
+    .where('sale_price', 'is not', null)
+    .where((eb) => eb.or(HOME_CATEGORIES.map((code) => eb('building_class_category', 'like', `${code} %`))))
+    .orderBy('sale_date')
+    .orderBy('id')
+    .execute();
+  return rows as RecordedSaleFacts[];
+}
+
+/** Comparables needed at each level before a wider one is tried: the same apartment line, building, block, neighbourhood. */
+const MIN_AT_LEVEL = [1, 2, 3, 3] as const;
+/** The most recent comparables of a level that are used. */
+const RECENT = 20;
+/** Sales a borough and category need in a month for its median to index prices by time. */
+const INDEX_MIN_SALES = 20;
+
+/** The interval of a borough with fewer than 100 sales estimated so far: ±1.28 spreads, a normal law's 80 %. */
+const UNCALIBRATED = { low: -1.28, high: 1.28 };
+
+/** The category's code (`10 COOPS - ELEVATOR APARTMENTS` -> `10`). */
+const categoryOf = (sale: RecordedSaleFacts) => sale.building_class_category.slice(0, 2);
+const monthOf = (sale: RecordedSaleFacts) => sale.sale_date.slice(0, 7);
+const median = (sorted: readonly number[]) => quantile(sorted, 0.5);
+
+/**
+ * The time-split backtest of recorded sales (docs/estimates.md): month by month, each sale of a home is estimated
+ * from the sales recorded before its month only. The method: the 20 most recent earlier sales of the same
+ * category in the same apartment line of its building (at least 1), else the same building (2), else the same tax
+ * block (3), else the same neighbourhood (3), each
+ * price carried to the month before the sale's by the monthly median of its borough and category (a month with
+ * at least 20 sales; the nearest earlier such month otherwise); their median, with an 80 % interval whose width is
+ * calibrated on the borough's sales estimated in the months before. Baselines: the median of every earlier sale of the same borough and category (a
+ * recorded sale has no bedroom count), and of the 10 most recent of the same neighbourhood and category. The first
+ * `warmUpMonths` months are only learned from.
+ */
+export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmUpMonths = 3): BacktestRow[] {
+  const byMonth = new Map<string, RecordedSaleFacts[]>();
+  for (const sale of sales) {
+    const list = byMonth.get(monthOf(sale));
+    if (list) list.push(sale);
+    else byMonth.set(monthOf(sale), [sale]);
+  }
+  const months = [...byMonth.keys()].sort();
+  /** Earlier sales by key, in the order recorded. */
+  const earlier = new Map<string, RecordedSaleFacts[]>();
+  const add = (key: string, sale: RecordedSaleFacts) => {
+    const list = earlier.get(key);
+    if (list) list.push(sale);
+    else earlier.set(key, [sale]);
+  };
+  /** Each borough and category's monthly median, for the months with enough sales. */
+  const index = new Map<string, number>();
+  const indexAt = (boroughCategory: string, month: string): number | undefined => {
+    for (let i = months.indexOf(month); i >= 0; i--) {
+      const found = index.get(`${boroughCategory}|${months[i]}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  const boroughPrices = new Map<string, number[]>();
+  /** ln(true / estimate) / spread of the months estimated so far, by borough: the interval's calibration. */
+  const scores = new Map<number, number[]>();
+  const outcomes = new Map<string, { method: Outcome[]; borough: Outcome[]; nearest: Outcome[] }>();
+  for (const [m, month] of months.entries()) {
+    const targets = byMonth.get(month)!;
+    if (m >= warmUpMonths) {
+      const lastMonth = months[m - 1];
+      const tail = (1 - INTERVAL_SHARE) / 2;
+      const calibrations = new Map(
+        [...scores].map(([borough, list]) => {
+          const sorted = [...list].sort((a, b) => a - b);
+          const calibration =
+            sorted.length >= 100
+              ? { low: Math.min(0, quantile(sorted, tail)), high: Math.max(0, quantile(sorted, 1 - tail)) }
+              : UNCALIBRATED;
+          return [borough, calibration];
+        }),
+      );
+      const monthScores: [number, number][] = [];
+      const sortedBorough = new Map<string, number[]>();
+      for (const sale of targets) {
+        const category = categoryOf(sale);
+        const boroughCategory = `${sale.borough_id}|${category}`;
+        const building = `${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`;
+        const block = `${boroughCategory}|k|${sale.block}`;
+        const neighbourhood = `${boroughCategory}|n|${sale.neighborhood}`;
+        const levels = [`${building}|u|${lineOf(sale.apartment_number)}`, building, block, neighbourhood].map(
+          (key) => earlier.get(key) ?? [],
+        );
+        const level = levels.findIndex((list, i) => list.length >= MIN_AT_LEVEL[i]);
+        const truth = Number(sale.sale_price);
+        let method: Outcome = { truth, estimate: null };
+        if (level >= 0) {
+          const now = indexAt(boroughCategory, lastMonth);
+          const adjusted = levels[level]
+            .slice(-RECENT)
+            .map((c) => {
+              const then = indexAt(boroughCategory, monthOf(c));
+              return now !== undefined && then !== undefined ? (Number(c.sale_price) * now) / then : Number(c.sale_price);
+            })
+            .sort((a, b) => a - b);
+          const estimate = median(adjusted);
+          const spread = Math.max(MIN_SPREAD, median(adjusted.map((p) => Math.abs(Math.log(p / estimate))).sort((a, b) => a - b)));
+          const calibration = calibrations.get(sale.borough_id) ?? UNCALIBRATED;
+          const low = estimate * Math.exp(calibration.low * spread);
+          const high = estimate * Math.exp(calibration.high * spread);
+          method = { truth, estimate, inside: truth >= low && truth <= high };
+          monthScores.push([sale.borough_id, Math.log(truth / estimate) / spread]);
+        }
+        let sorted = sortedBorough.get(boroughCategory);
+        if (!sorted) {
+          sorted = [...(boroughPrices.get(boroughCategory) ?? [])].sort((a, b) => a - b);
+          sortedBorough.set(boroughCategory, sorted);
+        }
+        const borough: Outcome = { truth, estimate: sorted.length ? median(sorted) : null };
+        const recent = (earlier.get(neighbourhood) ?? [])
+          .slice(-RECENT)
+          .map((c) => Number(c.sale_price))
+          .sort((a, b) => a - b);
+        const nearest: Outcome = { truth, estimate: recent.length ? median(recent) : null };
+        for (const place of ['City', BOROUGHS[sale.borough_id] ?? 'Unknown']) {
+          let o = outcomes.get(place);
+          if (!o) {
+            o = { method: [], borough: [], nearest: [] };
+            outcomes.set(place, o);
+          }
+          o.method.push(method);
+          o.borough.push(borough);
+          o.nearest.push(nearest);
+        }
+      }
+      for (const [borough, score] of monthScores) {
+        const list = scores.get(borough);
+        if (list) list.push(score);
+        else scores.set(borough, [score]);
+      }
+    }
+    // The month is learned from only once it is over: its sales become comparables of the next months.
+    const prices = new Map<string, number[]>();
+    for (const sale of targets) {
+      const boroughCategory = `${sale.borough_id}|${categoryOf(sale)}`;
+      add(`${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`, sale);
+      add(`${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}|u|${lineOf(sale.apartment_number)}`, sale);
+      add(`${boroughCategory}|k|${sale.block}`, sale);
+      add(`${boroughCategory}|n|${sale.neighborhood}`, sale);
+      const list = boroughPrices.get(boroughCategory);
+      if (list) list.push(Number(sale.sale_price));
+      else boroughPrices.set(boroughCategory, [Number(sale.sale_price)]);
+      const monthPrices = prices.get(boroughCategory);
+      if (monthPrices) monthPrices.push(Number(sale.sale_price));
+      else prices.set(boroughCategory, [Number(sale.sale_price)]);
+    }
+    for (const [boroughCategory, list] of prices) {
+      if (list.length >= INDEX_MIN_SALES) index.set(`${boroughCategory}|${month}`, median(list.sort((a, b) => a - b)));
+    }
+  }
+  const places = ['City', ...Object.values(BOROUGHS)].filter((place) => outcomes.has(place));
+  return places.map((place) => {
+    const o = outcomes.get(place)!;
+    return {
+      kind: 'recorded sale',
+      place,
+      method: figures(o.method, true),
+      boroughBedroomsMedian: figures(o.borough, false),
+      nearestTenMedian: figures(o.nearest, false),
+    };
+  });
+}
+
+/** The building's part of an address: upper case, single spaces, without a unit after a comma. */
+function normalAddress(address: string | null): string {
+  return (address ?? '').split(',')[0].replace(/\s+/g, ' ').trim().toUpperCase();
+}
+
+/**
+ * The apartment's line: the letters that end its number (`6D`, `12-D` and `PH D` are line D, one above another
+ * with the same plan), else the number without its leading floor digits; `-` without an apartment number.
+ */
+function lineOf(apartment: string | null): string {
+  const unit = (apartment ?? '').trim().toUpperCase();
+  if (!unit) return '-';
+  const letters = /([A-Z]+)$/.exec(unit.replace(/[^A-Z0-9]/g, ''));
+  return letters ? letters[1] : unit.replace(/^[0-9]+/, '') || unit;
+}
