@@ -33,7 +33,7 @@ export const EstimateComparable = Type.Object(
 
 export const Estimate = Type.Object(
   {
-    kind: Type.Union([Type.Literal('rental'), Type.Literal('sale')]),
+    kind: Type.Enum(['rental', 'sale']),
     estimate: Nullable(
       Type.Integer({
         description: "Dollars: a month's rent for a rental, the price for a sale; null when the data are too thin (see reason).",
@@ -42,7 +42,7 @@ export const Estimate = Type.Object(
     low: Nullable(Type.Integer({ description: 'The low end of the 80 % interval, dollars.' })),
     high: Nullable(Type.Integer({ description: 'The high end of the 80 % interval, dollars.' })),
     confidence: Nullable(
-      Type.Union([Type.Literal('high'), Type.Literal('medium'), Type.Literal('low')], {
+      Type.Enum(['high', 'medium', 'low'], {
         description:
           'high: interval at most 20 % of the estimate wide and 8 or more comparables; medium: at most 50 % and 5 or more; low otherwise.',
       }),
@@ -54,7 +54,7 @@ export const Estimate = Type.Object(
       }),
     ),
     reason: Nullable(Type.String({ description: 'Why there is no estimate; null when there is one.' })),
-    method: Type.Union([Type.Literal('same-layout-weighted-median'), Type.Literal('price-per-sqft-weighted-median')], {
+    method: Type.Enum(['same-layout-weighted-median', 'price-per-sqft-weighted-median'], {
       description: 'How the comparables were combined (docs/estimates.md).',
     }),
     radius: Type.Integer({ description: 'Metres within which comparables were taken.' }),

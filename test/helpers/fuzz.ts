@@ -47,6 +47,11 @@ function valid(schema: Record<string, any>): fc.Arbitrary<string> {
   if (schema.enum) return fc.constantFrom(...schema.enum.map(String));
   if (schema.type === 'integer')
     return fc.integer({ min: schema.minimum ?? -1_000_000, max: Math.min(schema.maximum ?? 1_000_000, 2_000_000_000) }).map(String);
+  if (schema.type === 'number') {
+    const step = schema.multipleOf ?? 0.01;
+    const [min, max] = [Math.ceil((schema.minimum ?? -1_000_000) / step), Math.floor((schema.maximum ?? 1_000_000) / step)];
+    return fc.integer({ min, max }).map((n) => String(n * step));
+  }
   if (schema.type === 'boolean') return fc.constantFrom('true', 'false');
   const date = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true });
   if (schema.format === 'date-time') return date.map((d) => d.toISOString());

@@ -861,6 +861,7 @@ export interface components {
         };
         /** @description What a home is worth, estimated from comparable homes, with an 80 % interval (docs/estimates.md). */
         Estimate: {
+            /** @enum {unknown} */
             kind: "rental" | "sale";
             /** @description Dollars: a month's rent for a rental, the price for a sale; null when the data are too thin (see reason). */
             estimate: number | null;
@@ -873,7 +874,10 @@ export interface components {
             pricePosition: number | null;
             /** @description Why there is no estimate; null when there is one. */
             reason: string | null;
-            /** @description How the comparables were combined (docs/estimates.md). */
+            /**
+             * @description How the comparables were combined (docs/estimates.md).
+             * @enum {unknown}
+             */
             method: "same-layout-weighted-median" | "price-per-sqft-weighted-median";
             /** @description Metres within which comparables were taken. */
             radius: number;

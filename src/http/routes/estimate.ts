@@ -56,7 +56,7 @@ export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: 
         tags: ['property'],
         querystring: Type.Object(
           {
-            kind: Type.Union([Type.Literal('rental'), Type.Literal('sale')], { description: "rental: a month's rent; sale: the price." }),
+            kind: Type.Enum(['rental', 'sale'], { description: "rental: a month's rent; sale: the price." }),
             near: Type.String({
               pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
               description: "The home's position: lat,lon (WGS84 decimal degrees).",
