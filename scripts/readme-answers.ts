@@ -14,7 +14,6 @@ export const README_CALLS: { url: string; anonymous?: true; show?: string[] }[] 
   { url: '/v1/building/2-e-55th-st-manhattan', show: ['id', 'name', 'yearBuilt', 'unitCount', 'floorCount', 'nycData', 'saleInventory'] },
   { url: '/v1/market?kind=rental&areas=200&bedrooms=1' },
   { url: '/v1/property/1545/comparables?limit=2' },
-  { url: '/v1/property/1545/estimate', show: ['kind', 'estimate', 'low', 'high', 'confidence', 'pricePosition', 'method', 'comparables'] },
   { url: '/v1/recorded-sales?areas=williamsburg&from=2023-06-01&noConsideration=false&perPage=2' },
   { url: '/v1/areas?level=0' },
 ];

@@ -165,8 +165,15 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   communityDistrict: inDistricts('communityDistrict'),
   policePrecinct: inDistricts('policePrecinct'),
   schoolDistrict: inDistricts('schoolDistrict'),
-  // A polygon's ids: the index tests the polygon itself instead (Searcher.find).
-  ids: { where: (q, ids) => q.where('id', 'in', ids.length ? ids : ['']), memory: null },
+  // A polygon's ids: the index tests the polygon itself instead (Searcher.find). One parameter whatever their number (a
+  // polygon over two boroughs holds more listings than SQLite takes parameters in a statement: 32,766).
+  ids: {
+    where: (q, ids, ctx) =>
+      ctx.dialect === 'postgres'
+        ? q.where(sql<boolean>`${sql.ref('id')} = any(${ids}::text[])`)
+        : q.where(sql<boolean>`${sql.ref('id')} in (select value from json_each(${JSON.stringify(ids)}))`),
+    memory: null,
+  },
   bbox: {
     where: (q, box, ctx) => inBox(q, box, ctx.dialect),
     memory: ({ numbers }, [minLon, minLat, maxLon, maxLat]) =>

@@ -1,6 +1,6 @@
 /**
  * Geometry written in the tests, independently of the code under test: a Google encoded polyline
- * decoder, even-odd ray casting and the haversine distance.
+ * encoder and decoder, even-odd ray casting and the haversine distance.
  */
 
 /** Great-circle distance in metres between two WGS84 points (haversine, Earth radius 6,371 km). */
@@ -10,6 +10,25 @@ export function haversine(a: { latitude: number; longitude: number }, b: { latit
     Math.sin(((b.latitude - a.latitude) * rad) / 2) ** 2 +
     Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(((b.longitude - a.longitude) * rad) / 2) ** 2;
   return 2 * 6_371_000 * Math.asin(Math.sqrt(h));
+}
+
+/** [lon, lat] positions -> a Google encoded polyline (latitude first, 5 decimals). */
+export function encodePolyline(ring: number[][]): string {
+  let out = '';
+  let [lastLat, lastLon] = [0, 0];
+  for (const [lon, lat] of ring) {
+    const [y, x] = [Math.round(lat * 1e5), Math.round(lon * 1e5)];
+    for (let delta of [y - lastLat, x - lastLon]) {
+      delta = delta < 0 ? ~(delta << 1) : delta << 1;
+      while (delta >= 0x20) {
+        out += String.fromCharCode((0x20 | (delta & 0x1f)) + 63);
+        delta >>= 5;
+      }
+      out += String.fromCharCode(delta + 63);
+    }
+    [lastLat, lastLon] = [y, x];
+  }
+  return out;
 }
 
 /** Google encoded polyline (latitude first, 5 decimals) -> [lon, lat] positions. */

@@ -116,8 +116,8 @@ describe('the table of filters', () => {
     ['communityDistrict', [105, 106], '"community_district" in (?, ?)', [105, 106]],
     ['policePrecinct', [13], '"police_precinct" in (?)', [13]],
     ['schoolDistrict', [], '"school_district" in (?)', [-1]],
-    ['ids', ['1545', '2011'], '"id" in (?, ?)', ['1545', '2011']],
-    ['ids', [], '"id" in (?)', ['']],
+    ['ids', ['1545', '2011'], '"id" in (select value from json_each(?))', ['["1545","2011"]']],
+    ['ids', [], '"id" in (select value from json_each(?))', ['[]']],
   ] as const)('%s = %j: %s', (name, value, sql, parameters) => {
     expect(where({ [name]: value })).toEqual({ sql, parameters });
   });

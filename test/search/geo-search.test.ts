@@ -2,8 +2,8 @@
 import geojsonValidation from 'geojson-validation';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
-import { decodePolyline, haversine, inRings } from '../helpers/geometry.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { decodePolyline, encodePolyline, haversine, inRings } from '../helpers/geometry.js';
+import { startTestRuntime, useTestRuntime } from '../helpers/runtime.js';
 import { siteAreas } from '../helpers/source-rows.js';
 
 // Map search: expectations computed here from every listing's position (the site data the local
@@ -77,6 +77,33 @@ describe('map search', () => {
       t.key,
     );
     expect(res.body.data.map((i: { id: string }) => i.id).sort()).toEqual(expected.map((p) => p.id).sort());
+  });
+
+  it('polygon over more listings than SQLite takes parameters in a statement: the store answers it too', async () => {
+    // Manhattan and Brooklyn's west, near what the equivalence test once drew: over 32,766 rentals in the outline. Its
+    // corners are off the positions' 4-decimal grid, so no listing lies on one (where the two tests may differ).
+    const ring = [
+      [-73.94665, 40.82725],
+      [-73.94925, 40.76305],
+      [-74.15415, 40.58015],
+      [-74.03005, 40.90005],
+      [-73.94665, 40.82725],
+    ];
+    const encoded = encodePolyline(ring);
+    expect(decodePolyline(encoded)).toEqual(ring);
+    const expected = positions('rental').filter((p) => inRings([ring], p.longitude, p.latitude));
+    expect(expected.length).toBeGreaterThan(32_766);
+    const store = await startTestRuntime({ SEARCH_INDEX: 'false' });
+    try {
+      const key = await store.key('pro');
+      for (const rt of [t.rt, store]) {
+        const res = await get(rt.app, `/v1/search/rentals?polygon=${encodeURIComponent(encoded)}&perPage=1`, rt === t.rt ? t.key : key);
+        expect(res.status).toBe(200);
+        expect(res.body.meta.total).toBe(expected.length);
+      }
+    } finally {
+      await store.close();
+    }
   });
 
   it('bad geography is a 400 naming the parameter', async () => {
