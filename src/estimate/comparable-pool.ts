@@ -22,14 +22,26 @@ export interface NearHome {
   distance: number;
 }
 
-/** Grid cells of 0.005 degrees (about 556 m north-south and 421 m east-west at the city's latitude). */
-const CELL_DEGREES = 0.005;
-/** Rings of cells walked at most: 200 cells (84 km) reach across the city from any point of it. */
-const MAX_RINGS = 200;
-/** The shorter side of a cell in metres at latitude 41 (the city's north end): what a ring of cells is sure to cover. */
-const CELL_METRES = CELL_DEGREES * 111_320 * Math.cos((41 * Math.PI) / 180);
+/**
+ * The side of a grid cell in degrees for a pool of `homes`: 0.0025 degrees (about 278 m by 210 m) at 50,000 homes,
+ * shrinking as the square root of their number, so that a cell holds about as many homes at any size (at a million,
+ * 0.0006 degrees: the cells around a point in Manhattan hold tens of homes of a bedroom count, not thousands);
+ * between 0.0005 and 0.01. Chosen by timing estimates at 58,466 and a million listings (docs/estimates.md).
+ */
+export const cellDegreesFor = (homes: number) => Math.min(0.01, Math.max(0.0005, 0.0025 * Math.sqrt(50_000 / Math.max(1, homes))));
+/** Metres in a degree of latitude; a degree of longitude is that times the cosine of the latitude. */
+const METRES_A_DEGREE = 111_320;
+/** Rings of cells walked reach at most 40 km: across the city from any point of it. */
+const MAX_REACH_METRES = 40_000;
 
-const cellKey = (row: number, column: number) => row * 100_000 + column;
+const cellKey = (row: number, column: number) => row * 1_000_000 + column;
+
+/** A bedroom count as the last 5 bits of a cell's key: 0 to 30, 31 for unknown or more. */
+const bedroomsBits = (bedrooms: number | null) => (bedrooms === null || !(bedrooms >= 0 && bedrooms <= 30) ? 31 : Math.floor(bedrooms));
+
+/** Whether a home at `distance` comes before `other`: nearer, or as near with a lower number. */
+const before = (distance: number, home: number, other: NearHome) =>
+  distance < other.distance || (distance === other.distance && home < other.home);
 
 /** Bathrooms as one number: full ones plus a half for each half bath (1 full and 1 half: 1.5); null when the full count is unknown. */
 export function bathroomsOf(full: number | null, half: number | null): number | null {
@@ -58,6 +70,11 @@ export class ComparablePool {
   /** The home of each listing id the pool holds. */
   private readonly homeOf = new Map<string, number>();
   private readonly cells = new Map<number, number[]>();
+  /** The same cells split by bedroom count (a key's last 5 bits: the count, 31 for unknown or over 30). */
+  private readonly cellsByBedrooms = new Map<number, number[]>();
+  /** The side of a cell in degrees, and its shorter side in metres at latitude 41 (the city's north end). */
+  private readonly cellDegrees: number;
+  private readonly cellMetres: number;
 
   constructor(
     readonly kind: ListingKind,
@@ -81,6 +98,8 @@ export class ComparablePool {
     }
     const n = homes.length;
     this.size = n;
+    this.cellDegrees = cellDegreesFor(n);
+    this.cellMetres = this.cellDegrees * METRES_A_DEGREE * Math.cos((41 * Math.PI) / 180);
     this.listingCounts = Int32Array.from(counts);
     this.latitudes = new Float64Array(n);
     this.longitudes = new Float64Array(n);
@@ -99,10 +118,15 @@ export class ComparablePool {
       this.sqft[home] = row.sqft !== null && row.sqft > 0 ? row.sqft : Number.NaN;
       this.boroughs[home] = row.borough_id ?? 0;
       this.buildingTypes.push(row.building_type);
-      const key = cellKey(Math.floor(row.latitude! / CELL_DEGREES), Math.floor(row.longitude! / CELL_DEGREES));
-      const cell = this.cells.get(key);
-      if (cell) cell.push(home);
-      else this.cells.set(key, [home]);
+      const key = cellKey(Math.floor(row.latitude! / this.cellDegrees), Math.floor(row.longitude! / this.cellDegrees));
+      for (const [cells, at] of [
+        [this.cells, key],
+        [this.cellsByBedrooms, key * 32 + bedroomsBits(row.bedroom_count)],
+      ] as const) {
+        const cell = cells.get(at);
+        if (cell) cell.push(home);
+        else cells.set(at, [home]);
+      }
     });
   }
 
@@ -118,33 +142,41 @@ export class ComparablePool {
 
   /**
    * The `count` homes nearest `point` that `accept` takes, within `radius` metres, nearest first (ties by home).
-   * Walks rings of grid cells outward and stops once no unvisited cell can hold a nearer home.
+   * Walks rings of grid cells outward, keeping the nearest `count` found, and stops once no unvisited cell can hold
+   * a nearer home. With `bedrooms`, only homes with that many bedrooms are looked at (`accept` still decides).
    */
-  nearest(point: GeoPoint, accept: (home: number) => boolean, count: number, radius: number): NearHome[] {
-    const row0 = Math.floor(point.latitude / CELL_DEGREES);
-    const column0 = Math.floor(point.longitude / CELL_DEGREES);
-    const rings = Math.min(MAX_RINGS, Math.ceil(radius / CELL_METRES) + 1);
+  nearest(point: GeoPoint, accept: (home: number) => boolean, count: number, radius: number, bedrooms?: number): NearHome[] {
+    const [cells, bits] = bedrooms === undefined ? [this.cells, -1] : [this.cellsByBedrooms, bedroomsBits(bedrooms)];
+    const row0 = Math.floor(point.latitude / this.cellDegrees);
+    const column0 = Math.floor(point.longitude / this.cellDegrees);
+    const rings = Math.ceil(Math.min(radius, MAX_REACH_METRES) / this.cellMetres) + 1;
     const found: NearHome[] = [];
+    const keep = (home: number, distance: number) => {
+      if (found.length === count && !before(distance, home, found[count - 1])) return;
+      let at = found.length === count ? count - 1 : found.length;
+      if (found.length < count) found.push({ home, distance });
+      while (at > 0 && before(distance, home, found[at - 1])) {
+        found[at] = found[at - 1];
+        at--;
+      }
+      found[at] = { home, distance };
+    };
     for (let ring = 0; ring <= rings; ring++) {
       for (let row = row0 - ring; row <= row0 + ring; row++) {
         const edge = row === row0 - ring || row === row0 + ring;
         for (let column = column0 - ring; column <= column0 + ring; column += edge || ring === 0 ? 1 : 2 * ring) {
-          const cell = this.cells.get(cellKey(row, column));
+          const cell = cells.get(bits < 0 ? cellKey(row, column) : cellKey(row, column) * 32 + bits);
           if (!cell) continue;
           for (const home of cell) {
             if (!accept(home)) continue;
             const distance = distanceMeters(point, { latitude: this.latitudes[home], longitude: this.longitudes[home] });
-            if (distance <= radius) found.push({ home, distance });
+            if (distance <= radius) keep(home, distance);
           }
         }
       }
-      if (found.length >= count) {
-        found.sort((a, b) => a.distance - b.distance || a.home - b.home);
-        // Every home not yet seen lies at least `ring` whole cells away.
-        if (found[count - 1].distance <= ring * CELL_METRES) break;
-      }
+      // Every home not yet seen lies at least `ring` whole cells away.
+      if (found.length === count && found[count - 1].distance <= ring * this.cellMetres) break;
     }
-    found.sort((a, b) => a.distance - b.distance || a.home - b.home);
-    return found.slice(0, count);
+    return found;
   }
 }

@@ -120,6 +120,7 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
       (subject.kind === 'rental' || sameType(h)),
     rule.comparables,
     rule.radius,
+    bedrooms,
   );
   const comparables = near.map((n) => used(n, distanceWeight(n.distance, rule.distanceScale), pool.prices[n.home], 0, 0));
   if (near.length < rule.minComparables) {
