@@ -27,21 +27,16 @@ export const estimateCommand: Command = {
     if (values.kind !== undefined && ![...LISTING_KINDS, 'recorded-sale'].includes(values.kind))
       throw new UsageError(`--kind must be rental, sale or recorded-sale, got "${values.kind}"`);
     const kinds = values.kind ? [values.kind] : [...LISTING_KINDS, 'recorded-sale'];
-    const [{ backtest, backtestMarkdown }, { readPoolRows }, { ComparablePool }, { readRecordedSales, recordedSalesBacktest }] =
-      await Promise.all([
-        import('../estimate/backtest.js'),
-        import('../estimate/estimator.js'),
-        import('../estimate/comparable-pool.js'),
-        import('../estimate/recorded-sales-backtest.js'),
-      ]);
+    const [{ backtest, backtestMarkdown }, { readPool }, { readRecordedSales, recordedSalesBacktest }] = await Promise.all([
+      import('../estimate/backtest.js'),
+      import('../estimate/estimator.js'),
+      import('../estimate/recorded-sales-backtest.js'),
+    ]);
     return withStore(config, async (store) => {
       const rows = [];
       for (const kind of kinds) {
         if (kind === 'recorded-sale') rows.push(...recordedSalesBacktest(await readRecordedSales(store.db)));
-        else
-          rows.push(
-            ...backtest(new ComparablePool(kind as ListingKind, await readPoolRows(store.db, kind as ListingKind)), { seed, sample }),
-          );
+        else rows.push(...backtest(await readPool(store.db, kind as ListingKind), { seed, sample }));
       }
       process.stdout.write(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${backtestMarkdown(rows)}\n`);
       return 0;

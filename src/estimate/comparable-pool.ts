@@ -49,6 +49,122 @@ export function bathroomsOf(full: number | null, half: number | null): number | 
 }
 
 /**
+ * Gathers one kind's listings, a chunk of rows at a time, into columns (no row is kept: at a million listings the rows
+ * would take several times the columns' memory), then makes the pool of homes ({@link ComparablePool}).
+ */
+export class PoolBuilder {
+  private readonly ids: string[] = [];
+  private readonly latitudes: number[] = [];
+  private readonly longitudes: number[] = [];
+  private readonly prices: number[] = [];
+  /** Bedrooms, full and half bathrooms and size; -1 when unknown (what tells copies apart compares them). */
+  private readonly bedrooms: number[] = [];
+  private readonly fullBathrooms: number[] = [];
+  private readonly halfBathrooms: number[] = [];
+  private readonly sqft: number[] = [];
+  private readonly boroughs: number[] = [];
+  /** Each listing's building type, as its place in `types` (0: unknown). */
+  private readonly typeOf: number[] = [];
+  private readonly types: (string | null)[] = [null];
+  private readonly typeIndex = new Map<string, number>();
+
+  /** Adds the listings of `rows` that have a position. */
+  add(rows: readonly PoolRow[]): void {
+    for (const row of rows) {
+      if (row.latitude === null || row.longitude === null) continue;
+      this.ids.push(row.id);
+      this.latitudes.push(row.latitude);
+      this.longitudes.push(row.longitude);
+      this.prices.push(Number(row.price));
+      this.bedrooms.push(row.bedroom_count ?? -1);
+      this.fullBathrooms.push(row.full_bathroom_count ?? -1);
+      this.halfBathrooms.push(row.half_bathroom_count ?? -1);
+      this.sqft.push(row.sqft !== null && row.sqft > 0 ? row.sqft : -1);
+      this.boroughs.push(row.borough_id ?? 0);
+      let type = 0;
+      if (row.building_type !== null) {
+        type = this.typeIndex.get(row.building_type) ?? this.types.length;
+        if (type === this.types.length) {
+          this.typeIndex.set(row.building_type, type);
+          this.types.push(row.building_type);
+        }
+      }
+      this.typeOf.push(type);
+    }
+  }
+
+  /**
+   * The pool: listings at one point with one layout and price grouped into a home (found by sorting, not by a map of
+   * keys), homes numbered in the order of their lowest listing id.
+   */
+  finish(kind: ListingKind): ComparablePool {
+    const n = this.ids.length;
+    const ids = this.ids;
+    // Listings in the order of their ids (JavaScript's, for the look-up by id), and each one's place in it.
+    const byId = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+    const idRank = new Int32Array(n);
+    byId.forEach((listing, rank) => {
+      idRank[listing] = rank;
+    });
+    const columns = [this.latitudes, this.longitudes, this.bedrooms, this.fullBathrooms, this.halfBathrooms, this.prices];
+    const sameHome = (a: number, b: number) => columns.every((c) => c[a] === c[b]);
+    const byHome = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+      for (const c of columns) if (c[a] !== c[b]) return c[a] - c[b];
+      return idRank[a] - idRank[b];
+    });
+    // Each run of copies, led by its lowest id; homes numbered by that id.
+    const leaders: number[] = [];
+    for (let i = 0; i < n; i++) if (i === 0 || !sameHome(byHome[i], byHome[i - 1])) leaders.push(byHome[i]);
+    leaders.sort((a, b) => idRank[a] - idRank[b]);
+    const homeOfLeader = new Map(leaders.map((leader, home) => [leader, home]));
+    const homeByIdRank = new Int32Array(n);
+    const listingCounts = new Int32Array(leaders.length);
+    let leader = -1;
+    for (let i = 0; i < n; i++) {
+      const listing = byHome[i];
+      if (i === 0 || !sameHome(listing, byHome[i - 1])) leader = listing;
+      const home = homeOfLeader.get(leader)!;
+      homeByIdRank[idRank[listing]] = home;
+      listingCounts[home]++;
+    }
+    const pick = (column: number[], unknown: number) => Float64Array.from(leaders, (l) => (column[l] === -1 ? unknown : column[l]));
+    return new ComparablePool(kind, {
+      ids: leaders.map((l) => ids[l]),
+      listingCounts,
+      latitudes: Float64Array.from(leaders, (l) => this.latitudes[l]),
+      longitudes: Float64Array.from(leaders, (l) => this.longitudes[l]),
+      prices: Float64Array.from(leaders, (l) => this.prices[l]),
+      bedrooms: pick(this.bedrooms, Number.NaN),
+      bathrooms: Float64Array.from(leaders, (l) =>
+        this.fullBathrooms[l] === -1 ? Number.NaN : this.fullBathrooms[l] + 0.5 * Math.max(0, this.halfBathrooms[l]),
+      ),
+      sqft: pick(this.sqft, Number.NaN),
+      boroughs: Int32Array.from(leaders, (l) => this.boroughs[l]),
+      buildingTypes: leaders.map((l) => this.types[this.typeOf[l]]),
+      sortedIds: Array.from(byId, (listing) => ids[listing]),
+      homeByIdRank,
+    });
+  }
+}
+
+/** The columns of a pool, by home, as {@link PoolBuilder.finish} makes them. */
+interface PoolColumns {
+  ids: string[];
+  listingCounts: Int32Array;
+  latitudes: Float64Array;
+  longitudes: Float64Array;
+  prices: Float64Array;
+  bedrooms: Float64Array;
+  bathrooms: Float64Array;
+  sqft: Float64Array;
+  boroughs: Int32Array;
+  buildingTypes: (string | null)[];
+  /** Every listing id the pool holds, in JavaScript's order, and the home of each. */
+  sortedIds: string[];
+  homeByIdRank: Int32Array;
+}
+
+/**
  * The active listings of one kind with a position, as homes: listings at the same point with the same bedrooms,
  * bathrooms and price are one home listed more than once (the RentHop rows repeat 13,228 times), so a home is
  * never its own comparable through a copy, and a home listed five times does not weigh five times. Each home
@@ -57,7 +173,7 @@ export function bathroomsOf(full: number | null, half: number | null): number | 
 export class ComparablePool {
   readonly size: number;
   /** By home: the lowest listing id, the number of listings, and the facts. Unknown numbers are NaN. */
-  readonly ids: string[] = [];
+  readonly ids: string[];
   readonly listingCounts: Int32Array;
   readonly latitudes: Float64Array;
   readonly longitudes: Float64Array;
@@ -66,9 +182,9 @@ export class ComparablePool {
   readonly bathrooms: Float64Array;
   readonly sqft: Float64Array;
   readonly boroughs: Int32Array;
-  readonly buildingTypes: (string | null)[] = [];
-  /** The home of each listing id the pool holds. */
-  private readonly homeOf = new Map<string, number>();
+  readonly buildingTypes: (string | null)[];
+  private readonly sortedIds: string[];
+  private readonly homeByIdRank: Int32Array;
   private readonly cells = new Map<number, number[]>();
   /** The same cells split by bedroom count (a key's last 5 bits: the count, 31 for unknown or over 30). */
   private readonly cellsByBedrooms = new Map<number, number[]>();
@@ -78,61 +194,47 @@ export class ComparablePool {
 
   constructor(
     readonly kind: ListingKind,
-    rows: readonly PoolRow[],
+    columns: PoolColumns,
   ) {
-    const byKey = new Map<string, number>();
-    const homes: PoolRow[] = [];
-    const counts: number[] = [];
-    for (const row of [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-      if (row.latitude === null || row.longitude === null) continue;
-      const key = [row.latitude, row.longitude, row.bedroom_count, row.full_bathroom_count, row.half_bathroom_count, row.price].join('|');
-      let home = byKey.get(key);
-      if (home === undefined) {
-        home = homes.length;
-        byKey.set(key, home);
-        homes.push(row);
-        counts.push(0);
-      }
-      counts[home]++;
-      this.homeOf.set(row.id, home);
-    }
-    const n = homes.length;
+    this.ids = columns.ids;
+    this.listingCounts = columns.listingCounts;
+    this.latitudes = columns.latitudes;
+    this.longitudes = columns.longitudes;
+    this.prices = columns.prices;
+    this.bedrooms = columns.bedrooms;
+    this.bathrooms = columns.bathrooms;
+    this.sqft = columns.sqft;
+    this.boroughs = columns.boroughs;
+    this.buildingTypes = columns.buildingTypes;
+    this.sortedIds = columns.sortedIds;
+    this.homeByIdRank = columns.homeByIdRank;
+    const n = columns.ids.length;
     this.size = n;
     this.cellDegrees = cellDegreesFor(n);
     this.cellMetres = this.cellDegrees * METRES_A_DEGREE * Math.cos((41 * Math.PI) / 180);
-    this.listingCounts = Int32Array.from(counts);
-    this.latitudes = new Float64Array(n);
-    this.longitudes = new Float64Array(n);
-    this.prices = new Float64Array(n);
-    this.bedrooms = new Float64Array(n);
-    this.bathrooms = new Float64Array(n);
-    this.sqft = new Float64Array(n);
-    this.boroughs = new Int32Array(n);
-    homes.forEach((row, home) => {
-      this.ids.push(row.id);
-      this.latitudes[home] = row.latitude!;
-      this.longitudes[home] = row.longitude!;
-      this.prices[home] = Number(row.price);
-      this.bedrooms[home] = row.bedroom_count ?? Number.NaN;
-      this.bathrooms[home] = bathroomsOf(row.full_bathroom_count, row.half_bathroom_count) ?? Number.NaN;
-      this.sqft[home] = row.sqft !== null && row.sqft > 0 ? row.sqft : Number.NaN;
-      this.boroughs[home] = row.borough_id ?? 0;
-      this.buildingTypes.push(row.building_type);
-      const key = cellKey(Math.floor(row.latitude! / this.cellDegrees), Math.floor(row.longitude! / this.cellDegrees));
+    for (let home = 0; home < n; home++) {
+      const key = cellKey(Math.floor(this.latitudes[home] / this.cellDegrees), Math.floor(this.longitudes[home] / this.cellDegrees));
+      const bedrooms = this.bedrooms[home];
       for (const [cells, at] of [
         [this.cells, key],
-        [this.cellsByBedrooms, key * 32 + bedroomsBits(row.bedroom_count)],
+        [this.cellsByBedrooms, key * 32 + bedroomsBits(Number.isNaN(bedrooms) ? null : bedrooms)],
       ] as const) {
         const cell = cells.get(at);
         if (cell) cell.push(home);
         else cells.set(at, [home]);
       }
-    });
+    }
   }
 
   /** The home a listing id belongs to, or undefined when the pool does not hold it (not active, or without a position). */
   homeOfListing(id: string): number | undefined {
-    return this.homeOf.get(id);
+    let [low, high] = [0, this.sortedIds.length];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.sortedIds[mid] < id) low = mid + 1;
+      else high = mid;
+    }
+    return this.sortedIds[low] === id ? this.homeByIdRank[low] : undefined;
   }
 
   /** The position of a home. */

@@ -8,7 +8,7 @@ import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import type { Estimate } from '../wire/estimate.js';
-import { ComparablePool, bathroomsOf, type PoolRow } from './comparable-pool.js';
+import { type ComparablePool, bathroomsOf, PoolBuilder } from './comparable-pool.js';
 import {
   CALIBRATION_HOMES,
   CALIBRATION_SEED,
@@ -78,9 +78,9 @@ export interface EstimatorDeps {
   warn: (message: string, error: unknown) => void;
 }
 
-/** Reads the active listings of `kind` the pool is made of, in chunks by id. */
-export async function readPoolRows(db: Kysely<Database>, kind: ListingKind): Promise<PoolRow[]> {
-  const rows: PoolRow[] = [];
+/** Reads the active listings of `kind` the pool is made of, in chunks by id, into the pool of their homes. */
+export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
+  const builder = new PoolBuilder();
   for (let after = ''; ; ) {
     const chunk = await db
       .selectFrom('listings')
@@ -102,15 +102,15 @@ export async function readPoolRows(db: Kysely<Database>, kind: ListingKind): Pro
       .orderBy('id')
       .limit(CHUNK_ROWS)
       .execute();
-    rows.push(...chunk);
-    if (chunk.length < CHUNK_ROWS) return rows;
+    builder.add(chunk);
+    if (chunk.length < CHUNK_ROWS) return builder.finish(kind);
     after = chunk[chunk.length - 1].id;
+    await nextTurn();
   }
 }
 
-/** A pool of one kind's homes with its interval calibrated on {@link CALIBRATION_HOMES} of them drawn by {@link CALIBRATION_SEED}. */
-export function buildModel(kind: ListingKind, rows: readonly PoolRow[], dataVersion: number, builtAt: Date): EstimateModel {
-  const pool = new ComparablePool(kind, rows);
+/** The model of a pool: its interval calibrated on {@link CALIBRATION_HOMES} of its homes drawn by {@link CALIBRATION_SEED}. */
+export function calibratedModel(pool: ComparablePool, dataVersion: number, builtAt: Date): EstimateModel {
   const calibration = calibrate(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_HOMES));
   return { dataVersion, pool, calibration, builtAt, buildSeconds: 0 };
 }
@@ -209,9 +209,9 @@ export class Estimator {
       // Read before the rows: a write landing meanwhile moves the version past this reading, and the next estimate rebuilds.
       const dataVersion = await this.deps.listings.dataVersion();
       const builtAt = new Date();
-      const rows = await readPoolRows(this.deps.db, kind);
+      const pool = await readPool(this.deps.db, kind);
       await nextTurn();
-      const model = buildModel(kind, rows, dataVersion, builtAt);
+      const model = calibratedModel(pool, dataVersion, builtAt);
       model.buildSeconds = Math.round(performance.now() - started) / 1000;
       this.models.set(kind, model);
       this.builds++;
