@@ -1,6 +1,7 @@
 import { BOROUGHS } from '../domain/area.js';
 import type { ComparablePool } from './comparable-pool.js';
-import { CALIBRATION_HOMES, calibrate, heldOut, intervalOf, quantile, shuffled } from './interval.js';
+import { heldOut, shuffled } from './held-out.js';
+import { CALIBRATION_HOMES, calibrate, intervalOf, quantile } from './interval.js';
 import { estimateFor } from './method.js';
 
 /** How one way of estimating did on the held-out homes of a kind and place. */

@@ -9,15 +9,8 @@ import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import type { Estimate } from '../wire/estimate.js';
 import { type ComparablePool, bathroomsOf, PoolBuilder } from './comparable-pool.js';
-import {
-  CALIBRATION_HOMES,
-  CALIBRATION_SEED,
-  calibrate,
-  confidenceOf,
-  intervalOf,
-  shuffled,
-  type IntervalCalibration,
-} from './interval.js';
+import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrate, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
+import { shuffled } from './held-out.js';
 import { estimateFor, type PointEstimate, type Subject } from './method.js';
 
 /** Rows read a query when the pool is read from the store. */

@@ -1,6 +1,6 @@
-import { seededRandom } from '../lib/seeded-random.js';
 import type { ComparablePool } from './comparable-pool.js';
-import { estimateFor, type Subject } from './method.js';
+import { heldOut } from './held-out.js';
+import { estimateFor } from './method.js';
 
 /** Where the interval's ends lie, in spreads from the estimate (natural log): low at `low` (≤ 0), high at `high` (≥ 0). */
 export interface IntervalCalibration {
@@ -26,30 +26,6 @@ export function quantile(sorted: readonly number[], q: number): number {
   const below = Math.floor(at);
   const above = Math.min(sorted.length - 1, below + 1);
   return sorted[below] + (sorted[above] - sorted[below]) * (at - below);
-}
-
-/** `homes` shuffled by a seeded Fisher-Yates draw: the same seed gives the same order. */
-export function shuffled(homes: number, seed: number): number[] {
-  const random = seededRandom(seed);
-  const order = Array.from({ length: homes }, (_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
-}
-
-/** The subject a home of the pool makes, without itself (nor any copy of its listing) among its comparables. */
-export function heldOut(pool: ComparablePool, home: number): Subject {
-  return {
-    kind: pool.kind,
-    point: pool.pointOf(home),
-    bedrooms: Number.isNaN(pool.bedrooms[home]) ? null : pool.bedrooms[home],
-    bathrooms: Number.isNaN(pool.bathrooms[home]) ? null : pool.bathrooms[home],
-    sqft: Number.isNaN(pool.sqft[home]) ? null : pool.sqft[home],
-    buildingType: pool.buildingTypes[home],
-    exclude: home,
-  };
 }
 
 /**
