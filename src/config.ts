@@ -93,6 +93,8 @@ export interface Config {
   namedStatements: boolean;
   /** Searches answered from the in-memory search index while it holds the store's data version (SEARCH_INDEX, default on). */
   searchIndex: boolean;
+  /** Each active listing's price position valued and stored after each sync (PRICE_POSITIONS, default on). */
+  pricePositions: boolean;
   /** Requests slower than this (milliseconds) are logged at info; other successful ones at debug. */
   slowRequestMs: number;
   plans: Record<Plan, PlanLimits>;
@@ -252,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rowBuilders: bool(env, 'ROW_BUILDERS'),
     namedStatements: bool(env, 'NAMED_STATEMENTS'),
     searchIndex: bool(env, 'SEARCH_INDEX'),
+    pricePositions: bool(env, 'PRICE_POSITIONS'),
     marketSeed: int(env, 'MARKET_SEED'),
     localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),
     localSodaFaults: text(env, 'LOCAL_SODA_FAULTS'),

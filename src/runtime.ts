@@ -35,6 +35,7 @@ import { startLocalSite } from './local-site.js';
 import { CityRecordsRepository } from './store/city-records-repository.js';
 import { OpenDataSyncer } from './sync/open-data-syncer.js';
 import { OpenDataScheduler } from './sync/open-data-scheduler.js';
+import { Valuation } from './estimate/valuation.js';
 import { SodaClient } from './upstream/soda-client.js';
 import { startLocalSoda, type LocalSoda } from './upstream/local-soda/server.js';
 import { parseFaults } from './upstream/faults.js';
@@ -66,6 +67,8 @@ export interface Runtime {
   coordinator: RefreshCoordinator;
   scheduler: SyncScheduler;
   reads: ReadService;
+  /** Stores each active listing's price position after each sync (`maxPricePosition` reads it). */
+  valuation: Valuation;
   keys: KeysRepository;
   listings: ListingsRepository;
   scopes: ScopesRepository;
@@ -233,9 +236,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await syncer.recordMarkets();
         // Recorded sales are matched to buildings by address: the first hydration brings the buildings.
         if ((await cityRecords.count('recorded_sales')) > 0) await openData.positionSales();
+        // The listings as the sync left them, with their details.
+        await valuation.run();
       },
     });
-    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) hydration.resume();
     const scheduler = new SyncScheduler({ syncer, hydration, scopes, coordinator, clock, logger }, config.syncIntervalSeconds);
     const quotas = new QuotaMeter(new QuotaRepository(store.db), config.quotaFlushSeconds, logger);
     const changeTail = new ChangeTail(changes, config.changesStream.pollSeconds);
@@ -247,6 +251,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
       onLand: (point) => cityPolygons().policePrecinctAt(point) !== null,
     });
+    const valuation = new Valuation({
+      db: store.readDb,
+      listings,
+      estimator: reads.estimator,
+      enabled: config.pricePositions,
+      warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
+      clock,
+    });
+    // Its runs end with a valuation: started once the valuation is there.
+    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) hydration.resume();
     const cityFacts = new CityRecords({
       records: cityRecords,
       scopeFreshness,
@@ -291,6 +305,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         hydration: hydrationHealth,
         searchIndex: searchIndexState,
         estimates: () => reads.estimator.state(),
+        valuation: () => valuation.state(),
         webhooks: async () => {
           const queue = await webhooks.queue(clock().toISOString());
           const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
@@ -325,6 +340,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       hydration: hydrationHealth,
       searchIndex: searchIndexState,
       estimates: () => reads.estimator.state(),
+      valuation: () => valuation.state(),
       webhooks: async () => {
         const now = clock();
         const queue = await webhooks.queue(now.toISOString());
@@ -358,6 +374,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       coordinator,
       scheduler,
       reads,
+      valuation,
       keys,
       listings,
       scopes,

@@ -165,6 +165,11 @@ export const SETTINGS = {
     meaning:
       'searches are answered from an index of every active listing in memory, the store reading only the rows of their page (docs/search-index.md, docs/performance.md)',
   },
+  PRICE_POSITIONS: {
+    default: true,
+    meaning:
+      "after each sync, value every active listing and store how far its asking price is from the estimate: what searches' `maxPricePosition` reads (docs/estimates.md)",
+  },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
   ANSWER_CACHE_MB: {
     default: 16,

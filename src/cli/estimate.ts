@@ -1,10 +1,16 @@
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
-import { type Command, flags, UsageError, withStore } from './command.js';
+import type { Config } from '../config.js';
+import { cliLogger, type Command, flags, UsageError, withStore } from './command.js';
 
-/** `nyc-listings estimate backtest`: the estimates' error measured on held-out listings of the mirror, beside two baselines. */
+/**
+ * `nyc-listings estimate backtest`: the estimates' error measured on held-out listings of the mirror, beside two
+ * baselines. `nyc-listings estimate value`: stores every active listing's price position, as after a sync.
+ */
 export const estimateCommand: Command = {
   name: 'estimate',
-  usage: `  estimate backtest [--seed N] [--sample N] [--kind rental|sale|recorded-sale] [--json]
+  usage: `  estimate value              value every active listing of the mirror and store its price position (what searches'
+                              maxPricePosition reads), as the service does after each sync; prints the run's figures
+  estimate backtest [--seed N] [--sample N] [--kind rental|sale|recorded-sale] [--json]
                               estimate held-out active listings of the mirror (DATABASE_URL) without themselves and print, per kind
                               and borough, the median absolute percentage error, the shares within 5, 10 and 20 %, the 80 %
                               interval's coverage, and the same for two baselines (docs/estimates.md); the seed (default 1)
@@ -12,7 +18,8 @@ export const estimateCommand: Command = {
                               recorded sales (when the mirror holds them) month by month from the sales before each month`,
   async run(rest, config) {
     const [sub, ...more] = rest;
-    if (sub !== 'backtest') throw new UsageError(`estimate: unknown subcommand "${sub ?? ''}" (known: backtest)`);
+    if (sub === 'value') return valueListings(more, config);
+    if (sub !== 'backtest') throw new UsageError(`estimate: unknown subcommand "${sub ?? ''}" (known: value, backtest)`);
     const { values } = flags(more, {
       seed: { type: 'string', default: '1' },
       sample: { type: 'string', default: '3000' },
@@ -43,3 +50,24 @@ export const estimateCommand: Command = {
     });
   },
 };
+
+/** `estimate value`: one valuation of the mirror (DATABASE_URL); exit 1 when a kind was given up. */
+async function valueListings(rest: string[], config: Config): Promise<number> {
+  flags(rest, {});
+  const [{ Estimator }, { Valuation }, { ListingsRepository }] = await Promise.all([
+    import('../estimate/estimator.js'),
+    import('../estimate/valuation.js'),
+    import('../store/listings-repository.js'),
+  ]);
+  const logger = await cliLogger(config.logLevel);
+  const warn = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
+  return withStore(config, async (store) => {
+    const listings = new ListingsRepository(store.db);
+    const estimator = new Estimator({ db: store.readDb, listings, readCacheSeconds: config.readCacheSeconds, warn });
+    const valuation = new Valuation({ db: store.readDb, listings, estimator, enabled: true, warn, clock: () => new Date() });
+    await valuation.run();
+    const state = valuation.state();
+    process.stdout.write(`${JSON.stringify({ valued: state.lastValued, changed: state.lastChanged, seconds: state.lastRunSeconds })}\n`);
+    return state.failedRuns ? 1 : 0;
+  });
+}

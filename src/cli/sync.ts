@@ -16,6 +16,8 @@ export const syncCommand: Command = {
     if (values.source !== 'open-data') {
       failed.push(...(await runtime.syncer.syncAll({ progress: await syncProgress() })));
       logger.info({ failed, rentals: await runtime.listings.count('rental'), sales: await runtime.listings.count('sale') }, 'sync done');
+      await runtime.valuation.run();
+      logger.info(runtime.valuation.state(), 'valuation done');
     }
     if (values.source !== 'listings') {
       const openDataFailed = await runtime.openData.syncAll();

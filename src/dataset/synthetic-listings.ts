@@ -80,6 +80,8 @@ export function* deriveSyntheticListings<T extends SourceListing>(
         url_path: `/synthetic/${id}`,
         price,
         ...('price_per_sqft' in source ? { price_per_sqft: source.sqft ? Math.round((price / source.sqft) * 100) / 100 : null } : {}),
+        // Its own price has not been valued yet.
+        ...('price_position' in source ? { price_position: null } : {}),
         ...position,
         listed_at: listedAt,
         synthetic: 1,

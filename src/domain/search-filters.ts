@@ -61,6 +61,12 @@ export const COMMON_FILTERS = {
     description:
       'Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list).',
   }),
+  maxPricePosition: Type.Number({
+    minimum: -100,
+    maximum: 10_000,
+    description:
+      "Listed at most this many percent above the estimate of what it is worth (`-5`: at least 5 % under it), as the listing's `pricePosition`; listings without an estimate are left out. Positions are stored by the valuation after each sync (docs/estimates.md).",
+  }),
 };
 
 /** Filters of sale searches only. */

@@ -139,9 +139,36 @@ export function presentEstimate(model: EstimateModel, found: PointEstimate, aski
     low,
     high,
     confidence: confidenceOf(estimate, low, high, comparables.length),
-    pricePosition: askingPrice === null ? null : Math.round(((askingPrice - estimate) / estimate) * 1000) / 10,
+    pricePosition: askingPrice === null ? null : pricePositionOf(askingPrice, estimate),
     reason: null,
   };
+}
+
+/**
+ * How far an asking price is from the estimate (both dollars, the estimate rounded to a dollar as answered), in
+ * percent to a tenth: `-5` is 5 % under. The listing detail's `pricePosition` and the stored one (valuation.ts).
+ */
+export function pricePositionOf(askingPrice: number, estimate: number): number {
+  return Math.round(((askingPrice - estimate) / estimate) * 1000) / 10;
+}
+
+/**
+ * The point estimate of a listing of the mirror by `model`: never from the listing itself nor from another listing
+ * of the same home; null (with the reason) when its position is unknown.
+ */
+export function estimateOfListing(model: EstimateModel, listing: ListedHome): PointEstimate {
+  if (listing.latitude === null || listing.longitude === null) {
+    return { estimate: null, spread: null, method: 'same-layout-weighted-median', comparables: [], radius: 0, reason: 'position unknown' };
+  }
+  return estimateFor(model.pool, {
+    kind: model.pool.kind,
+    point: { latitude: listing.latitude, longitude: listing.longitude },
+    bedrooms: listing.bedroom_count,
+    bathrooms: bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count),
+    sqft: listing.sqft !== null && listing.sqft > 0 ? listing.sqft : null,
+    buildingType: listing.building_type,
+    exclude: model.pool.homeOfListing(listing.id) ?? sameHome(model.pool, listing),
+  });
 }
 
 /**
@@ -175,6 +202,19 @@ export class Estimator {
     if (!kept) return build;
     build.catch(() => undefined);
     return kept;
+  }
+
+  /**
+   * The model of `kind` at the store's data version read now: the one in hand when it is that recent, else a new one
+   * built and waited for (what the valuation values with, valuation.ts).
+   */
+  async current(kind: ListingKind): Promise<EstimateModel> {
+    const version = await this.deps.listings.dataVersion();
+    const kept = this.models.get(kind);
+    if (kept && kept.dataVersion >= version) return kept;
+    const built = await this.building.run(kind, () => this.build(kind));
+    // A build already under way may have read an earlier version.
+    return built.dataVersion >= version ? built : this.building.run(kind, () => this.build(kind));
   }
 
   /** The state of the comparables in memory ({@link EstimatesStateSchema}). */
@@ -222,29 +262,8 @@ export class Estimator {
    * another listing of the same home. A listing without a position has no estimate (reason given).
    */
   async ofListing(listing: ListedHome): Promise<Estimate> {
-    const kind = listing.kind as ListingKind;
-    const model = await this.model(kind);
-    const subject: Omit<Subject, 'point'> = {
-      kind,
-      bedrooms: listing.bedroom_count,
-      bathrooms: bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count),
-      sqft: listing.sqft !== null && listing.sqft > 0 ? listing.sqft : null,
-      buildingType: listing.building_type,
-      exclude: model.pool.homeOfListing(listing.id) ?? sameHome(model.pool, listing),
-    };
-    if (listing.latitude === null || listing.longitude === null) {
-      const found: PointEstimate = {
-        estimate: null,
-        spread: null,
-        method: 'same-layout-weighted-median',
-        comparables: [],
-        radius: 0,
-        reason: 'position unknown',
-      };
-      return presentEstimate(model, found, Number(listing.price));
-    }
-    const found = estimateFor(model.pool, { ...subject, point: { latitude: listing.latitude, longitude: listing.longitude } });
-    return presentEstimate(model, found, Number(listing.price));
+    const model = await this.model(listing.kind as ListingKind);
+    return presentEstimate(model, estimateOfListing(model, listing), Number(listing.price));
   }
 
   /** The estimate of a home not listed (or not read into the pool yet), from what the caller says of it. */

@@ -17,6 +17,16 @@ export interface MetricSources {
   searchIndex?: () => SearchIndexReading;
   /** The estimates' comparables (`Estimator.state`): homes in memory by kind, reads finished and failed. */
   estimates?: () => EstimatesReading;
+  /** The valuation of price positions (`Valuation.state`): runs finished and given up, the last run's listings and seconds. */
+  valuation?: () => ValuationReading;
+}
+
+/** What the metrics read of the valuation's state (a part of `ValuationState`, which /v1/health shows whole). */
+interface ValuationReading {
+  runs: number;
+  failedRuns: number;
+  lastRunSeconds: number | null;
+  lastChanged: number;
 }
 
 /** What the metrics read of the estimates' state (a part of `EstimatesState`, which /v1/health shows whole). */
@@ -46,6 +56,7 @@ interface Snapshot {
   databasePool?: { total: number; idle: number; waiting: number };
   searchIndex?: SearchIndexReading;
   estimates?: EstimatesReading;
+  valuation?: ValuationReading;
 }
 
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
@@ -209,6 +220,18 @@ export class Metrics {
       "Reads of the estimates' comparables that failed on this instance since it started",
       (s) => s.estimates?.failedBuilds,
     );
+    gauge(
+      'nyc_listings_valuation_runs',
+      'Valuations of the price positions finished on this instance since it started',
+      (s) => s.valuation?.runs,
+    );
+    gauge(
+      'nyc_listings_valuation_failed_runs',
+      'Valuations in which a kind was given up after its attempts (its positions stayed as stored)',
+      (s) => s.valuation?.failedRuns,
+    );
+    gauge('nyc_listings_valuation_seconds', "The last valuation's duration", (s) => s.valuation?.lastRunSeconds ?? undefined);
+    gauge('nyc_listings_valuation_changed', 'Price positions the last valuation changed', (s) => s.valuation?.lastChanged);
     gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
     gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
     gauge(
@@ -236,6 +259,7 @@ export class Metrics {
       databasePool: src.databasePool?.() ?? undefined,
       searchIndex: src.searchIndex?.(),
       estimates: src.estimates?.(),
+      valuation: src.valuation?.(),
     };
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }

@@ -24,7 +24,7 @@ export interface FilterRow<V> {
   upTo?: FilterName;
 }
 
-type Numeric = 'price' | 'bedroom_count' | 'full_bathroom_count' | 'sqft' | 'transit_score';
+type Numeric = 'price' | 'bedroom_count' | 'full_bathroom_count' | 'sqft' | 'transit_score' | 'price_position';
 /** `column >= value`, in the store and in the index. */
 const atLeast = (column: Numeric): Pick<FilterRow<number>, 'where' | 'memory'> => ({
   where: (q, value) => q.where(column, '>=', value),
@@ -158,6 +158,7 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
       passing((slot) => price[slot] * ctx.mortgageFactor + charges[slot] <= dollars),
   },
   minTransitScore: atLeast('transit_score'),
+  maxPricePosition: atMost('price_position'),
   availableBefore: {
     where: (q, day) => q.where('available_at', '<=', day),
     memory: (columns, day) => textBefore(columns, 'available_at', day, true),

@@ -7,6 +7,7 @@ export const NUMERIC_COLUMNS = [
   'full_bathroom_count',
   'sqft',
   'transit_score',
+  'price_position',
   'recommended_score',
   'price_per_sqft',
   'monthly_charges',

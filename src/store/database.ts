@@ -23,6 +23,7 @@ import * as parkedHydrations from './migrations/026-parked-hydrations.js';
 import * as webhookDueIndexes from './migrations/027-webhook-due-indexes.js';
 import * as districts from './migrations/028-districts.js';
 import * as mapCellsIndex from './migrations/029-map-cells-index.js';
+import * as pricePositions from './migrations/030-price-positions.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -84,6 +85,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '027-webhook-due-indexes': webhookDueIndexes,
   '028-districts': districts,
   '029-map-cells-index': mapCellsIndex,
+  '030-price-positions': pricePositions,
 };
 
 class InCodeMigrations implements MigrationProvider {

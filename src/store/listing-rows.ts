@@ -42,11 +42,14 @@ export interface Derived {
   districts: Districts;
 }
 
+/** A row as a crawl writes it: everything but the price position, which the valuation writes (estimate/valuation.ts). */
+export type CrawledRow = Omit<ListingRow, 'price_position'>;
+
 /**
  * A listing record from a search node -> a `listings` row (without first_seen_at, which the upsert keeps), waiting
  * for its details (hydration fills them).
  */
-export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string): ListingRow {
+export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string): CrawledRow {
   return {
     id: r.id,
     kind: r.kind,

@@ -8,7 +8,7 @@ import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { monthlyCharges } from '../domain/monthly-cost.js';
 import { bumpDataVersion } from './data-version.js';
-import { recordToRow, SUMMARY_COLUMNS, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
+import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 /** Listings written per statement. */
@@ -87,7 +87,7 @@ export interface StoredState {
  */
 export interface ChangeRules {
   upserted(
-    batch: { record: ListingRecord; row: ListingRow }[],
+    batch: { record: ListingRecord; row: CrawledRow }[],
     stored: ReadonlyMap<string, StoredState>,
     at: string,
   ): {
@@ -142,7 +142,7 @@ export async function writeCrawl(
       ).map((r) => [r.id, { price: Number(r.price), status: r.status }]),
     );
     const rows = batch.map((r) => recordToRow(r, derive(r), at));
-    const columns = (Object.keys(rows[0]) as (keyof ListingRow)[]).filter(
+    const columns = (Object.keys(rows[0]) as (keyof CrawledRow)[]).filter(
       // A search node lacks what only a detail gives: keep what hydration stored.
       (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && !HYDRATED_COLUMNS.has(key),
     );
@@ -156,6 +156,8 @@ export async function writeCrawl(
             const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
             // A new price or status sends the listing back for hydration.
             set.needs_detail = sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
+            // The position of a price no longer asked is unknown until the next valuation.
+            set.price_position = sql`case when listings.price <> excluded.price then null else listings.price_position end`;
             return set as never;
           })
           // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the

@@ -5,6 +5,7 @@ import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listin
 import type { PriceEvent } from '../wire/listing.js';
 import type { ListingRow } from './listing-rows.js';
 import { writeCrawl, writeDetails, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
+import { bumpDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
 
 /** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
@@ -45,6 +46,27 @@ export class ListingsRepository {
   async applyDetails(items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
     if (!items.length) return;
     await this.db.transaction().execute((trx) => writeDetails(trx, items, at));
+    this.writes++;
+  }
+
+  /**
+   * Stores listings' price positions (percent; null: no estimate), `chunk` a statement, in one transaction that moves the
+   * data version; nothing when `positions` is empty. A listing deleted meanwhile is passed over.
+   */
+  async storePricePositions(positions: readonly { id: string; position: number | null }[], chunk: number): Promise<void> {
+    if (!positions.length) return;
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < positions.length; i += chunk) {
+        const pairs = JSON.stringify(positions.slice(i, i + chunk).map((p) => [p.id, p.position]));
+        // One parameter of [id, position] pairs, as JSON: a chunk of rows in one statement on both databases.
+        const given = postgres
+          ? sql`select e->>0 as id, (e->>1)::double precision as position from jsonb_array_elements(${pairs}::jsonb) as e`
+          : sql`select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as position from json_each(${pairs})`;
+        await sql`update listings set price_position = given.position from (${given}) as given where listings.id = given.id`.execute(trx);
+      }
+      await bumpDataVersion(trx);
+    });
     this.writes++;
   }
 

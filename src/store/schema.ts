@@ -70,6 +70,11 @@ export interface ListingsTable {
   community_district: number | null;
   police_precinct: number | null;
   school_district: number | null;
+  /**
+   * How far the asking price is from the estimate, percent, a tenth's precision (`-5`: 5 % under); null until the
+   * valuation after a sync (estimate/valuation.ts) values it, or when it has no estimate. Migration 030.
+   */
+  price_position: Generated<number | null>;
   /** JSON: `{fees, contacts, photos, floorPlanKey, upstreamPriceHistory}`. */
   details: string;
   first_seen_at: string;

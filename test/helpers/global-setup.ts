@@ -28,6 +28,7 @@ import {
  */
 const TEMPLATE_SOURCES = [
   'src/dataset',
+  'src/estimate',
   'src/domain',
   'src/store',
   'src/sync',

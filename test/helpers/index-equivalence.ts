@@ -19,6 +19,7 @@ interface Sample {
   full_bathroom_count: number | null;
   sqft: number | null;
   transit_score: number | null;
+  price_position: number | null;
   recommended_score: number;
   price_per_sqft: number | null;
   listed_at: string | null;
@@ -96,6 +97,7 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
     hasOpenHouse: fc.boolean(),
     maxMonthlyCost: fc.integer({ min: 500, max: 30_000 }),
     minTransitScore: fc.constantFrom(...scores),
+    maxPricePosition: fc.constantFrom(...known('price_position'), -5, 0),
     availableBefore: fc.constantFrom(...available, now.toISOString().slice(0, 10)),
     communityDistrict: fc.uniqueArray(fc.constantFrom(...known('community_district')), { minLength: 1, maxLength: 3 }),
     policePrecinct: fc.uniqueArray(fc.constantFrom(...known('police_precinct')), { minLength: 1, maxLength: 3 }),
@@ -166,6 +168,7 @@ export async function checkIndexAnswersAsStore(
       'full_bathroom_count',
       'sqft',
       'transit_score',
+      'price_position',
       'recommended_score',
       'price_per_sqft',
       'listed_at',

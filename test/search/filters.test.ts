@@ -112,6 +112,7 @@ describe('the table of filters', () => {
     ],
     ['maxMonthlyCost', 4000, 'price * cast(? as double precision) + monthly_charges <= ?', [0.005, 4000]],
     ['minTransitScore', 80, '"transit_score" >= ?', [80]],
+    ['maxPricePosition', -5, '"price_position" <= ?', [-5]],
     ['availableBefore', '2026-12-01', '"available_at" <= ?', ['2026-12-01']],
     ['communityDistrict', [105, 106], '"community_district" in (?, ?)', [105, 106]],
     ['policePrecinct', [13], '"police_precinct" in (?)', [13]],

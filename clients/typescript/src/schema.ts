@@ -1053,6 +1053,8 @@ export interface operations {
                 has3dTour?: boolean;
                 /** @description Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list). */
                 minTransitScore?: number;
+                /** @description Listed at most this many percent above the estimate of what it is worth (`-5`: at least 5 % under it), as the listing's `pricePosition`; listings without an estimate are left out. Positions are stored by the valuation after each sync (docs/estimates.md). */
+                maxPricePosition?: number;
                 /** @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO. */
                 amenities?: string;
                 /** @description Comma-separated building types, any may match: RENTAL, CONDO, CO_OP, TOWNHOUSE, HOUSE, MIXED_USE, TWOFAMILY, THREEFAMILY, FOURFAMILY, MULTIFAMILY, HYBRID, COMMERCIAL. */
@@ -1344,6 +1346,8 @@ export interface operations {
                 has3dTour?: boolean;
                 /** @description Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list). */
                 minTransitScore?: number;
+                /** @description Listed at most this many percent above the estimate of what it is worth (`-5`: at least 5 % under it), as the listing's `pricePosition`; listings without an estimate are left out. Positions are stored by the valuation after each sync (docs/estimates.md). */
+                maxPricePosition?: number;
                 /** @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO. */
                 amenities?: string;
                 /** @description Comma-separated building types, any may match: RENTAL, CONDO, CO_OP, TOWNHOUSE, HOUSE, MIXED_USE, TWOFAMILY, THREEFAMILY, FOURFAMILY, MULTIFAMILY, HYBRID, COMMERCIAL. */
@@ -1637,6 +1641,8 @@ export interface operations {
                 has3dTour?: boolean;
                 /** @description Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list). */
                 minTransitScore?: number;
+                /** @description Listed at most this many percent above the estimate of what it is worth (`-5`: at least 5 % under it), as the listing's `pricePosition`; listings without an estimate are left out. Positions are stored by the valuation after each sync (docs/estimates.md). */
+                maxPricePosition?: number;
                 /** @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO. */
                 amenities?: string;
                 /** @description Comma-separated building types, any may match: RENTAL, CONDO, CO_OP, TOWNHOUSE, HOUSE, MIXED_USE, TWOFAMILY, THREEFAMILY, FOURFAMILY, MULTIFAMILY, HYBRID, COMMERCIAL. */
@@ -1940,6 +1946,8 @@ export interface operations {
                 has3dTour?: boolean;
                 /** @description Transit score 0-100: 100 x max(0, 1 - d/1600) for the nearest subway station at d metres, plus 5 per further station within 800 m, capped at 100 (MTA station list). */
                 minTransitScore?: number;
+                /** @description Listed at most this many percent above the estimate of what it is worth (`-5`: at least 5 % under it), as the listing's `pricePosition`; listings without an estimate are left out. Positions are stored by the valuation after each sync (docs/estimates.md). */
+                maxPricePosition?: number;
                 /**
                  * @description Comma-separated amenities, all required: DOORMAN, ELEVATOR, GYM, ROOF_DECK, WASHER_DRYER, DISHWASHER, PATIO.
                  * @example DOORMAN
@@ -6614,6 +6622,27 @@ export interface operations {
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;
                         };
+                        valuation: {
+                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS). */
+                            enabled: boolean;
+                            running: boolean;
+                            /** @description Runs finished since the instance started (a run values both kinds). */
+                            runs: number;
+                            /** @description Runs in which a kind was given up after its attempts (the other kind went on). */
+                            failedRuns: number;
+                            /** @description When the last run ended (UTC). */
+                            lastRunAt: string | null;
+                            /** @description How long it took (seconds). */
+                            lastRunSeconds: number | null;
+                            /** @description Active listings the last run valued. */
+                            lastValued: number;
+                            /** @description Of those, the listings whose stored price position it changed. */
+                            lastChanged: number;
+                            /** @description The last failure's cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
                         scopes: {
                             scope: string;
                             lastSuccessAt: string | null;
@@ -6782,6 +6811,27 @@ export interface operations {
                             /** @description Reads that failed (the comparables in hand answered meanwhile, or the estimate failed). */
                             failedBuilds: number;
                             /** @description The last failed read's cause. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        };
+                        valuation: {
+                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS). */
+                            enabled: boolean;
+                            running: boolean;
+                            /** @description Runs finished since the instance started (a run values both kinds). */
+                            runs: number;
+                            /** @description Runs in which a kind was given up after its attempts (the other kind went on). */
+                            failedRuns: number;
+                            /** @description When the last run ended (UTC). */
+                            lastRunAt: string | null;
+                            /** @description How long it took (seconds). */
+                            lastRunSeconds: number | null;
+                            /** @description Active listings the last run valued. */
+                            lastValued: number;
+                            /** @description Of those, the listings whose stored price position it changed. */
+                            lastChanged: number;
+                            /** @description The last failure's cause. */
                             lastError: string | null;
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;

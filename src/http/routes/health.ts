@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { SearchIndexStateSchema, type SearchIndexState } from '../../search/search-index.js';
 import { EstimatesStateSchema, type EstimatesState } from '../../estimate/estimator.js';
+import { ValuationStateSchema, type ValuationState } from '../../estimate/valuation.js';
 import type { ListingsRepository } from '../../store/listings-repository.js';
 import { AREAS_SCOPE, scopeFailing, type CrawlReport, type ScopesRepository } from '../../store/scopes-repository.js';
 import type { UpstreamClient } from '../../upstream/client.js';
@@ -57,6 +58,8 @@ export interface BackgroundJobs {
   searchIndex(): SearchIndexState;
   /** The comparables the estimates are drawn from, on this instance. */
   estimates(): EstimatesState;
+  /** The valuation that stores each active listing's price position after a sync. */
+  valuation(): ValuationState;
 }
 
 const HealthSchema = Type.Object({
@@ -81,6 +84,7 @@ const HealthSchema = Type.Object({
   webhooks: WebhookHealthSchema,
   searchIndex: SearchIndexStateSchema,
   estimates: EstimatesStateSchema,
+  valuation: ValuationStateSchema,
   scopes: Type.Array(
     Type.Object({
       scope: Type.String(),
@@ -167,6 +171,7 @@ export function registerHealthRoutes(
         hydration,
         searchIndex: deps.jobs.searchIndex(),
         estimates: deps.jobs.estimates(),
+        valuation: deps.jobs.valuation(),
         webhooks,
         scopes: scopes.map((s) => ({
           scope: s.scope,
