@@ -25,11 +25,16 @@ export interface BacktestRow {
   kind: string;
   place: string;
   method: BacktestFigures;
-  /** The median price of the other homes of the same borough and bedrooms. */
-  boroughBedroomsMedian: BacktestFigures;
-  /** The median price of the 10 nearest other homes with the same bedrooms and bathrooms. */
-  nearestTenMedian: BacktestFigures;
+  /** The median price of the other homes of a wide group: for listings, the same borough and bedrooms. */
+  areaMedian: BacktestFigures;
+  /** The median price of a few homes close by: for listings, the 10 nearest others with the same bedrooms and bathrooms. */
+  nearbyMedian: BacktestFigures;
+  /** What the two baselines are for this kind, in words (the Markdown table's headings). */
+  baselines: { areaMedian: string; nearbyMedian: string };
 }
+
+/** The baselines of the listings' backtest. */
+export const LISTING_BASELINES = { areaMedian: 'borough and bedrooms median', nearbyMedian: '10 nearest same layout' };
 
 export interface BacktestOptions {
   seed: number;
@@ -146,24 +151,34 @@ export function backtest(pool: ComparablePool, options: BacktestOptions): Backte
       kind: pool.kind,
       place,
       method: figures(outcomes.method, true),
-      boroughBedroomsMedian: figures(outcomes.borough, false),
-      nearestTenMedian: figures(outcomes.nearest, false),
+      areaMedian: figures(outcomes.borough, false),
+      nearbyMedian: figures(outcomes.nearest, false),
+      baselines: LISTING_BASELINES,
     };
   });
 }
 
-/** The backtest as a Markdown table: one line a kind and place, each way of estimating side by side. */
+/**
+ * The backtest as Markdown: one line a kind and place, each way of estimating side by side; a table for each set of
+ * baselines (listings' and recorded sales' differ), each under its own headings.
+ */
 export function backtestMarkdown(rows: readonly BacktestRow[]): string {
   const cell = (v: number | null, suffix = ' %') => (v === null ? '–' : `${v}${suffix}`);
-  const lines = [
-    '| kind | place | held out | estimated | MdAPE | within 5 % | within 10 % | within 20 % | in 80 % interval | borough and bedrooms median: MdAPE | 10 nearest same layout: MdAPE |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ];
+  const tables: string[][] = [];
+  let heading = '';
   for (const r of rows) {
+    const names = `${r.baselines.areaMedian}: MdAPE | ${r.baselines.nearbyMedian}: MdAPE`;
+    if (names !== heading) {
+      heading = names;
+      tables.push([
+        `| kind | place | held out | estimated | MdAPE | within 5 % | within 10 % | within 20 % | in 80 % interval | ${names} |`,
+        '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ]);
+    }
     const m = r.method;
-    lines.push(
-      `| ${r.kind} | ${r.place} | ${m.count} | ${m.estimated} | ${cell(m.mdape)} | ${cell(m.within5)} | ${cell(m.within10)} | ${cell(m.within20)} | ${cell(m.coverage)} | ${cell(r.boroughBedroomsMedian.mdape)} | ${cell(r.nearestTenMedian.mdape)} |`,
+    tables[tables.length - 1].push(
+      `| ${r.kind} | ${r.place} | ${m.count} | ${m.estimated} | ${cell(m.mdape)} | ${cell(m.within5)} | ${cell(m.within10)} | ${cell(m.within20)} | ${cell(m.coverage)} | ${cell(r.areaMedian.mdape)} | ${cell(r.nearbyMedian.mdape)} |`,
     );
   }
-  return lines.join('\n');
+  return tables.map((lines) => lines.join('\n')).join('\n\n');
 }

@@ -46,6 +46,8 @@ const INDEX_MIN_SALES = 20;
 
 /** The interval of a borough with fewer than 100 sales estimated so far: ±1.28 spreads, a normal law's 80 %. */
 const UNCALIBRATED = { low: -1.28, high: 1.28 };
+/** Earlier scores a calibration needs: fewer at a borough's level, the borough's calibration over every level serves. */
+const MIN_CALIBRATION_SCORES = 100;
 
 /** The category's code (`10 COOPS - ELEVATOR APARTMENTS` -> `10`). */
 const categoryOf = (sale: RecordedSaleFacts) => sale.building_class_category.slice(0, 2);
@@ -59,7 +61,9 @@ const median = (sorted: readonly number[]) => quantile(sorted, 0.5);
  * block (3), else the same neighbourhood (3), each
  * price carried to the month before the sale's by the monthly median of its borough and category (a month with
  * at least 20 sales; the nearest earlier such month otherwise); their median, with an 80 % interval whose width is
- * calibrated on the borough's sales estimated in the months before. Baselines: the median of every earlier sale of the same borough and category (a
+ * calibrated on the sales of the borough estimated in the months before from the same level (a line's comparables
+ * spread less than a neighbourhood's, and miss differently), or on all the borough's when that level had fewer
+ * than 100. Baselines: the median of every earlier sale of the same borough and category (a
  * recorded sale has no bedroom count), and of the 10 most recent of the same neighbourhood and category. The first
  * `warmUpMonths` months are only learned from.
  */
@@ -88,8 +92,8 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
     return undefined;
   };
   const boroughPrices = new Map<string, number[]>();
-  /** ln(true / estimate) / spread of the months estimated so far, by borough: the interval's calibration. */
-  const scores = new Map<number, number[]>();
+  /** ln(true / estimate) / spread of the months estimated so far, by borough and level (`2|0`) and by borough (`2`): the interval's calibration. */
+  const scores = new Map<string, number[]>();
   const outcomes = new Map<string, { method: Outcome[]; borough: Outcome[]; nearest: Outcome[] }>();
   for (const [m, month] of months.entries()) {
     const targets = byMonth.get(month)!;
@@ -97,16 +101,14 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
       const lastMonth = months[m - 1];
       const tail = (1 - INTERVAL_SHARE) / 2;
       const calibrations = new Map(
-        [...scores].map(([borough, list]) => {
-          const sorted = [...list].sort((a, b) => a - b);
-          const calibration =
-            sorted.length >= 100
-              ? { low: Math.min(0, quantile(sorted, tail)), high: Math.max(0, quantile(sorted, 1 - tail)) }
-              : UNCALIBRATED;
-          return [borough, calibration];
-        }),
+        [...scores]
+          .filter(([, list]) => list.length >= MIN_CALIBRATION_SCORES)
+          .map(([key, list]) => {
+            const sorted = [...list].sort((a, b) => a - b);
+            return [key, { low: Math.min(0, quantile(sorted, tail)), high: Math.max(0, quantile(sorted, 1 - tail)) }];
+          }),
       );
-      const monthScores: [number, number][] = [];
+      const monthScores: { borough: number; level: number; score: number }[] = [];
       const sortedBorough = new Map<string, number[]>();
       for (const sale of targets) {
         const category = categoryOf(sale);
@@ -131,11 +133,11 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
             .sort((a, b) => a - b);
           const estimate = median(adjusted);
           const spread = Math.max(MIN_SPREAD, median(adjusted.map((p) => Math.abs(Math.log(p / estimate))).sort((a, b) => a - b)));
-          const calibration = calibrations.get(sale.borough_id) ?? UNCALIBRATED;
+          const calibration = calibrations.get(`${sale.borough_id}|${level}`) ?? calibrations.get(`${sale.borough_id}`) ?? UNCALIBRATED;
           const low = estimate * Math.exp(calibration.low * spread);
           const high = estimate * Math.exp(calibration.high * spread);
           method = { truth, estimate, inside: truth >= low && truth <= high };
-          monthScores.push([sale.borough_id, Math.log(truth / estimate) / spread]);
+          monthScores.push({ borough: sale.borough_id, level, score: Math.log(truth / estimate) / spread });
         }
         let sorted = sortedBorough.get(boroughCategory);
         if (!sorted) {
@@ -159,10 +161,12 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
           o.nearest.push(nearest);
         }
       }
-      for (const [borough, score] of monthScores) {
-        const list = scores.get(borough);
-        if (list) list.push(score);
-        else scores.set(borough, [score]);
+      for (const { borough, level, score } of monthScores) {
+        for (const key of [`${borough}|${level}`, `${borough}`]) {
+          const list = scores.get(key);
+          if (list) list.push(score);
+          else scores.set(key, [score]);
+        }
       }
     }
     // The month is learned from only once it is over: its sales become comparables of the next months.
@@ -191,11 +195,18 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
       kind: 'recorded sale',
       place,
       method: figures(o.method, true),
-      boroughBedroomsMedian: figures(o.borough, false),
-      nearestTenMedian: figures(o.nearest, false),
+      areaMedian: figures(o.borough, false),
+      nearbyMedian: figures(o.nearest, false),
+      baselines: RECORDED_SALE_BASELINES,
     };
   });
 }
+
+/** The baselines of the recorded sales' backtest: a recorded sale has no bedroom count, nor always a position. */
+export const RECORDED_SALE_BASELINES = {
+  areaMedian: 'borough and category median',
+  nearbyMedian: '10 latest of the neighbourhood and category',
+};
 
 /** The building's part of an address: upper case, single spaces, without a unit after a comma. */
 function normalAddress(address: string | null): string {
