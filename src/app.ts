@@ -281,7 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSearchRoutes(app, { reads: deps.reads, config: deps.config });
   registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
   registerPropertyRoutes(app, { reads: deps.reads, comparablesPlan: deps.config.featurePlans.comparables });
-  registerEstimateRoutes(app, { reads: deps.reads, plan: deps.config.featurePlans.estimates });
+  registerEstimateRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords, plan: deps.config.featurePlans.estimates });
   registerBuildingRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords });
   registerRecordedSalesRoutes(app, {
     cityRecords: deps.cityRecords,

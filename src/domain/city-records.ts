@@ -148,6 +148,47 @@ export function addressKey(address: string | null | undefined): string | null {
     .join(' ');
 }
 
+/** Borough names an address may carry after its street (`New York` is Manhattan's postal city). */
+const BOROUGH_NAMES: Readonly<Record<string, number>> = {
+  MANHATTAN: 100,
+  'NEW YORK': 100,
+  BROOKLYN: 200,
+  QUEENS: 300,
+  BRONX: 400,
+  'THE BRONX': 400,
+  'STATEN ISLAND': 500,
+};
+
+/** A street address as a caller writes it, reduced for finding its tax lot: the street's {@link addressKey}, and a ZIP code or borough when given. */
+export interface AddressQuery {
+  key: string;
+  zipCode: string | null;
+  boroughId: number | null;
+}
+
+/**
+ * Reads `56 West 45th Street, Manhattan` or `56 W 45 St, New York, NY 10036`: the part before the first comma is the
+ * street address (it must start with a house number: `37-12`, `56`); after it, a five-digit ZIP code and a borough's
+ * name are taken, anything else (a state, a Queens neighbourhood) passed over. Null when there is no house number.
+ */
+export function parseAddress(text: string): AddressQuery | null {
+  const [street, ...rest] = text.split(',');
+  const key = addressKey(street);
+  if (!key || !/^[0-9]+(-[0-9]+)?[A-Z]? [A-Z0-9]/.test(key)) return null;
+  let zipCode: string | null = null;
+  let boroughId: number | null = null;
+  for (const part of rest) {
+    const upper = part.toUpperCase().replace(/\s+/g, ' ');
+    zipCode = /\b([0-9]{5})(-[0-9]{4})?\b/.exec(upper)?.[1] ?? zipCode;
+    const name = upper
+      .replace(/\b[0-9]{5}(-[0-9]{4})?\b/g, '')
+      .replace(/\bNY\b/g, '')
+      .trim();
+    boroughId = BOROUGH_NAMES[name] ?? boroughId;
+  }
+  return { key, zipCode, boroughId };
+}
+
 /** A recorded sale from its SODA row (dataset usep-8jbt). Null when the row has no borough or sale date. */
 export function recordedSaleFromSoda(row: SodaRow): RecordedSaleRow | null {
   const borough = BOROUGH_BY_CODE[row.borough ?? ''];

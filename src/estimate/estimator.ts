@@ -127,7 +127,14 @@ export function presentEstimate(model: EstimateModel, found: PointEstimate, aski
       adjustedPrice: Math.round(c.adjustedPrice),
       adjustments: { size: Math.round(c.adjustments.size), layout: Math.round(c.adjustments.layout), time: Math.round(c.adjustments.time) },
     }));
-  const common = { kind: pool.kind, method: found.method, radius: found.radius, asOf: model.builtAt.toISOString(), comparables };
+  const common = {
+    kind: pool.kind,
+    method: found.method,
+    radius: found.radius,
+    asOf: model.builtAt.toISOString(),
+    comparables,
+    place: null,
+  };
   if (found.estimate === null) {
     return { ...common, estimate: null, low: null, high: null, confidence: null, pricePosition: null, reason: found.reason };
   }

@@ -1,6 +1,7 @@
 import { buildingClassDescription } from '../reference/building-classes.js';
 import type { CityPolygons } from '../reference/city-polygons.js';
-import { addressKey, type RecordedSaleRow } from '../domain/city-records.js';
+import { addressKey, type AddressQuery, type RecordedSaleRow } from '../domain/city-records.js';
+import { BOROUGHS } from '../domain/area.js';
 import { recordedSalesByMonth } from '../domain/market.js';
 import { withRecordedSales } from '../domain/building.js';
 import { COMPARABLE_RADII, similarity, type ComparableFacts } from '../domain/comparables.js';
@@ -167,6 +168,16 @@ export async function withCityFacts(records: CityRecordsRepository, polygons: ()
   return (await cityFactsOf(records, polygons, building)).building;
 }
 
+/** Tax lots of one address this close together (metres) are one place: a building on several lots, a condominium's units. */
+export const SAME_PLACE_METRES = 500;
+
+/** Where an address was found: its tax lot (BBL), the lot's address as the city writes it, and its position. */
+export interface AddressPlace {
+  bbl: string;
+  address: string | null;
+  geoPoint: GeoPoint;
+}
+
 /**
  * Reads of NYC Open Data's records in the mirror with the freshness rule applied: recorded sales, their
  * monthly figures, and a building's tax-lot facts (`nycData`). Stale data is answered and a background
@@ -202,6 +213,28 @@ export class CityRecords {
       this.freshness(RECORDED_SALES_SCOPE),
     ]);
     return { months: recordedSalesByMonth(sales, from, to), freshness };
+  }
+
+  /**
+   * Where a street address is, from the city's tax lots in the mirror (PLUTO, NYC Open Data): the lots at its
+   * {@link addressKey}, within its ZIP code or borough when given. `unknown` when none has a position; `ambiguous`
+   * (with the places, `Brooklyn 11201`) when they lie more than {@link SAME_PLACE_METRES} apart, as `100 Broadway`
+   * in Manhattan and in Brooklyn; else the first lot by BBL. Not a geocoder: an address no lot carries is unknown.
+   */
+  async placeOfAddress(query: AddressQuery): Promise<{ found: AddressPlace } | { unknown: true } | { ambiguous: string[] }> {
+    const lots = (await this.deps.records.lotsAtAddress(query.key)).filter(
+      (lot) =>
+        lot.latitude !== null &&
+        lot.longitude !== null &&
+        (query.zipCode === null || lot.zip_code === query.zipCode) &&
+        (query.boroughId === null || lot.borough_id === query.boroughId),
+    );
+    if (!lots.length) return { unknown: true };
+    const points = lots.map((lot) => ({ latitude: lot.latitude as number, longitude: lot.longitude as number }));
+    if (points.some((point) => distanceMeters(points[0], point) > SAME_PLACE_METRES)) {
+      return { ambiguous: [...new Set(lots.map((lot) => `${BOROUGHS[lot.borough_id]} ${lot.zip_code ?? ''}`.trim()))] };
+    }
+    return { found: { bbl: lots[0].bbl, address: lots[0].address, geoPoint: points[0] } };
   }
 
   /** The building with the city's facts filled in ({@link withCityFacts}). */

@@ -168,6 +168,17 @@ export class CityRecordsRepository {
     };
   }
 
+  /** The tax lots at an address key (domain/city-records.ts `addressKey`), by BBL: at most 100. */
+  async lotsAtAddress(key: string): Promise<Pick<TaxLotRow, 'bbl' | 'borough_id' | 'address' | 'zip_code' | 'latitude' | 'longitude'>[]> {
+    return this.db
+      .selectFrom('tax_lots')
+      .select(['bbl', 'borough_id', 'address', 'zip_code', 'latitude', 'longitude'])
+      .where('address_key', '=', key)
+      .orderBy('bbl')
+      .limit(100)
+      .execute();
+  }
+
   /** The tax lot with this BBL, else the one at this address key and ZIP code, else undefined. */
   async findLot(bbl: string | null, key: string | null, zip: string | null): Promise<TaxLotRow | undefined> {
     if (bbl) {

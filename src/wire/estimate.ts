@@ -60,6 +60,16 @@ export const Estimate = Type.Object(
     radius: Type.Integer({ description: 'Metres within which comparables were taken.' }),
     asOf: Type.String({ format: 'date-time', description: 'When the comparables were read from the mirror (UTC).' }),
     comparables: Type.Array(Type.Ref('EstimateComparable'), { description: 'The comparables used, weightiest first.' }),
+    place: Nullable(
+      Type.Object(
+        {
+          bbl: Type.String({ description: "The tax lot's borough, block and lot (10 digits)." }),
+          address: Nullable(Type.String({ description: "The lot's address as the city writes it." })),
+          geoPoint: Type.Ref('GeoPoint'),
+        },
+        { description: 'For `address=`: the tax lot (PLUTO) the address was found at, whose position was estimated.' },
+      ),
+    ),
   },
   { $id: 'Estimate', description: 'What a home is worth, estimated from comparable homes, with an 80 % interval (docs/estimates.md).' },
 );

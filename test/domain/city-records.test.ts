@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey, bblOf, recordedSaleFromSoda, statePlaneToWgs84, taxLotFromSoda } from '../../src/domain/city-records.js';
+import { addressKey, bblOf, parseAddress, recordedSaleFromSoda, statePlaneToWgs84, taxLotFromSoda } from '../../src/domain/city-records.js';
 import { median, recordedSalesByMonth } from '../../src/domain/market.js';
 
 const SALE = {
@@ -88,6 +88,20 @@ describe('city records from SODA rows', () => {
     expect(
       taxLotFromSoda({ ':id': 'r', ':updated_at': 'x', bbl: '1000010010', borough: 'MN', block: '1', lot: '10', numfloors: '0.00' }),
     ).toMatchObject({ floor_count: null, latitude: null });
+  });
+});
+
+describe('a street address as a caller writes it', () => {
+  it.each([
+    ['56 West 45th Street, Manhattan', { key: '56 W 45 ST', zipCode: null, boroughId: 100 }],
+    ['56 W 45 St, New York, NY 10036', { key: '56 W 45 ST', zipCode: '10036', boroughId: 100 }],
+    ['37-12 75th St, Jackson Heights, NY 11372-1234', { key: '37-12 75 ST', zipCode: '11372', boroughId: null }],
+    ['100 Broadway, Brooklyn', { key: '100 BROADWAY', zipCode: null, boroughId: 200 }],
+    ['1 Richmond Terrace, staten island', { key: '1 RICHMOND TER', zipCode: null, boroughId: 500 }],
+    ['Broadway, Manhattan', null],
+    ['   ', null],
+  ])('%s', (text, expected) => {
+    expect(parseAddress(text)).toEqual(expected);
   });
 });
 

@@ -271,6 +271,87 @@ describe('estimates of homes not listed', () => {
     expect(res.body.meta).toMatchObject({ source: expect.any(String), freshnessThreshold: expect.any(Number) });
   });
 
+  it("an address is found among the city's tax lots, and its lot's position estimated; one in several places is a 422", async () => {
+    const lots = (await t.rt.store.db
+      .selectFrom('tax_lots')
+      .select(['bbl', 'address', 'address_key', 'zip_code', 'latitude', 'longitude'])
+      .where('latitude', 'is not', null)
+      .orderBy('bbl')
+      .execute()) as { bbl: string; address: string; address_key: string; zip_code: string; latitude: number; longitude: number }[];
+    const byKey = new Map<string, typeof lots>();
+    for (const lot of lots) byKey.set(lot.address_key, [...(byKey.get(lot.address_key) ?? []), lot]);
+    // An address one lot carries, written as a person would: lower case, the borough after it.
+    const single = drawn(
+      lots.filter((lot) => byKey.get(lot.address_key)!.length === 1 && /^[0-9]+ (WEST|EAST) [0-9]+ STREET$/.test(lot.address)),
+      3,
+      9,
+    );
+    expect(single.length).toBe(3);
+    for (const lot of single) {
+      const written = lot.address.toLowerCase().replace(/ ([0-9]+) street$/, (_, n) => ` ${n}th St`);
+      const byAddress = await get(
+        t.rt.app,
+        `/v1/estimate?kind=sale&bedrooms=2&address=${encodeURIComponent(`${written}, Manhattan`)}`,
+        t.key,
+      );
+      expect(byAddress.status).toBe(200);
+      expect(byAddress.body.data.place).toEqual({
+        bbl: lot.bbl,
+        address: lot.address,
+        geoPoint: { latitude: lot.latitude, longitude: lot.longitude },
+      });
+      const byPoint = await get(t.rt.app, `/v1/estimate?kind=sale&bedrooms=2&near=${lot.latitude},${lot.longitude}`, t.key);
+      expect({ ...byAddress.body.data, place: null }).toEqual(byPoint.body.data);
+    }
+    // Lots of one address far apart (the city's rows carry a few, such as an avenue without a house number), the ZIP
+    // code of the first holding only lots close together.
+    const inZip = (same: typeof lots) => same.filter((lot) => lot.zip_code === same[0].zip_code);
+    const far = [...byKey.values()].find(
+      (same) =>
+        /^[0-9]+ /.test(same[0].address) &&
+        same.some((lot) => haversine(same[0], lot) > 500) &&
+        inZip(same).every((lot) => haversine(same[0], lot) <= 500),
+    )!;
+    expect(far).toBeDefined();
+    const problem = await expectProblem(
+      t.rt.app,
+      `/v1/estimate?kind=sale&bedrooms=2&address=${encodeURIComponent(far[0].address)}`,
+      422,
+      'ADDRESS_AMBIGUOUS',
+      t.key,
+    );
+    expect(problem.detail).toContain(far[0].zip_code);
+    const narrowed = await get(
+      t.rt.app,
+      `/v1/estimate?kind=sale&bedrooms=2&address=${encodeURIComponent(`${far[0].address}, NY ${far[0].zip_code}`)}`,
+      t.key,
+    );
+    expect(narrowed.body.data.place.bbl).toBe(far[0].bbl);
+    await expectProblem(
+      t.rt.app,
+      '/v1/estimate?kind=rental&bedrooms=1&address=1%20Nowhere%20Lane%2C%20Manhattan',
+      422,
+      'ADDRESS_NOT_FOUND',
+      t.key,
+    );
+    const both = await expectProblem(
+      t.rt.app,
+      '/v1/estimate?kind=rental&bedrooms=1&near=40.7,-73.95&address=1%20Main%20St',
+      400,
+      'INVALID_PARAMS',
+      t.key,
+    );
+    expect(both.errors.map((e: { name: string }) => e.name)).toEqual(['near', 'address']);
+    const noNumber = await expectProblem(
+      t.rt.app,
+      '/v1/estimate?kind=rental&bedrooms=1&address=Main%20Street',
+      400,
+      'INVALID_PARAMS',
+      t.key,
+    );
+    expect(noNumber.errors.map((e: { name: string }) => e.name)).toEqual(['address']);
+  });
+
   it('bad or missing input is a 400 naming the parameter; a point off the land a 422; below the plan a 403', async () => {
     const app = t.rt.app;
     for (const [url, name] of [

@@ -209,7 +209,7 @@ export interface paths {
         };
         /**
          * What a home that is not listed is worth
-         * @description The rent a month (kind=rental) or price (kind=sale) of a home described by its position and layout. Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). A point off the city's land is a 422 OFF_LAND. From the pro plan up (MIN_PLAN_ESTIMATES).
+         * @description The rent a month (kind=rental) or price (kind=sale) of a home described by its position (near) or street address (address) and its layout. Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the pro plan up (MIN_PLAN_ESTIMATES).
          */
         get: operations["getEstimate"];
         put?: never;
@@ -558,7 +558,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {unknown}
              */
-            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "OFF_LAND" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "OFF_LAND" | "ADDRESS_NOT_FOUND" | "ADDRESS_AMBIGUOUS" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
             /** @description INVALID_PARAMS: each bad or unknown parameter. */
             errors?: {
                 name: string;
@@ -888,6 +888,13 @@ export interface components {
             asOf: string;
             /** @description The comparables used, weightiest first. */
             comparables: components["schemas"]["EstimateComparable"][];
+            place: {
+                /** @description The tax lot's borough, block and lot (10 digits). */
+                bbl: string;
+                /** @description The lot's address as the city writes it. */
+                address: string | null;
+                geoPoint: components["schemas"]["GeoPoint"];
+            } | null;
         };
         /** @description ListingSummary with only the fields asked for (`fields=`), and id. */
         ListingSummaryFields: {
@@ -3629,10 +3636,12 @@ export interface operations {
                  */
                 kind: "rental" | "sale";
                 /**
-                 * @description The home's position: lat,lon (WGS84 decimal degrees).
+                 * @description The home's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.
                  * @example 40.7146,-73.9566
                  */
-                near: string;
+                near?: string;
+                /** @description The home's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both. */
+                address?: string;
                 /**
                  * @description Bedrooms; 0 is a studio.
                  * @example 1
@@ -3751,7 +3760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OFF_LAND: the point given lies on none of the city's land (water, or outside New York City); nothing is estimated. */
+            /** @description OFF_LAND: the point given lies on none of the city's land (water, or outside New York City). ADDRESS_NOT_FOUND: no tax lot in the mirror carries the address given. ADDRESS_AMBIGUOUS: tax lots in more than one place carry it; add the borough or ZIP code. Nothing is estimated. */
             422: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */

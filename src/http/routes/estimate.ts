@@ -2,7 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
+import { parseAddress } from '../../domain/city-records.js';
+import type { CityRecords } from '../../read/city-records.js';
 import type { ReadService } from '../../read/read-service.js';
+import type { GeoPoint } from '../../wire/common.js';
 import { invalidParams, notFound, Problem } from '../problem.js';
 import { LISTING_ID, problemResponses } from '../schemas/common.js';
 
@@ -20,7 +23,7 @@ const estimateResponse = Type.Object(
 );
 
 /** GET /v1/property/{id}/estimate and GET /v1/estimate: what a home is worth (docs/estimates.md). */
-export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: ReadService; plan: Plan }): void {
+export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: ReadService; cityRecords: CityRecords; plan: Plan }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/:id/estimate',
@@ -52,15 +55,25 @@ export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: 
       schema: {
         operationId: 'getEstimate',
         summary: 'What a home that is not listed is worth',
-        description: `The rent a month (kind=rental) or price (kind=sale) of a home described by its position and layout. ${METHOD} A point off the city's land is a 422 OFF_LAND. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
+        description: `The rent a month (kind=rental) or price (kind=sale) of a home described by its position (near) or street address (address) and its layout. ${METHOD} A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
         tags: ['property'],
         querystring: Type.Object(
           {
             kind: Type.Enum(['rental', 'sale'], { description: "rental: a month's rent; sale: the price." }),
-            near: Type.String({
-              pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
-              description: "The home's position: lat,lon (WGS84 decimal degrees).",
-            }),
+            near: Type.Optional(
+              Type.String({
+                pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
+                description: "The home's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.",
+              }),
+            ),
+            address: Type.Optional(
+              Type.String({
+                minLength: 3,
+                maxLength: 200,
+                description:
+                  "The home's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
+              }),
+            ),
             bedrooms: Type.Integer({ minimum: 0, maximum: 20, description: 'Bedrooms; 0 is a studio.' }),
             bathrooms: Type.Optional(
               Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Full bathrooms plus a half for a half bath (1.5).' }),
@@ -81,20 +94,48 @@ export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: 
     },
     async (request) => {
       const q = request.query;
-      const [latitude, longitude] = q.near.split(',').map(Number);
-      if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
-        throw invalidParams([{ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' }]);
+      if ((q.near === undefined) === (q.address === undefined)) {
+        const message = q.near === undefined ? 'give near or address' : 'give near or address, not both';
+        throw invalidParams([
+          { name: 'near', in: 'query', message },
+          { name: 'address', in: 'query', message },
+        ]);
+      }
+      let point: GeoPoint;
+      let place = null;
+      if (q.near !== undefined) {
+        const [latitude, longitude] = q.near.split(',').map(Number);
+        if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+          throw invalidParams([{ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' }]);
+        }
+        point = { latitude, longitude };
+      } else {
+        const address = parseAddress(q.address as string);
+        if (!address) {
+          throw invalidParams([{ name: 'address', in: 'query', message: 'must start with a house number and a street (56 W 45th St)' }]);
+        }
+        const found = await deps.cityRecords.placeOfAddress(address);
+        if ('unknown' in found) throw new Problem('ADDRESS_NOT_FOUND', `No tax lot in the mirror carries the address "${q.address}".`);
+        if ('ambiguous' in found) {
+          throw new Problem(
+            'ADDRESS_AMBIGUOUS',
+            `Tax lots in more than one place carry the address "${q.address}" (${found.ambiguous.join('; ')}): add the borough or ZIP code after a comma.`,
+          );
+        }
+        place = found.found;
+        point = place.geoPoint;
       }
       const answer = await deps.reads.estimateOfHome({
         kind: q.kind,
-        point: { latitude, longitude },
+        point,
         bedrooms: q.bedrooms,
         bathrooms: q.bathrooms ?? null,
         sqft: q.sqft ?? null,
         buildingType: q.buildingType ?? null,
       });
-      if (answer === 'off-land') throw new Problem('OFF_LAND', `The point ${latitude},${longitude} lies on none of the city's land.`);
-      return { data: answer.estimate, meta: answer.freshness };
+      if (answer === 'off-land')
+        throw new Problem('OFF_LAND', `The point ${point.latitude},${point.longitude} lies on none of the city's land.`);
+      return { data: { ...answer.estimate, place }, meta: answer.freshness };
     },
   );
 }

@@ -63,7 +63,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   403: "PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.",
   404: 'NOT_FOUND: neither the mirror nor the upstream has it.',
   410: 'CURSOR_EXPIRED: the events after this cursor are past the retention and gone; start again from a newer cursor (`since=0` reads what is kept).',
-  422: "OFF_LAND: the point given lies on none of the city's land (water, or outside New York City); nothing is estimated.",
+  422: "OFF_LAND: the point given lies on none of the city's land (water, or outside New York City). ADDRESS_NOT_FOUND: no tax lot in the mirror carries the address given. ADDRESS_AMBIGUOUS: tax lots in more than one place carry it; add the borough or ZIP code. Nothing is estimated.",
   414: 'URI_TOO_LONG: a path parameter longer than 500 characters.',
   429:
     'RATE_LIMIT_EXCEEDED (per-minute limit of the plan, or of the client IP without a key) or QUOTA_EXCEEDED (monthly quota, calendar month UTC). ' +
