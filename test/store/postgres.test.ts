@@ -166,6 +166,20 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect((await get(onPg.app, '/v1/usage', key)).body.data.month.used).toBe(2);
   });
 
+  it("the valuation after the first sync stores each listing's price position on PostgreSQL as on SQLite", async () => {
+    const positions = async (rt: TestRuntime) =>
+      new Map(
+        (
+          await rt.store.db.selectFrom('listings').select(['id', 'price_position']).where('status', '=', 'ACTIVE').orderBy('id').execute()
+        ).map((r) => [r.id, r.price_position === null ? null : Number(r.price_position)]),
+      );
+    const [fromPg, fromSqlite] = [await positions(onPg), await positions(onSqlite)];
+    expect([...fromPg.values()].filter((p) => p !== null).length).toBeGreaterThan(0.9 * fromPg.size);
+    expect(fromPg).toEqual(fromSqlite);
+    expect(onPg.valuation.state()).toMatchObject({ failedRuns: 0, lastError: null });
+    expect(onPg.valuation.state().runs).toBeGreaterThanOrEqual(1);
+  });
+
   it('the search index gives exactly the ids, order and total of the plain SQL path on PostgreSQL', async () => {
     const tally = await checkIndexAnswersAsStore(onPg, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250));
     console.log(`search index (PostgreSQL): ${tally.searches} searches, ${tally.matched} with matches`);
