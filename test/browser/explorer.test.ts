@@ -139,6 +139,8 @@ describe('the map explorer', () => {
     await page.fill('#param-minBeds', '2');
     await page.fill('#param-maxBeds', '2');
     await page.fill('#param-maxPrice', '3500');
+    // At or under the estimate of what each is worth.
+    await page.fill('#param-maxPricePosition', '0');
     await page.selectOption('#param-sort', 'PRICE');
     await page.selectOption('#param-sortDir', 'ASC');
     await page.press('#param-maxPrice', 'Tab');
@@ -157,6 +159,7 @@ describe('the map explorer', () => {
       minBeds: '2',
       maxBeds: '2',
       maxPrice: '3500',
+      maxPricePosition: '0',
       sort: 'PRICE',
       sortDir: 'ASC',
       format: 'geojson',
@@ -164,7 +167,7 @@ describe('the map explorer', () => {
     });
     const expected = await get(
       rt.app,
-      `/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&sort=PRICE&sortDir=ASC&bbox=${last.searchParams.get('bbox')}&perPage=500`,
+      `/v1/search/rentals?areas=williamsburg&minBeds=2&maxBeds=2&maxPrice=3500&maxPricePosition=0&sort=PRICE&sortDir=ASC&bbox=${last.searchParams.get('bbox')}&perPage=500`,
       secret,
     );
     expect(expected.body.meta.total).toBeGreaterThan(0);

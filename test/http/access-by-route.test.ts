@@ -40,10 +40,12 @@ const QUERY_VALUE: Record<string, string> = {
   near: '40.7146,-73.9566',
   bedrooms: '1',
 };
+// A route that needs one of two optional parameters (its description says which) is given one.
+const ONE_OF: Record<string, string> = { '/v1/estimate': 'near' };
 function urlOf(route: { url: string }): string {
   const operation = doc.paths[documentedPath(route.url)].get;
   const query = (operation.parameters ?? [])
-    .filter((p) => p.in === 'query' && p.required)
+    .filter((p) => p.in === 'query' && (p.required || ONE_OF[route.url] === p.name))
     .map((p) => `${p.name}=${encodeURIComponent(QUERY_VALUE[p.name])}`);
   return route.url.replace(/:\w+/, PATH_VALUE[route.url] ?? '1545') + (query.length ? `?${query.join('&')}` : '');
 }

@@ -5,7 +5,19 @@
 
 const KEY_STORAGE = 'nyc-listings.publishable-key';
 /** The search parameters the panel shows, in order (each one a control, when the kind's search takes it). */
-const PANEL_PARAMETERS = ['areas', 'minPrice', 'maxPrice', 'minBeds', 'maxBeds', 'amenities', 'noFee', 'petsAllowed', 'sort', 'sortDir'];
+const PANEL_PARAMETERS = [
+  'areas',
+  'minPrice',
+  'maxPrice',
+  'minBeds',
+  'maxBeds',
+  'amenities',
+  'noFee',
+  'petsAllowed',
+  'maxPricePosition',
+  'sort',
+  'sortDir',
+];
 /** The listing kinds: the search path's last part, and the kind the market and change stream name. */
 const KINDS = { rentals: 'rental', sales: 'sale' };
 /** The city's centre and a zoom that shows the five boroughs. */
