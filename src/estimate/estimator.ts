@@ -71,14 +71,17 @@ export interface EstimatorDeps {
   warn: (message: string, error: unknown) => void;
 }
 
-/** Reads the active listings of `kind` the pool is made of, in chunks by id, into the pool of their homes. */
-export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
-  const builder = new PoolBuilder();
+/**
+ * The active listings of `kind` as estimates read them (a home's facts, its borough, its stored price position), in
+ * chunks of at most `rows` by id: the pool's read and the valuation's. The event loop has a turn between chunks.
+ */
+export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
   for (let after = ''; ; ) {
     const chunk = await db
       .selectFrom('listings')
       .select([
         'id',
+        'kind',
         'borough_id',
         'latitude',
         'longitude',
@@ -88,18 +91,26 @@ export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise
         'half_bathroom_count',
         'sqft',
         'building_type',
+        'price_position',
       ])
       .where('status', '=', 'ACTIVE')
       .where('kind', '=', kind)
       .where('id', '>', after)
       .orderBy('id')
-      .limit(CHUNK_ROWS)
+      .limit(rows)
       .execute();
-    builder.add(chunk);
-    if (chunk.length < CHUNK_ROWS) return builder.finish(kind);
+    yield chunk;
+    if (chunk.length < rows) return;
     after = chunk[chunk.length - 1].id;
     await nextTurn();
   }
+}
+
+/** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their homes. */
+export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
+  const builder = new PoolBuilder();
+  for await (const chunk of activeListingChunks(db, kind)) builder.add(chunk);
+  return builder.finish(kind);
 }
 
 /** The model of a pool: its interval calibrated on {@link CALIBRATION_HOMES} of its homes drawn by {@link CALIBRATION_SEED}. */

@@ -6,7 +6,7 @@ import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
-import { type Estimator, estimateOfListing, pricePositionOf } from './estimator.js';
+import { activeListingChunks, type Estimator, estimateOfListing, pricePositionOf } from './estimator.js';
 
 /** Listings read, and positions written, a statement. */
 const CHUNK_ROWS = 5_000;
@@ -115,28 +115,7 @@ export class Valuation {
     const changes: { id: string; position: number | null }[] = [];
     let valued = 0;
     let sliceStarted = performance.now();
-    for (let after = ''; ; ) {
-      const chunk = await this.deps.db
-        .selectFrom('listings')
-        .select([
-          'id',
-          'kind',
-          'price',
-          'latitude',
-          'longitude',
-          'bedroom_count',
-          'full_bathroom_count',
-          'half_bathroom_count',
-          'sqft',
-          'building_type',
-          'price_position',
-        ])
-        .where('status', '=', 'ACTIVE')
-        .where('kind', '=', kind)
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(CHUNK_ROWS)
-        .execute();
+    for await (const chunk of activeListingChunks(this.deps.db, kind, CHUNK_ROWS)) {
       for (const listing of chunk) {
         const found = estimateOfListing(model, listing);
         const position = found.estimate === null ? null : pricePositionOf(Number(listing.price), Math.round(found.estimate));
@@ -148,8 +127,6 @@ export class Valuation {
         }
       }
       valued += chunk.length;
-      if (chunk.length < CHUNK_ROWS) break;
-      after = chunk[chunk.length - 1].id;
     }
     await this.deps.listings.storePricePositions(changes, CHUNK_ROWS);
     return { valued, changed: changes.length };

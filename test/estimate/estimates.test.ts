@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { RENTHOP_LISTING_ID_BASE } from '../../src/dataset/renthop-rentals.js';
-import { seededRandom } from '../../src/lib/seeded-random.js';
+import { drawn } from '../helpers/draws.js';
 import { haversine } from '../helpers/geometry.js';
 import { expectProblem, get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
@@ -73,17 +73,6 @@ const medianOfSorted = (s: number[]) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const medianOf = (values: number[]) => medianOfSorted([...values].sort((a, b) => a - b));
-
-/** `count` of `items` drawn without repeats by a seeded shuffle. */
-function drawn<T>(items: T[], count: number, seed: number): T[] {
-  const random = seededRandom(seed);
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j], copy[i]];
-  }
-  return copy.slice(0, count);
-}
 
 interface Scored {
   home: Home;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/lib/seeded-random.js';
+import { drawn } from '../helpers/draws.js';
 import { expectProblem, get, walk } from '../helpers/http.js';
 import { useTestRuntime } from '../helpers/runtime.js';
 
@@ -22,17 +22,6 @@ const positioned = async (): Promise<Positioned[]> =>
     .where('status', '=', 'ACTIVE')
     .orderBy('id')
     .execute()) as Positioned[];
-
-/** `count` of `items` drawn by a seeded shuffle. */
-function drawn<T>(items: T[], count: number, seed: number): T[] {
-  const random = seededRandom(seed);
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j], copy[i]];
-  }
-  return copy.slice(0, count);
-}
 
 const dataVersion = () => t.rt.listings.dataVersion();
 
