@@ -255,7 +255,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       db: store.readDb,
       listings,
       estimator: reads.estimator,
-      enabled: config.pricePositions,
+      // An API-only instance syncs nothing: its worker values.
+      enabled: config.pricePositions && !options.apiOnly,
       warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
       clock,
     });

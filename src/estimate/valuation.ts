@@ -19,7 +19,9 @@ const ATTEMPTS = 3;
 
 /** The valuation's state on this instance, as /v1/health shows it and the metrics read it. */
 export const ValuationStateSchema = Type.Object({
-  enabled: Type.Boolean({ description: 'Whether this instance values listings after each sync (PRICE_POSITIONS).' }),
+  enabled: Type.Boolean({
+    description: 'Whether this instance values listings after each sync (PRICE_POSITIONS; never an API-only instance, whose worker does).',
+  }),
   running: Type.Boolean(),
   runs: Type.Integer({ description: 'Runs finished since the instance started (a run values both kinds).' }),
   failedRuns: Type.Integer({ description: 'Runs in which a kind was given up after its attempts (the other kind went on).' }),

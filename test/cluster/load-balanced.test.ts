@@ -73,6 +73,8 @@ const agent = new Agent({ connections: 32, pipelining: 1 });
 /** What the scenario measured, for the tests below and the printed figures. */
 const seen = {
   beforeSync: { search: { status: 0, code: '', retryAfter: '' as string | undefined }, health: 0 },
+  /** After the worker's valuation: whether each API instance says it values, and what the store and a search hold. */
+  valuation: { apiEnabled: [] as boolean[], stored: 0, active: 0, searched: -1, expected: -2 },
   startHead: 0,
   endHead: 0,
   answers: [] as Answer[],
@@ -235,6 +237,24 @@ beforeAll(async () => {
     'both instances up behind HAProxy',
     60_000,
   );
+
+  // The worker values the listings after its sync; the API instances, which sync nothing, never do, and answer from
+  // the positions it stored.
+  await worker.waitForLine(/"msg":"valuation done"/, "the worker's valuation", 240_000);
+  for (const port of [portA, portB]) {
+    seen.valuation.apiEnabled.push(JSON.parse((await get(`http://127.0.0.1:${port}`, '/v1/health')).body).valuation.enabled);
+  }
+  const counts = (
+    await admin.query(
+      `select count(*) filter (where price_position is not null) as stored, count(*) as active,
+              count(*) filter (where kind = 'rental' and price_position <= -5) as under
+         from ${schema}.listings where status = 'ACTIVE'`,
+    )
+  ).rows[0];
+  seen.valuation.stored = Number(counts.stored);
+  seen.valuation.active = Number(counts.active);
+  seen.valuation.expected = Number(counts.under);
+  seen.valuation.searched = JSON.parse((await get(front, '/v1/search/rentals?maxPricePosition=-5&perPage=1')).body).meta.total;
 
   const key = (await cli(['keys', 'issue', '--plan', 'business', '--label', 'cluster load'], vars)).trim();
   const keyId = (await cli(['keys', 'list'], vars))
@@ -430,6 +450,13 @@ describe('two API instances and a worker behind HAProxy, on PostgreSQL and Redis
   it("an API-only instance answers 503 UNAVAILABLE with Retry-After until the worker's first sync, and its health is 503", () => {
     expect(seen.beforeSync.search).toEqual({ status: 503, code: 'UNAVAILABLE', retryAfter: '10' });
     expect(seen.beforeSync.health).toBe(503);
+  });
+
+  it("the worker stores every listing's price position after its sync; the API instances search by them and value none", () => {
+    expect(seen.valuation.apiEnabled).toEqual([false, false]);
+    expect(seen.valuation.stored).toBeGreaterThan(0.9 * seen.valuation.active);
+    expect(seen.valuation.searched).toBe(seen.valuation.expected);
+    expect(seen.valuation.expected).toBeGreaterThan(0);
   });
 
   it('the load ran for the whole time on both instances, and the killed one served again once restarted', () => {

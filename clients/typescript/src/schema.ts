@@ -6632,7 +6632,7 @@ export interface operations {
                             lastErrorAt: string | null;
                         };
                         valuation: {
-                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS). */
+                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS; never an API-only instance, whose worker does). */
                             enabled: boolean;
                             running: boolean;
                             /** @description Runs finished since the instance started (a run values both kinds). */
@@ -6825,7 +6825,7 @@ export interface operations {
                             lastErrorAt: string | null;
                         };
                         valuation: {
-                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS). */
+                            /** @description Whether this instance values listings after each sync (PRICE_POSITIONS; never an API-only instance, whose worker does). */
                             enabled: boolean;
                             running: boolean;
                             /** @description Runs finished since the instance started (a run values both kinds). */
