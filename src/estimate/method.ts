@@ -2,17 +2,43 @@ import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
 import type { ComparablePool, NearHome } from './comparable-pool.js';
 
+/** Homes of the subject's bedrooms but other bathrooms in its building: how many at most, how close (metres), and their weight's share. */
+interface OtherBathrooms {
+  comparables: number;
+  radius: number;
+  weight: number;
+}
+
 /**
- * The rule of each kind (docs/estimates.md): how many comparables, how far, how few make no estimate, and how fast
- * a comparable's weight falls with distance. Chosen by the backtest (`nyc-listings estimate backtest`).
+ * The rule of each kind (docs/estimates.md): how many comparables, how far, how few make no estimate, how fast
+ * a comparable's weight falls with distance, and which homes of another layout count too. Chosen by the backtest
+ * (`nyc-listings estimate backtest`).
  */
 export const ESTIMATE_RULES: Readonly<
-  Record<ListingKind, { comparables: number; radius: number; minComparables: number; distanceScale: number; sizeFirst: boolean }>
+  Record<
+    ListingKind,
+    {
+      comparables: number;
+      radius: number;
+      minComparables: number;
+      distanceScale: number;
+      sizeFirst: boolean;
+      otherBathrooms: OtherBathrooms | null;
+    }
+  >
 > = {
-  // Rents vary most from building to building: the nearest homes of the same layout, the same building far ahead.
-  rental: { comparables: 10, radius: 2000, minComparables: 3, distanceScale: 10, sizeFirst: false },
+  // Rents vary most from building to building: the nearest homes of the same layout, the same building far ahead, and
+  // the building's homes with as many bedrooms but other bathrooms, at under a third of the weight.
+  rental: {
+    comparables: 10,
+    radius: 2000,
+    minComparables: 3,
+    distanceScale: 10,
+    sizeFirst: false,
+    otherBathrooms: { comparables: 5, radius: 25, weight: 0.3 },
+  },
   // Homes for sale differ in size far more than in position: price per square foot where the size is known.
-  sale: { comparables: 10, radius: 5000, minComparables: 3, distanceScale: 1000, sizeFirst: true },
+  sale: { comparables: 10, radius: 5000, minComparables: 3, distanceScale: 1000, sizeFirst: true, otherBathrooms: null },
 };
 
 /** The home whose worth is estimated: a listing of the pool (then `exclude` is its home) or a home not listed. */
@@ -74,7 +100,9 @@ export const MIN_SPREAD = 0.02;
  *   size likeness exp(-|ln(size / subject's size)|); each comparable's price per square foot times the
  *   subject's size, the difference being its size adjustment;
  * - otherwise the same layout: the nearest homes with the subject's bedrooms (and bathrooms for rentals, the
- *   building type for sales, when the subject knows them), weighted by distance, unadjusted.
+ *   building type for sales, when the subject knows them), weighted by distance, unadjusted; for rentals, also
+ *   the homes within `otherBathrooms.radius` with its bedrooms and other bathrooms, at `otherBathrooms.weight` of
+ *   their distance weight (a home of the building with one bathroom more tells more than one streets away).
  * The estimate is the weighted median of the adjusted prices; the spread is their weighted median absolute
  * deviation in natural log, at least {@link MIN_SPREAD}. The comparables are active listings priced now, so
  * their time adjustment is 0. Fewer than `minComparables` within the radius: no estimate, with the reason.
@@ -132,6 +160,18 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
       radius: rule.radius,
       reason: `fewer than ${rule.minComparables} comparable homes within ${rule.radius} m`,
     };
+  }
+  const other = rule.otherBathrooms;
+  if (other && bathrooms !== null) {
+    const inBuilding = pool.nearest(
+      subject.point,
+      (h) => accept(h) && pool.bedrooms[h] === bedrooms && pool.bathrooms[h] !== bathrooms,
+      other.comparables,
+      other.radius,
+      bedrooms,
+    );
+    for (const n of inBuilding)
+      comparables.push(used(n, distanceWeight(n.distance, rule.distanceScale) * other.weight, pool.prices[n.home], 0, 0));
   }
   return combine('same-layout-weighted-median', comparables, rule.radius);
 }

@@ -232,7 +232,7 @@ describe('the listing detail', () => {
 });
 
 describe('estimates of homes not listed', () => {
-  it("a rental's estimate is the weighted median of the 10 nearest homes of its layout, by the documented weights", async () => {
+  it("a rental's estimate is the weighted median of the 10 nearest homes of its layout and its building's of other bathrooms, by the documented weights", async () => {
     const homes = await homesOf('rental');
     const subject = drawn(
       homes.filter((h) => h.borough_id === 200 && h.bathrooms !== null),
@@ -248,7 +248,17 @@ describe('estimates of homes not listed', () => {
       .filter((n) => n.d <= 2000)
       .sort((a, b) => a.d - b.d || (a.h.ids[0] < b.h.ids[0] ? -1 : 1))
       .slice(0, 10);
-    const weighted = near.map((n) => ({ price: n.h.price, weight: (1 / (1 + n.d / 10)) ** 2 })).sort((a, b) => a.price - b.price);
+    // Up to 5 homes within 25 m with as many bedrooms and other bathrooms, at 0.3 of their weight.
+    const otherBathrooms = homes
+      .filter((h) => h.bedroom_count === subject.bedroom_count && h.bathrooms !== subject.bathrooms)
+      .map((h) => ({ h, d: haversine(h, subject) }))
+      .filter((n) => n.d <= 25)
+      .sort((a, b) => a.d - b.d || (a.h.ids[0] < b.h.ids[0] ? -1 : 1))
+      .slice(0, 5);
+    const weighted = [
+      ...near.map((n) => ({ price: n.h.price, weight: (1 / (1 + n.d / 10)) ** 2 })),
+      ...otherBathrooms.map((n) => ({ price: n.h.price, weight: 0.3 * (1 / (1 + n.d / 10)) ** 2 })),
+    ].sort((a, b) => a.price - b.price);
     const total = weighted.reduce((s, w) => s + w.weight, 0);
     let seen = 0;
     const expected = weighted.find((w) => {
@@ -256,7 +266,9 @@ describe('estimates of homes not listed', () => {
       return seen >= total / 2;
     })!.price;
     expect(res.body.data).toMatchObject({ kind: 'rental', estimate: expected, method: 'same-layout-weighted-median', pricePosition: null });
-    expect(new Set(res.body.data.comparables.map((c: { id: string }) => c.id))).toEqual(new Set(near.map((n) => n.h.ids.sort()[0])));
+    expect(new Set(res.body.data.comparables.map((c: { id: string }) => c.id))).toEqual(
+      new Set([...near, ...otherBathrooms].map((n) => n.h.ids.sort()[0])),
+    );
     expect(res.body.meta).toMatchObject({ source: expect.any(String), freshnessThreshold: expect.any(Number) });
   });
 

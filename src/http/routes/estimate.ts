@@ -11,7 +11,8 @@ import { LISTING_ID, problemResponses } from '../schemas/common.js';
 
 const METHOD =
   'Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. ' +
-  'Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most. ' +
+  'Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, ' +
+  'and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. ' +
   'Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, ' +
   'weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. ' +
   'The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; ' +
