@@ -44,7 +44,7 @@ const RECENT = 20;
 /** Sales a borough and category need in a month for its median to index prices by time. */
 const INDEX_MIN_SALES = 20;
 
-/** The interval of a borough with fewer than 100 sales estimated so far: ±1.28 spreads, a normal law's 80 %. */
+/** The interval while a borough has fewer than 100 sales estimated so far (at any level): ±1.28 spreads, a normal law's 80 %. */
 const UNCALIBRATED = { low: -1.28, high: 1.28 };
 /** Earlier scores a calibration needs: fewer at a borough's level, the borough's calibration over every level serves. */
 const MIN_CALIBRATION_SCORES = 100;

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Plan } from '../../config.js';
 import { parseAddress } from '../../domain/city-records.js';
-import type { CityRecords } from '../../read/city-records.js';
+import type { AddressPlace, CityRecords } from '../../read/city-records.js';
 import type { ReadService } from '../../read/read-service.js';
 import type { GeoPoint } from '../../wire/common.js';
 import { invalidParams, notFound, Problem } from '../problem.js';
@@ -103,7 +103,7 @@ export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: 
         ]);
       }
       let point: GeoPoint;
-      let place = null;
+      let place: AddressPlace | null = null;
       if (q.near !== undefined) {
         const [latitude, longitude] = q.near.split(',').map(Number);
         if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
