@@ -70,7 +70,7 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     // The areas' own listings are where the index starts: a neighbourhood's are a few hundred of a kind's tens of thousands.
     memory: (columns, ids) => {
       const areas = [...new Set(ids)];
-      return { from: areas.flatMap((id) => columns.slotsByArea.get(id) ?? []), ...oneOf(columns.numbers.area_id, areas) };
+      return { ...oneOf(columns.numbers.area_id, areas), areas };
     },
   },
   minPrice: { upTo: 'maxPrice', ...atLeast('price') },

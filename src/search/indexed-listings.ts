@@ -2,9 +2,9 @@ import { boundingBox, outlineContains, type Outline } from '../domain/outline.js
 import type { ListingCluster } from '../wire/cluster.js';
 import { cellAt, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
-import type { ListingColumns } from './listing-columns.js';
+import { priceRun, type ListingColumns, type SlotRun } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
-import { passing, type Narrowing } from './narrowing.js';
+import { fused, mostSelectiveFirst, passing, type Narrowing } from './narrowing.js';
 import { SortedOrders } from './sorted-orders.js';
 
 /** A page as the index finds it: the ids of its listings in the page's order, and the search's total. */
@@ -26,14 +26,14 @@ export class IndexedListings {
   private readonly matches: Int32Array;
   /** One byte per slot, 1 while the listing is a match of the search whose page is being walked. */
   private readonly marks: Uint8Array;
-  /** Every slot, ascending: where a search with no area starts. */
-  private readonly everySlot: Int32Array;
+  /** Every run of slots: each area's, then the listings' in none. Where a search with no area starts. */
+  private readonly everyRun: readonly SlotRun[];
 
   constructor(readonly columns: ListingColumns) {
     this.orders = new SortedOrders(columns);
     this.matches = new Int32Array(columns.size);
     this.marks = new Uint8Array(columns.size);
-    this.everySlot = Int32Array.from({ length: columns.size }, (_, slot) => slot);
+    this.everyRun = [...columns.areaSlots.values(), columns.unplacedSlots];
   }
 
   /**
@@ -56,33 +56,35 @@ export class IndexedListings {
 
   /**
    * Puts the search's matches in `matches[0..total)` and says how many; undefined when a filter is the store's.
-   * Starts from the narrowing whose `from` is smallest (an area's listings), else every listing.
+   * Starts from the runs of slots of the search's areas (every listing's when it has none), cut to its price range
+   * ({@link priceRun}); the other filters are fused into as few passes as they can be, the most selective first.
    */
   private match(search: ListingSearch, ctx: SearchContext, polygon?: Outline): number | undefined {
     const narrowings: Narrowing[] = [];
+    let areas: readonly number[] | undefined;
     for (const [name, value] of filtersOf(search)) {
       const memory = (FILTERS[name] as FilterRow<unknown>).memory;
       if (!memory) return undefined;
-      narrowings.push(memory(this.columns, value, ctx));
+      const narrowing = memory(this.columns, value, ctx);
+      if (narrowing.areas) areas = narrowing.areas;
+      else narrowings.push(narrowing);
     }
     if (polygon) narrowings.push(this.inside(polygon));
-    let start: Narrowing | undefined;
-    let startSize = Infinity;
-    for (const narrowing of narrowings) {
-      const size = narrowing.from?.reduce((sum, slots) => sum + slots.length, 0) ?? Infinity;
-      if (size < startSize) [start, startSize] = [narrowing, size];
-    }
+    const rest = fused(narrowings);
+    const { areaSlots, numbers } = this.columns;
+    const runs = areas ? areas.flatMap((id) => areaSlots.get(id) ?? []) : this.everyRun;
+    const price = rest.find((narrowing) => narrowing.range?.column === numbers.price);
     let n = 0;
-    if (!start) {
-      this.matches.set(this.everySlot);
-      n = this.everySlot.length;
-    } else {
-      for (const slots of start.from!) {
-        this.matches.set(slots, n);
-        n += slots.length;
-      }
+    for (const whole of runs) {
+      const { start, end } = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
+      for (let slot = start; slot < end; slot++) this.matches[n++] = slot;
     }
-    for (const narrowing of narrowings) if (narrowing !== start) n = narrowing.narrow(this.matches, n);
+    for (const narrowing of mostSelectiveFirst(
+      rest.filter((narrowing) => narrowing !== price),
+      this.matches,
+      n,
+    ))
+      n = narrowing.narrow(this.matches, n);
     return n;
   }
 

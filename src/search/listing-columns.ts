@@ -51,7 +51,7 @@ export type IndexedRow = { [K in NumericColumn]: number | null } & { [K in Exclu
 export type NumberColumn = Float32Array | Float64Array;
 
 /**
- * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, in the order read)
+ * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, by area, then price)
  * has `numbers[column][slot]`, `texts[column].ranks[slot]`, its amenities in `amenities`' bit sets. Built
  * once ({@link ColumnsBuilder}), read only; a change in the store builds a new one (search-index.ts).
  */
@@ -63,8 +63,41 @@ export interface ListingColumns {
   readonly ids: readonly string[];
   /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
   readonly amenities: ReadonlyMap<string, Uint32Array>;
-  /** Per area id, the slots of the listings in that area, ascending. */
-  readonly slotsByArea: ReadonlyMap<number, Int32Array>;
+  /**
+   * Per area id, its listings' slots: one run, cheapest first (slots are numbered by area, then price, unknown last), so
+   * that a price range within an area is a run too, found by binary search ({@link priceRun}).
+   */
+  readonly areaSlots: ReadonlyMap<number, SlotRun>;
+  /** The slots of the listings in no area (after every area's). */
+  readonly unplacedSlots: SlotRun;
+}
+
+/** Slots `start` to `end - 1`. */
+export interface SlotRun {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The slots of `run` whose price is within [min, max]: a run, since slots within an area go by price (unknown last,
+ * and never within a range).
+ */
+export function priceRun(price: NumberColumn, run: SlotRun, min: number, max: number): SlotRun {
+  // Binary searches for the first slot whose price is not below `min`, and the first above `max` (or unknown).
+  let [lo, hi] = [run.start, run.end];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (price[mid] < min) lo = mid + 1;
+    else hi = mid;
+  }
+  const start = lo;
+  hi = run.end;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (price[mid] <= max) lo = mid + 1;
+    else hi = mid;
+  }
+  return { start, end: lo };
 }
 
 /**
@@ -121,29 +154,62 @@ export class ColumnsBuilder {
     }
   }
 
-  /** The columns of every listing added. */
+  /**
+   * The columns of every listing added, renumbered by area (unknown last), then price (unknown last), then the order
+   * added: each area's listings are then one run of slots, and a price range within it one run.
+   */
   finish(): ListingColumns {
-    const numbers = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, numberColumn(this.numbers[c].subarray(0, this.size))])) as Record<
-      NumericColumn,
-      NumberColumn
-    >;
-    const byArea = new Map<number, number[]>();
-    for (let slot = 0; slot < this.size; slot++) {
-      const area = numbers.area_id[slot];
-      if (Number.isNaN(area)) continue;
-      const slots = byArea.get(area);
-      if (slots) slots.push(slot);
-      else byArea.set(area, [slot]);
+    const area = this.numbers.area_id.subarray(0, this.size);
+    const price = this.numbers.price.subarray(0, this.size);
+    // NaN (unknown) after every number: comparisons with it are false, so it is placed by hand.
+    const byValue = (a: number, b: number) => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
+    const added = Int32Array.from({ length: this.size }, (_, slot) => slot);
+    // `slotAdded[slot]`: the slot the listing had when added; Array.prototype.sort is stable.
+    const slotAdded = Int32Array.from(Array.from(added).sort((a, b) => byValue(area[a], area[b]) || byValue(price[a], price[b])));
+    const slotNow = new Int32Array(this.size);
+    for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
+    const reorder = <T>(values: readonly T[]) => Array.from(slotAdded, (old) => values[old]);
+    const numbers = Object.fromEntries(
+      NUMERIC_COLUMNS.map((c) => {
+        const values = this.numbers[c];
+        return [c, numberColumn(Float64Array.from(slotAdded, (old) => values[old]))];
+      }),
+    ) as Record<NumericColumn, NumberColumn>;
+    const areaSlots = new Map<number, SlotRun>();
+    let placed = 0;
+    while (placed < this.size && !Number.isNaN(numbers.area_id[placed])) {
+      const id = numbers.area_id[placed];
+      let end = placed;
+      while (end < this.size && numbers.area_id[end] === id) end++;
+      areaSlots.set(id, { start: placed, end });
+      placed = end;
     }
+    const ids = reorder(this.texts.id) as string[];
     return {
       size: this.size,
       numbers,
-      texts: Object.fromEntries(TEXT_COLUMNS.map((c) => [c, new TextRanks(this.texts[c])])) as Record<TextColumn, TextRanks>,
-      ids: this.texts.id as string[],
-      amenities: this.amenityBits,
-      slotsByArea: new Map([...byArea].map(([area, slots]) => [area, Int32Array.from(slots)])),
+      texts: Object.fromEntries(TEXT_COLUMNS.map((c) => [c, new TextRanks(c === 'id' ? ids : reorder(this.texts[c]))])) as Record<
+        TextColumn,
+        TextRanks
+      >,
+      ids,
+      amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
+      areaSlots,
+      unplacedSlots: { start: placed, end: this.size },
     };
   }
+}
+
+/** A bit set by slot as added -> the same listings' bits by their slot in the columns (`slotNow[added]`). */
+function renumbered(bits: Uint32Array, slotNow: Int32Array): Uint32Array {
+  const out = new Uint32Array(bits.length);
+  for (let word = 0; word < bits.length; word++) {
+    for (let w = bits[word]; w !== 0; w &= w - 1) {
+      const slot = slotNow[(word << 5) + 31 - Math.clz32(w & -w)];
+      out[slot >>> 5] |= 1 << (slot & 31);
+    }
+  }
+  return out;
 }
 
 /** A column's values as single precision when each is exactly one (small whole numbers: counts, scores, codes), else double. */

@@ -103,6 +103,9 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
     policePrecinct: fc.uniqueArray(fc.constantFrom(...known('police_precinct')), { minLength: 1, maxLength: 3 }),
     schoolDistrict: fc.uniqueArray(fc.constantFrom(...known('school_district')), { minLength: 1, maxLength: 3 }),
     bbox: box,
+    // Both bounds of one range, as an app sends them (the index makes them one pass, or a run of slots for the price).
+    priceRange: fc.tuple(some(prices), some(prices)).map(([a, b]) => ({ minPrice: Math.min(a, b), maxPrice: Math.max(a, b) })),
+    bedsRange: fc.tuple(some(beds), some(beds)).map(([a, b]) => ({ minBeds: Math.min(a, b), maxBeds: Math.max(a, b) })),
   };
   // A few filters a search, as an app sends: all of them at once would match nothing.
   const filters = fc.subarray(Object.keys(every) as (keyof typeof every)[], { maxLength: 4 }).chain((names) =>
@@ -124,8 +127,11 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
       polygon: sometimes(polygon, 1 / 8),
     })
     .map(({ kind, saleType, filters, sort, sortDir, page, perPage, after, polygon, zoom }) => {
+      const { priceRange, bedsRange, ...single } = filters;
       const drawn: Record<string, unknown> = {
-        ...filters,
+        ...single,
+        ...priceRange,
+        ...bedsRange,
         kind,
         sort,
         sortDir,
