@@ -2,13 +2,15 @@ import { boundingBox, outlineContains, type Outline } from '../domain/outline.js
 import type { ListingCluster } from '../wire/cluster.js';
 import { cellAt, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
-import { priceRun, type ListingColumns, type SlotRun } from './listing-columns.js';
+import type { SummaryRow } from '../store/listing-rows.js';
+import { priceRun, summaryRowAt, type ListingColumns, type SlotRun } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { fused, mostSelectiveFirst, passing, type Narrowing } from './narrowing.js';
 import { SortedOrders } from './sorted-orders.js';
 
-/** A page as the index finds it: the ids of its listings in the page's order, and the search's total. */
+/** A page as the index finds it: its listings' rows in the page's order ({@link summaryRowAt}), their ids, and the search's total. */
 export interface IndexedPage {
+  rows: SummaryRow[];
   ids: string[];
   total: number;
 }
@@ -45,13 +47,14 @@ export class IndexedListings {
     const total = this.match(search, ctx, polygon);
     if (total === undefined) return undefined;
     const rowsBefore = search.after ? 0 : (search.page - 1) * search.perPage;
-    if (total <= rowsBefore) return { ids: [], total };
+    if (total <= rowsBefore) return { rows: [], ids: [], total };
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
     const walked = ((rowsBefore + search.perPage) * n) / total;
     const slots =
       total * Math.log2(total + 1) <= 8 * walked ? this.sorted(search, total, rowsBefore) : this.walked(search, total, rowsBefore);
-    return { ids: Array.from(slots, (slot) => this.columns.ids[slot]), total };
+    const rows = slots.map((slot) => summaryRowAt(this.columns, slot));
+    return { rows, ids: rows.map((row) => row.id), total };
   }
 
   /**

@@ -1,7 +1,9 @@
+import type { SummaryRow } from '../store/listing-rows.js';
 import { TextRanks } from './text-ranks.js';
 
-/** The numeric columns of the listings table that searches filter or sort on, as stored (dollars, square feet, degrees). */
+/** The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet, degrees). */
 export const NUMERIC_COLUMNS = [
+  'half_bathroom_count',
   'price',
   'bedroom_count',
   'full_bathroom_count',
@@ -29,9 +31,25 @@ export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
 export const TEXT_COLUMNS = ['id', 'listed_at', 'open_house_until', 'available_at', 'building_type', 'sale_type'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
 
+/** The text columns a page's rows show and no search compares: each listing's value is a code into its distinct values. */
+export const SHOWN_TEXT_COLUMNS = [
+  'street',
+  'unit',
+  'city',
+  'state',
+  'zip_code',
+  'area_name',
+  'lead_photo_key',
+  'source_group_label',
+  'url_path',
+  'tier',
+] as const;
+export type ShownTextColumn = (typeof SHOWN_TEXT_COLUMNS)[number];
+
 /** The columns of the listings table the index reads. */
 export const INDEXED_ROW_COLUMNS = [
   ...NUMERIC_COLUMNS,
+  ...SHOWN_TEXT_COLUMNS,
   'id',
   'listed_at',
   'available_at',
@@ -42,7 +60,9 @@ export const INDEXED_ROW_COLUMNS = [
 ] as const;
 
 /** An active listing as the index reads it: the columns above, as the store holds them. */
-export type IndexedRow = { [K in NumericColumn]: number | null } & { [K in Exclude<TextColumn, 'open_house_until'>]: string | null } & {
+export type IndexedRow = { [K in NumericColumn]: number | null } & {
+  [K in Exclude<TextColumn, 'open_house_until'> | ShownTextColumn]: string | null;
+} & {
   open_house_start: string | null;
   open_house_end: string | null;
 };
@@ -59,6 +79,8 @@ export interface ListingColumns {
   readonly size: number;
   readonly numbers: Readonly<Record<NumericColumn, NumberColumn>>;
   readonly texts: Readonly<Record<TextColumn, TextRanks>>;
+  /** The texts only shown: `values[codes[slot]]`, null where the code is -1. */
+  readonly shown: Readonly<Record<ShownTextColumn, TextCodes>>;
   /** The listing ids, by slot. */
   readonly ids: readonly string[];
   /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
@@ -70,6 +92,50 @@ export interface ListingColumns {
   readonly areaSlots: ReadonlyMap<number, SlotRun>;
   /** The slots of the listings in no area (after every area's). */
   readonly unplacedSlots: SlotRun;
+}
+
+/** A text column as codes into its distinct values (in the order first met): `values[codes[slot]]`, -1 for null. */
+export interface TextCodes {
+  readonly codes: Int32Array;
+  readonly values: readonly string[];
+}
+
+/**
+ * The row of a search's page for listing `slot`, as the store's page statement selects it (the summary's columns and
+ * the sort keys a cursor is made of): the values the index read, null for unknown. Every listing the index holds is active.
+ */
+export function summaryRowAt(
+  columns: ListingColumns,
+  slot: number,
+): SummaryRow & { recommended_score: number; price_per_sqft: number | null } {
+  const { numbers, texts, shown } = columns;
+  const number = (column: NumericColumn) => (Number.isNaN(numbers[column][slot]) ? null : numbers[column][slot]);
+  const text = (column: ShownTextColumn) => (shown[column].codes[slot] < 0 ? null : shown[column].values[shown[column].codes[slot]]);
+  const ranked = (column: TextColumn) => (texts[column].ranks[slot] < 0 ? null : texts[column].values[texts[column].ranks[slot]]);
+  return {
+    id: columns.ids[slot],
+    street: text('street'),
+    unit: text('unit'),
+    city: text('city'),
+    state: text('state'),
+    zip_code: text('zip_code'),
+    price: numbers.price[slot],
+    bedroom_count: number('bedroom_count'),
+    full_bathroom_count: number('full_bathroom_count'),
+    half_bathroom_count: number('half_bathroom_count'),
+    building_type: ranked('building_type'),
+    area_name: text('area_name'),
+    status: 'ACTIVE',
+    latitude: number('latitude'),
+    longitude: number('longitude'),
+    lead_photo_key: text('lead_photo_key'),
+    source_group_label: text('source_group_label'),
+    url_path: text('url_path'),
+    tier: text('tier'),
+    listed_at: ranked('listed_at') as string,
+    recommended_score: numbers.recommended_score[slot],
+    price_per_sqft: number('price_per_sqft'),
+  };
 }
 
 /** Slots `start` to `end - 1`. */
@@ -111,6 +177,10 @@ export class ColumnsBuilder {
     TextColumn,
     (string | null)[]
   >;
+  private readonly shown = Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c) => [c, new CodesBuilder()])) as Record<
+    ShownTextColumn,
+    CodesBuilder
+  >;
   private slotOf: Map<string, number> | null = null;
   private readonly amenityBits = new Map<string, Uint32Array>();
 
@@ -135,6 +205,7 @@ export class ColumnsBuilder {
     for (const row of rows) {
       for (const c of NUMERIC_COLUMNS) this.numbers[c][this.size] = row[c] ?? Number.NaN;
       for (const c of TEXT_COLUMNS) this.texts[c].push(c === 'open_house_until' ? (row.open_house_end ?? row.open_house_start) : row[c]);
+      for (const c of SHOWN_TEXT_COLUMNS) this.shown[c].add(row[c]);
       this.size++;
     }
   }
@@ -192,11 +263,42 @@ export class ColumnsBuilder {
         TextColumn,
         TextRanks
       >,
+      shown: Object.fromEntries(
+        SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => {
+          const { codes, values } = this.shown[c];
+          return [c, { codes: Int32Array.from(slotAdded, (old) => codes[old]), values }];
+        }),
+      ) as Record<ShownTextColumn, TextCodes>,
       ids,
       amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
       areaSlots,
       unplacedSlots: { start: placed, end: this.size },
     };
+  }
+}
+
+/** Gathers a text column as codes: each distinct value kept once, however many listings share it. */
+class CodesBuilder {
+  private readonly codeOf = new Map<string, number>();
+  readonly values: string[] = [];
+  codes = new Int32Array(1024);
+  private size = 0;
+
+  add(value: string | null): void {
+    if (this.size === this.codes.length) {
+      const grown = new Int32Array(this.codes.length * 2);
+      grown.set(this.codes);
+      this.codes = grown;
+    }
+    let code = -1;
+    if (value !== null) {
+      code = this.codeOf.get(value) ?? this.values.length;
+      if (code === this.values.length) {
+        this.codeOf.set(value, code);
+        this.values.push(value);
+      }
+    }
+    this.codes[this.size++] = code;
   }
 }
 

@@ -98,22 +98,6 @@ export async function searchListings(
   return { total, rows: await pageQuery(filteredListings(db, s, ctx), s, ctx).execute() };
 }
 
-/**
- * The rows of a page the search index found, in the order of `ids`: the page's summary columns and sort keys
- * (for its cursor), one read by primary key. A listing gone from the store since is left out.
- */
-export async function rowsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<SummaryRow[]> {
-  if (!ids.length) return [];
-  const rows = await db
-    .selectFrom('listings')
-    .select(SUMMARY_COLUMNS)
-    .select(['recommended_score', 'price_per_sqft'])
-    .where('id', 'in', ids)
-    .execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
-
 /** The number of active listings matching a search's filters (one COUNT; its order and page play no part). */
 export async function countListings(db: Kysely<Database>, s: ListingSearch, ctx: SearchContext): Promise<number> {
   const { n } = await filteredListings(db, s, ctx)

@@ -8,7 +8,7 @@ import { encodeCursor } from './cursor.js';
 import { clusterListings, type ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
-import { listingsInBox, rowsByIds, searchListings } from './query.js';
+import { listingsInBox, searchListings } from './query.js';
 import { SearchIndex } from './search-index.js';
 
 /** A page of a search: its rows (with the distance in metres when the search has a point), the total, and the cursor of the next page (null at the end or for DISTANCE). */
@@ -36,7 +36,7 @@ export interface SearcherDeps {
 
 /**
  * Runs listing searches: from the search index ({@link SearchIndex}) while it holds the store's data version, the
- * store then reading only the page's rows; otherwise (the index being built, SEARCH_INDEX off, a point and radius)
+ * page's rows too; otherwise (the index being built, SEARCH_INDEX off, a point and radius)
  * in the store, a count and a page (`searchListings`). Either way the same rows, total and next page's cursor
  * (test/search/search-index.test.ts). Freshness and presentation are the caller's (`ReadService.search`).
  */
@@ -67,9 +67,7 @@ export class Searcher {
   async find(search: ListingSearch, polygon?: Outline): Promise<SearchPage> {
     const ctx = this.context();
     const indexed = await this.index?.find(search, ctx, polygon);
-    const { rows, total } = indexed
-      ? { rows: await rowsByIds(this.deps.db, indexed.ids), total: indexed.total }
-      : await searchListings(this.deps.db, await this.insidePolygon(search, polygon), ctx);
+    const { rows, total } = indexed ?? (await searchListings(this.deps.db, await this.insidePolygon(search, polygon), ctx));
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(search, last) : null;
     return { rows, total, nextCursor };

@@ -61,12 +61,13 @@ describe('the search index', () => {
       'the index built again at the new version',
     );
     const ctx = { now: new Date(), mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
-    expect(
-      await index.find(
-        { kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 },
-        ctx,
-      ),
-    ).toEqual({ ids: [id], total: 1 });
+    const page = await index.find(
+      { kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 },
+      ctx,
+    );
+    expect(page).toMatchObject({ ids: [id], total: 1 });
+    // The page's row comes from the index too, with the price written.
+    expect(page!.rows.map((row) => [row.id, row.price])).toEqual([[id, price]]);
     expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([id]);
     expect((await get(rt.app, '/v1/health')).body.searchIndex.builds).toBe(health.builds + 1);
   });
