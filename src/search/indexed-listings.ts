@@ -30,12 +30,15 @@ export class IndexedListings {
   private readonly marks: Uint8Array;
   /** Every run of slots: each area's, then the listings' in none. Where a search with no area starts. */
   private readonly everyRun: readonly SlotRun[];
+  /** Every slot, ascending: a run of slots is copied from it into the matches at once. */
+  private readonly everySlot: Int32Array;
 
   constructor(readonly columns: ListingColumns) {
     this.orders = new SortedOrders(columns);
     this.matches = new Int32Array(columns.size);
     this.marks = new Uint8Array(columns.size);
-    this.everyRun = [...columns.areaSlots.values(), columns.unplacedSlots];
+    this.everyRun = [...[...columns.areaSlots.values()].flat(), ...columns.unplacedSlots];
+    this.everySlot = Int32Array.from({ length: columns.size }, (_, slot) => slot);
   }
 
   /**
@@ -59,8 +62,9 @@ export class IndexedListings {
 
   /**
    * Puts the search's matches in `matches[0..total)` and says how many; undefined when a filter is the store's.
-   * Starts from the runs of slots of the search's areas (every listing's when it has none), cut to its price range
-   * ({@link priceRun}); the other filters are fused into as few passes as they can be, the most selective first.
+   * Starts from the runs of slots of the search's areas (every listing's when it has none) whose bedroom count is in its
+   * range, each cut to its price range ({@link priceRun}); the other filters are fused into as few passes as they can
+   * be, the most selective first.
    */
   private match(search: ListingSearch, ctx: SearchContext, polygon?: Outline): number | undefined {
     const narrowings: Narrowing[] = [];
@@ -77,13 +81,18 @@ export class IndexedListings {
     const { areaSlots, numbers } = this.columns;
     const runs = areas ? areas.flatMap((id) => areaSlots.get(id) ?? []) : this.everyRun;
     const price = rest.find((narrowing) => narrowing.range?.column === numbers.price);
+    const bedrooms = rest.find((narrowing) => narrowing.range?.column === numbers.bedroom_count);
     let n = 0;
     for (const whole of runs) {
+      // A run's listings share one bedroom count: the run is in the range, or out of it (unknown: out).
+      const beds = numbers.bedroom_count[whole.start];
+      if (bedrooms && !(beds >= bedrooms.range!.min && beds <= bedrooms.range!.max)) continue;
       const { start, end } = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
-      for (let slot = start; slot < end; slot++) this.matches[n++] = slot;
+      this.matches.set(this.everySlot.subarray(start, end), n);
+      n += end - start;
     }
     for (const narrowing of mostSelectiveFirst(
-      rest.filter((narrowing) => narrowing !== price),
+      rest.filter((narrowing) => narrowing !== price && narrowing !== bedrooms),
       this.matches,
       n,
     ))

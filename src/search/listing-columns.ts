@@ -86,12 +86,13 @@ export interface ListingColumns {
   /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
   readonly amenities: ReadonlyMap<string, Uint32Array>;
   /**
-   * Per area id, its listings' slots: one run, cheapest first (slots are numbered by area, then price, unknown last), so
-   * that a price range within an area is a run too, found by binary search ({@link priceRun}).
+   * Per area id, its listings' slots: a run for each bedroom count (unknown last), cheapest first. Slots are numbered
+   * by area, then bedrooms, then price (unknown last each time), so that a range of bedrooms within an area is a few
+   * of its runs, and a price range within each a run too, found by binary search ({@link priceRun}).
    */
-  readonly areaSlots: ReadonlyMap<number, SlotRun>;
-  /** The slots of the listings in no area (after every area's). */
-  readonly unplacedSlots: SlotRun;
+  readonly areaSlots: ReadonlyMap<number, readonly SlotRun[]>;
+  /** The slots of the listings in no area (after every area's), a run for each bedroom count likewise. */
+  readonly unplacedSlots: readonly SlotRun[];
 }
 
 /** A text column as codes into its distinct values (in the order first met): `values[codes[slot]]`, -1 for null. */
@@ -109,34 +110,35 @@ export function summaryRowAt(
   slot: number,
 ): SummaryRow & { recommended_score: number; price_per_sqft: number | null } {
   const { numbers, texts, shown } = columns;
-  const number = (column: NumericColumn) => (Number.isNaN(numbers[column][slot]) ? null : numbers[column][slot]);
-  const text = (column: ShownTextColumn) => (shown[column].codes[slot] < 0 ? null : shown[column].values[shown[column].codes[slot]]);
-  const ranked = (column: TextColumn) => (texts[column].ranks[slot] < 0 ? null : texts[column].values[texts[column].ranks[slot]]);
   return {
     id: columns.ids[slot],
-    street: text('street'),
-    unit: text('unit'),
-    city: text('city'),
-    state: text('state'),
-    zip_code: text('zip_code'),
+    street: textAt(shown.street, slot),
+    unit: textAt(shown.unit, slot),
+    city: textAt(shown.city, slot),
+    state: textAt(shown.state, slot),
+    zip_code: textAt(shown.zip_code, slot),
     price: numbers.price[slot],
-    bedroom_count: number('bedroom_count'),
-    full_bathroom_count: number('full_bathroom_count'),
-    half_bathroom_count: number('half_bathroom_count'),
-    building_type: ranked('building_type'),
-    area_name: text('area_name'),
+    bedroom_count: numberAt(numbers.bedroom_count, slot),
+    full_bathroom_count: numberAt(numbers.full_bathroom_count, slot),
+    half_bathroom_count: numberAt(numbers.half_bathroom_count, slot),
+    building_type: rankedAt(texts.building_type, slot),
+    area_name: textAt(shown.area_name, slot),
     status: 'ACTIVE',
-    latitude: number('latitude'),
-    longitude: number('longitude'),
-    lead_photo_key: text('lead_photo_key'),
-    source_group_label: text('source_group_label'),
-    url_path: text('url_path'),
-    tier: text('tier'),
-    listed_at: ranked('listed_at') as string,
+    latitude: numberAt(numbers.latitude, slot),
+    longitude: numberAt(numbers.longitude, slot),
+    lead_photo_key: textAt(shown.lead_photo_key, slot),
+    source_group_label: textAt(shown.source_group_label, slot),
+    url_path: textAt(shown.url_path, slot),
+    tier: textAt(shown.tier, slot),
+    listed_at: rankedAt(texts.listed_at, slot) as string,
     recommended_score: numbers.recommended_score[slot],
-    price_per_sqft: number('price_per_sqft'),
+    price_per_sqft: numberAt(numbers.price_per_sqft, slot),
   };
 }
+
+const numberAt = (values: NumberColumn, slot: number): number | null => (Number.isNaN(values[slot]) ? null : values[slot]);
+const textAt = ({ codes, values }: TextCodes, slot: number): string | null => (codes[slot] < 0 ? null : values[codes[slot]]);
+const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values[ranks[slot]]);
 
 /** Slots `start` to `end - 1`. */
 export interface SlotRun {
@@ -145,8 +147,8 @@ export interface SlotRun {
 }
 
 /**
- * The slots of `run` whose price is within [min, max]: a run, since slots within an area go by price (unknown last,
- * and never within a range).
+ * The slots of `run` whose price is within [min, max]: a run, since the slots of an area's listings of one bedroom
+ * count go by price (unknown last, and never within a range).
  */
 export function priceRun(price: NumberColumn, run: SlotRun, min: number, max: number): SlotRun {
   // Binary searches for the first slot whose price is not below `min`, and the first above `max` (or unknown).
@@ -226,17 +228,21 @@ export class ColumnsBuilder {
   }
 
   /**
-   * The columns of every listing added, renumbered by area (unknown last), then price (unknown last), then the order
-   * added: each area's listings are then one run of slots, and a price range within it one run.
+   * The columns of every listing added, renumbered by area, then bedrooms, then price (unknown last each time), then
+   * the order added: the listings of an area and a bedroom count are then one run of slots, and a price range within it
+   * one run.
    */
   finish(): ListingColumns {
     const area = this.numbers.area_id.subarray(0, this.size);
+    const bedrooms = this.numbers.bedroom_count.subarray(0, this.size);
     const price = this.numbers.price.subarray(0, this.size);
     // NaN (unknown) after every number: comparisons with it are false, so it is placed by hand.
     const byValue = (a: number, b: number) => (Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : Number.isNaN(b) ? -1 : a - b);
     const added = Int32Array.from({ length: this.size }, (_, slot) => slot);
     // `slotAdded[slot]`: the slot the listing had when added; Array.prototype.sort is stable.
-    const slotAdded = Int32Array.from(Array.from(added).sort((a, b) => byValue(area[a], area[b]) || byValue(price[a], price[b])));
+    const slotAdded = Int32Array.from(
+      Array.from(added).sort((a, b) => byValue(area[a], area[b]) || byValue(bedrooms[a], bedrooms[b]) || byValue(price[a], price[b])),
+    );
     const slotNow = new Int32Array(this.size);
     for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
     const reorder = <T>(values: readonly T[]) => Array.from(slotAdded, (old) => values[old]);
@@ -246,14 +252,17 @@ export class ColumnsBuilder {
         return [c, numberColumn(Float64Array.from(slotAdded, (old) => values[old]))];
       }),
     ) as Record<NumericColumn, NumberColumn>;
-    const areaSlots = new Map<number, SlotRun>();
-    let placed = 0;
-    while (placed < this.size && !Number.isNaN(numbers.area_id[placed])) {
-      const id = numbers.area_id[placed];
-      let end = placed;
-      while (end < this.size && numbers.area_id[end] === id) end++;
-      areaSlots.set(id, { start: placed, end });
-      placed = end;
+    // Runs of one area and one bedroom count (NaN, unknown, equal to itself here).
+    const same = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+    const areaSlots = new Map<number, SlotRun[]>();
+    const unplacedSlots: SlotRun[] = [];
+    for (let start = 0; start < this.size; ) {
+      const [id, beds] = [numbers.area_id[start], numbers.bedroom_count[start]];
+      let end = start + 1;
+      while (end < this.size && same(numbers.area_id[end], id) && same(numbers.bedroom_count[end], beds)) end++;
+      const runs = Number.isNaN(id) ? unplacedSlots : (areaSlots.get(id) ?? areaSlots.set(id, []).get(id)!);
+      runs.push({ start, end });
+      start = end;
     }
     const ids = reorder(this.texts.id) as string[];
     return {
@@ -272,7 +281,7 @@ export class ColumnsBuilder {
       ids,
       amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
       areaSlots,
-      unplacedSlots: { start: placed, end: this.size },
+      unplacedSlots,
     };
   }
 }
