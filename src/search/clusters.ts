@@ -105,5 +105,10 @@ export function clusterOf(grid: ClusterGrid, x: number, y: number, figures: Cell
 
 /** The cell of `grid` a position falls in: the store's `floor((longitude + 180) / width)` and its latitude's, in the same double arithmetic. */
 export function cellAt(grid: ClusterGrid, longitude: number, latitude: number): [x: number, y: number] {
-  return [Math.floor((longitude + 180) / grid.longitude), Math.floor((latitude + 90) / grid.latitude)];
+  return [cellX(grid, longitude), cellY(grid, latitude)];
 }
+
+/** The column of `grid` a longitude falls in ({@link cellAt}). */
+export const cellX = (grid: ClusterGrid, longitude: number): number => Math.floor((longitude + 180) / grid.longitude);
+/** The row of `grid` a latitude falls in ({@link cellAt}). */
+export const cellY = (grid: ClusterGrid, latitude: number): number => Math.floor((latitude + 90) / grid.latitude);

@@ -1,12 +1,15 @@
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { ListingCluster } from '../wire/cluster.js';
-import { cellAt, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
+import { cellAt, cellX, cellY, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
 import { priceRun, summaryRowAt, type ListingColumns, type SlotRun } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { fused, mostSelectiveFirst, passing, type Narrowing } from './narrowing.js';
 import { SortedOrders } from './sorted-orders.js';
+
+/** The most cells a map's box may hold for its clusters to be counted in arrays (more: in a map of the cells met). */
+const GRID_CELLS = 65_536;
 
 /** A page as the index finds it: its listings' rows in the page's order ({@link summaryRowAt}), their ids, and the search's total. */
 export interface IndexedPage {
@@ -107,6 +110,11 @@ export class IndexedListings {
   clusters(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline): ListingCluster[] | undefined {
     const total = this.match(search, ctx, polygon);
     if (total === undefined) return undefined;
+    if (search.bbox) {
+      const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
+      const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
+      if ((x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.clustersInBox(grid, total, x0, y0, x1, y1);
+    }
     const { latitude, longitude, price } = this.columns.numbers;
     const cells = new Map<number, { x: number; y: number; figures: CellFigures }>();
     for (let i = 0; i < total; i++) {
@@ -135,6 +143,41 @@ export class IndexedListings {
     return [...cells.values()]
       .sort((a, b) => a.y - b.y || a.x - b.x)
       .map(({ x, y, figures: f }) => clusterOf(grid, x, y, { ...f, latitude: f.latitude / f.count, longitude: f.longitude / f.count }));
+  }
+
+  /**
+   * {@link clusters} of `total` matches inside a box whose cells are columns `x0` to `x1` and rows `y0` to `y1` (every
+   * match's cell, since the search has the box): each cell's figures in arrays, summed in the same order.
+   */
+  private clustersInBox(grid: ClusterGrid, total: number, x0: number, y0: number, x1: number, y1: number): ListingCluster[] {
+    const { latitude, longitude, price } = this.columns.numbers;
+    const width = x1 - x0 + 1;
+    const size = width * (y1 - y0 + 1);
+    const [count, latitudes, longitudes] = [new Int32Array(size), new Float64Array(size), new Float64Array(size)];
+    const [minPrice, maxPrice] = [new Float64Array(size).fill(Infinity), new Float64Array(size).fill(-Infinity)];
+    for (let i = 0; i < total; i++) {
+      const slot = this.matches[i];
+      if (Number.isNaN(latitude[slot]) || Number.isNaN(longitude[slot])) continue;
+      const cell = (cellY(grid, latitude[slot]) - y0) * width + cellX(grid, longitude[slot]) - x0;
+      count[cell]++;
+      latitudes[cell] += latitude[slot];
+      longitudes[cell] += longitude[slot];
+      minPrice[cell] = Math.min(minPrice[cell], price[slot]);
+      maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
+    }
+    const clusters: ListingCluster[] = [];
+    for (let cell = 0; cell < size; cell++) {
+      if (!count[cell]) continue;
+      const figures = {
+        count: count[cell],
+        latitude: latitudes[cell] / count[cell],
+        longitude: longitudes[cell] / count[cell],
+        minPrice: minPrice[cell],
+        maxPrice: maxPrice[cell],
+      };
+      clusters.push(clusterOf(grid, x0 + (cell % width), y0 + Math.floor(cell / width), figures));
+    }
+    return clusters;
   }
 
   /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */
