@@ -29,8 +29,12 @@ export class IndexedListings {
   readonly orders: SortedOrders;
   /** Slots of a search's matches, reused by every search (they run one at a time, synchronously). */
   private readonly matches: Int32Array;
-  /** One byte per slot, 1 while the listing is a match of the search whose page is being walked. */
-  private readonly marks: Uint8Array;
+  /**
+   * Per slot, the number of the last walk whose search matched the listing: a walk marks its matches with a new number,
+   * so that no pass clears the marks of the one before.
+   */
+  private readonly marks: Uint32Array;
+  private walks = 0;
   /** Every run of slots: each area's, then the listings' in none. Where a search with no area starts. */
   private readonly everyRun: readonly SlotRun[];
   /** Every slot, ascending: a run of slots is copied from it into the matches at once. */
@@ -39,7 +43,7 @@ export class IndexedListings {
   constructor(readonly columns: ListingColumns) {
     this.orders = new SortedOrders(columns);
     this.matches = new Int32Array(columns.size);
-    this.marks = new Uint8Array(columns.size);
+    this.marks = new Uint32Array(columns.size);
     this.everyRun = [...[...columns.areaSlots.values()].flat(), ...columns.unplacedSlots];
     this.everySlot = Int32Array.from({ length: columns.size }, (_, slot) => slot);
   }
@@ -50,26 +54,34 @@ export class IndexedListings {
    */
   page(search: ListingSearch, ctx: SearchContext, polygon?: Outline): IndexedPage | undefined {
     if (search.sort === 'DISTANCE') return undefined;
-    const total = this.match(search, ctx, polygon);
-    if (total === undefined) return undefined;
+    const matched = this.match(search, ctx, polygon);
+    if (matched === undefined) return undefined;
+    const { total, priceRange } = matched;
     const rowsBefore = search.after ? 0 : (search.page - 1) * search.perPage;
     if (total <= rowsBefore) return { rows: [], ids: [], total };
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
     const walked = ((rowsBefore + search.perPage) * n) / total;
     const slots =
-      total * Math.log2(total + 1) <= 8 * walked ? this.sorted(search, total, rowsBefore) : this.walked(search, total, rowsBefore);
+      total * Math.log2(total + 1) <= 8 * walked
+        ? this.sorted(search, total, rowsBefore)
+        : this.walked(search, total, rowsBefore, priceRange);
     const rows = slots.map((slot) => summaryRowAt(this.columns, slot));
     return { rows, ids: rows.map((row) => row.id), total };
   }
 
   /**
-   * Puts the search's matches in `matches[0..total)` and says how many; undefined when a filter is the store's.
+   * Puts the search's matches in `matches[0..total)` and says how many, with the price range they lie in when the search
+   * has one; undefined when a filter is the store's.
    * Starts from the runs of slots of the search's areas (every listing's when it has none) whose bedroom count is in its
    * range, each cut to its price range ({@link priceRun}); the other filters are fused into as few passes as they can
    * be, the most selective first.
    */
-  private match(search: ListingSearch, ctx: SearchContext, polygon?: Outline): number | undefined {
+  private match(
+    search: ListingSearch,
+    ctx: SearchContext,
+    polygon?: Outline,
+  ): { total: number; priceRange: { min: number; max: number } | undefined } | undefined {
     const narrowings: Narrowing[] = [];
     let areas: readonly number[] | undefined;
     for (const [name, value] of filtersOf(search)) {
@@ -100,7 +112,7 @@ export class IndexedListings {
       n,
     ))
       n = narrowing.narrow(this.matches, n);
-    return n;
+    return { total: n, priceRange: price?.range };
   }
 
   /**
@@ -108,7 +120,7 @@ export class IndexedListings {
    * `clusterListings` counts them: cells south to north, west to east within a row; undefined when a filter is the store's.
    */
   clusters(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline): ListingCluster[] | undefined {
-    const total = this.match(search, ctx, polygon);
+    const total = this.match(search, ctx, polygon)?.total;
     if (total === undefined) return undefined;
     if (search.bbox) {
       const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
@@ -210,23 +222,52 @@ export class IndexedListings {
   }
 
   /** The page by walking the order from its start (or the keyset's position) and keeping the matches: for many matches. */
-  private walked(search: ListingSearch, total: number, rowsBefore: number): number[] {
+  private walked(search: ListingSearch, total: number, rowsBefore: number, priceRange?: { min: number; max: number }): number[] {
     const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
     const { matches, marks } = this;
-    for (let i = 0; i < total; i++) marks[matches[i]] = 1;
+    this.walks++;
+    if (this.walks === 2 ** 32) {
+      marks.fill(0);
+      this.walks = 1;
+    }
+    const walk = this.walks;
+    for (let i = 0; i < total; i++) marks[matches[i]] = walk;
     const order = this.orders.order(sort, search.sortDir);
+    // In an order by price, the matches lie between the first listing in the price range and the first past it.
+    const { start, end } =
+      priceRange && sort === 'PRICE' ? this.priceSpan(order, search.sortDir, priceRange) : { start: 0, end: order.length };
     const page: number[] = [];
     let skip = rowsBefore;
     for (
-      let p = search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0;
-      p < order.length && page.length < search.perPage;
+      let p = Math.max(start, search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0);
+      p < end && page.length < search.perPage;
       p++
     ) {
-      if (!marks[order[p]]) continue;
+      if (marks[order[p]] !== walk) continue;
       if (skip > 0) skip--;
       else page.push(order[p]);
     }
-    for (let i = 0; i < total; i++) marks[matches[i]] = 0;
     return page;
+  }
+
+  /**
+   * The positions of an order by price (`dir`) whose listings' prices are within the range, by binary search: unknown
+   * prices come last in either direction, and are never within it.
+   */
+  private priceSpan(order: Int32Array, dir: 'ASC' | 'DESC', { min, max }: { min: number; max: number }): { start: number; end: number } {
+    const price = this.columns.numbers.price;
+    const [before, within] =
+      dir === 'ASC' ? [(v: number) => v < min, (v: number) => v <= max] : [(v: number) => v > max, (v: number) => v >= min];
+    const first = (test: (v: number) => boolean, from: number) => {
+      let [lo, hi] = [from, order.length];
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (test(price[order[mid]])) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const start = first(before, 0);
+    return { start, end: first(within, start) };
   }
 }

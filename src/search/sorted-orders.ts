@@ -1,6 +1,6 @@
 import type { SearchAfter } from './listing-search.js';
 import { INDEXED_SORTS, SORTS, type IndexedSort, type SortColumn } from './sorts.js';
-import type { ListingColumns } from './listing-columns.js';
+import { numberRanks, type ListingColumns } from './listing-columns.js';
 import { compareText } from './text-ranks.js';
 
 export type Direction = 'ASC' | 'DESC';
@@ -122,24 +122,6 @@ export class SortedOrders {
       const { ranks, values } = this.columns.texts.listed_at;
       return { ranks: ranks.map((r) => (r < 0 ? values.length : r)), count: values.length };
     }
-    const values = this.columns.numbers[column];
-    const known = Float64Array.from(values.filter((v) => !Number.isNaN(v))).sort();
-    const distinct = known.filter((v, i) => i === 0 || v !== known[i - 1]);
-    const ranks = new Int32Array(values.length);
-    for (let slot = 0; slot < values.length; slot++) {
-      const value = values[slot];
-      if (Number.isNaN(value)) {
-        ranks[slot] = distinct.length;
-        continue;
-      }
-      let [lo, hi] = [0, distinct.length];
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (distinct[mid] < value) lo = mid + 1;
-        else hi = mid;
-      }
-      ranks[slot] = lo;
-    }
-    return { ranks, count: distinct.length };
+    return numberRanks(this.columns.numbers[column]);
   }
 }

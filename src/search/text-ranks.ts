@@ -5,15 +5,29 @@
  * string read per listing.
  */
 export class TextRanks {
-  /** Rank of each listing (by slot); -1 for null. */
-  readonly ranks: Int32Array;
-  /** The distinct values, ascending: `values[rank]`. */
-  readonly values: readonly string[];
+  /**
+   * @param ranks rank of each listing (by slot); -1 for null.
+   * @param values the distinct values, ascending: `values[rank]`.
+   */
+  constructor(
+    readonly ranks: Int32Array,
+    readonly values: readonly string[],
+  ) {}
 
-  constructor(column: readonly (string | null)[]) {
-    this.values = [...new Set(column.filter((v): v is string => v !== null))].sort(compareText);
-    const rankOf = new Map(this.values.map((v, i) => [v, i]));
-    this.ranks = Int32Array.from(column, (v) => (v === null ? -1 : rankOf.get(v)!));
+  /** A column's texts (by slot) as ranks. */
+  static of(column: readonly (string | null)[]): TextRanks {
+    const values = [...new Set(column.filter((v): v is string => v !== null))].sort(compareText);
+    const rankOf = new Map(values.map((v, i) => [v, i]));
+    const ranks = new Int32Array(column.length);
+    for (let slot = 0; slot < column.length; slot++) ranks[slot] = column[slot] === null ? -1 : rankOf.get(column[slot] as string)!;
+    return new TextRanks(ranks, values);
+  }
+
+  /** The same texts with listing `slot` now at `slotAdded[slot]`'s place: only the ranks move. */
+  renumbered(slotAdded: Int32Array): TextRanks {
+    const ranks = new Int32Array(slotAdded.length);
+    for (let slot = 0; slot < slotAdded.length; slot++) ranks[slot] = this.ranks[slotAdded[slot]];
+    return new TextRanks(ranks, this.values);
   }
 
   /** How many distinct values sort before `text`: `value < text` is `rank < below(text)`, `value >= text` is `rank >= below(text)`. */
