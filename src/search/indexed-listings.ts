@@ -125,7 +125,7 @@ export class IndexedListings {
     if (search.bbox) {
       const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
       const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
-      if ((x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.clustersInBox(grid, total, x0, y0, x1, y1);
+      if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.clustersInBox(grid, total, x0, y0, x1, y1);
     }
     const { latitude, longitude, price } = this.columns.numbers;
     const cells = new Map<number, { x: number; y: number; figures: CellFigures }>();

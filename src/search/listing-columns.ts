@@ -71,7 +71,7 @@ export type IndexedRow = { [K in NumericColumn]: number | null } & {
 export type NumberColumn = Float32Array | Float64Array;
 
 /**
- * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, by area, then price)
+ * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, by area, bedrooms, then price)
  * has `numbers[column][slot]`, `texts[column].ranks[slot]`, its amenities in `amenities`' bit sets. Built
  * once ({@link ColumnsBuilder}), read only; a change in the store builds a new one (search-index.ts).
  */
