@@ -11,10 +11,9 @@ import { SortedOrders } from './sorted-orders.js';
 /** The most cells a map's box may hold for its clusters to be counted in arrays (more: in a map of the cells met). */
 const GRID_CELLS = 65_536;
 
-/** A page as the index finds it: its listings' rows in the page's order ({@link summaryRowAt}), their ids, and the search's total. */
+/** A page as the index finds it: its listings' rows in the page's order ({@link summaryRowAt}), and the search's total. */
 export interface IndexedPage {
   rows: SummaryRow[];
-  ids: string[];
   total: number;
 }
 
@@ -58,7 +57,7 @@ export class IndexedListings {
     if (matched === undefined) return undefined;
     const { total, priceRange } = matched;
     const rowsBefore = search.after ? 0 : (search.page - 1) * search.perPage;
-    if (total <= rowsBefore) return { rows: [], ids: [], total };
+    if (total <= rowsBefore) return { rows: [], total };
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
     const walked = ((rowsBefore + search.perPage) * n) / total;
@@ -66,8 +65,7 @@ export class IndexedListings {
       total * Math.log2(total + 1) <= 8 * walked
         ? this.sorted(search, total, rowsBefore)
         : this.walked(search, total, rowsBefore, priceRange);
-    const rows = slots.map((slot) => summaryRowAt(this.columns, slot));
-    return { rows, ids: rows.map((row) => row.id), total };
+    return { rows: slots.map((slot) => summaryRowAt(this.columns, slot)), total };
   }
 
   /**

@@ -65,8 +65,8 @@ describe('the search index', () => {
       { kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 },
       ctx,
     );
-    expect(page).toMatchObject({ ids: [id], total: 1 });
-    // The page's row comes from the index too, with the price written.
+    // The page's row comes from the index, with the price written.
+    expect(page!.total).toBe(1);
     expect(page!.rows.map((row) => [row.id, row.price])).toEqual([[id, price]]);
     expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([id]);
     expect((await get(rt.app, '/v1/health')).body.searchIndex.builds).toBe(health.builds + 1);
