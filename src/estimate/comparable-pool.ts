@@ -1,6 +1,7 @@
 import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
+import { TextList } from '../lib/text-list.js';
 
 /** An active listing as the pool reads it from the store (dollars, square feet, degrees; null when unknown). */
 export interface PoolRow {
@@ -132,8 +133,10 @@ export class PoolBuilder {
       listingCounts[home]++;
     }
     const pick = (column: number[], unknown: number) => Float64Array.from(leaders, (l) => (column[l] === -1 ? unknown : column[l]));
+    const leaderIdRanks = new Int32Array(leaders.length);
+    for (let home = 0; home < leaders.length; home++) leaderIdRanks[home] = idRank[leaders[home]];
     return new ComparablePool(kind, {
-      ids: leaders.map((l) => ids[l]),
+      leaderIdRanks,
       listingCounts,
       latitudes: Float64Array.from(leaders, (l) => this.latitudes[l]),
       longitudes: Float64Array.from(leaders, (l) => this.longitudes[l]),
@@ -145,7 +148,7 @@ export class PoolBuilder {
       sqft: pick(this.sqft, Number.NaN),
       boroughs: Int32Array.from(leaders, (l) => this.boroughs[l]),
       buildingTypes: leaders.map((l) => this.types[this.typeOf[l]]),
-      sortedIds: Array.from(byId, (listing) => ids[listing]),
+      sortedIds: TextList.of(Array.from(byId, (listing) => ids[listing])),
       homeByIdRank,
     });
   }
@@ -153,7 +156,8 @@ export class PoolBuilder {
 
 /** The columns of a pool, by home, as {@link PoolBuilder.finish} makes them. */
 interface PoolColumns {
-  ids: string[];
+  /** By home, the place of its lowest listing id in `sortedIds`. */
+  leaderIdRanks: Int32Array;
   listingCounts: Int32Array;
   latitudes: Float64Array;
   longitudes: Float64Array;
@@ -164,7 +168,7 @@ interface PoolColumns {
   boroughs: Int32Array;
   buildingTypes: (string | null)[];
   /** Every listing id the pool holds, in JavaScript's order, and the home of each. */
-  sortedIds: string[];
+  sortedIds: TextList;
   homeByIdRank: Int32Array;
 }
 
@@ -176,8 +180,7 @@ interface PoolColumns {
  */
 export class ComparablePool {
   readonly size: number;
-  /** By home: the lowest listing id, the number of listings, and the facts. Unknown numbers are NaN. */
-  readonly ids: string[];
+  /** By home: the number of listings, and the facts ({@link ComparablePool.idOf}: its lowest listing id). Unknown numbers are NaN. */
   readonly listingCounts: Int32Array;
   readonly latitudes: Float64Array;
   readonly longitudes: Float64Array;
@@ -187,7 +190,8 @@ export class ComparablePool {
   readonly sqft: Float64Array;
   readonly boroughs: Int32Array;
   readonly buildingTypes: (string | null)[];
-  private readonly sortedIds: string[];
+  private readonly leaderIdRanks: Int32Array;
+  private readonly sortedIds: TextList;
   private readonly homeByIdRank: Int32Array;
   private readonly cells: CellIndex;
   /** The same cells split by bedroom count (a key's last 5 bits: the count, 31 for unknown or over 30). */
@@ -200,7 +204,7 @@ export class ComparablePool {
     readonly kind: ListingKind,
     columns: PoolColumns,
   ) {
-    this.ids = columns.ids;
+    this.leaderIdRanks = columns.leaderIdRanks;
     this.listingCounts = columns.listingCounts;
     this.latitudes = columns.latitudes;
     this.longitudes = columns.longitudes;
@@ -212,7 +216,7 @@ export class ComparablePool {
     this.buildingTypes = columns.buildingTypes;
     this.sortedIds = columns.sortedIds;
     this.homeByIdRank = columns.homeByIdRank;
-    const n = columns.ids.length;
+    const n = columns.leaderIdRanks.length;
     this.size = n;
     this.cellDegrees = cellDegreesFor(n);
     this.cellMetres = this.cellDegrees * METRES_A_DEGREE * Math.cos((41 * Math.PI) / 180);
@@ -232,10 +236,15 @@ export class ComparablePool {
     let [low, high] = [0, this.sortedIds.length];
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (this.sortedIds[mid] < id) low = mid + 1;
+      if (this.sortedIds.at(mid) < id) low = mid + 1;
       else high = mid;
     }
-    return this.sortedIds[low] === id ? this.homeByIdRank[low] : undefined;
+    return low < this.sortedIds.length && this.sortedIds.at(low) === id ? this.homeByIdRank[low] : undefined;
+  }
+
+  /** The lowest listing id of a home. */
+  idOf(home: number): string {
+    return this.sortedIds.at(this.leaderIdRanks[home]);
   }
 
   /** The position of a home. */
@@ -301,7 +310,10 @@ class CellIndex {
     const cellOf = new Int32Array(keys.length);
     for (let home = 0; home < keys.length; home++) {
       let cell = this.numberOf.get(keys[home]);
-      if (cell === undefined) this.numberOf.set(keys[home], (cell = this.numberOf.size));
+      if (cell === undefined) {
+        cell = this.numberOf.size;
+        this.numberOf.set(keys[home], cell);
+      }
       cellOf[home] = cell;
     }
     this.starts = new Int32Array(this.numberOf.size + 1);

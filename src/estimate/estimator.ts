@@ -125,7 +125,7 @@ export function presentEstimate(model: EstimateModel, found: PointEstimate, aski
   const comparables = [...found.comparables]
     .sort((a, b) => b.weight - a.weight || a.distance - b.distance || a.home - b.home)
     .map((c) => ({
-      id: pool.ids[c.home],
+      id: pool.idOf(c.home),
       listingCount: pool.listingCounts[c.home],
       geoPoint: pool.pointOf(c.home),
       bedroomCount: Number.isNaN(pool.bedrooms[c.home]) ? null : pool.bedrooms[c.home],

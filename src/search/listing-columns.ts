@@ -1,4 +1,5 @@
 import type { SummaryRow } from '../store/listing-rows.js';
+import { TextList } from '../lib/text-list.js';
 import { TextRanks } from './text-ranks.js';
 
 /** The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet, degrees). */
@@ -79,10 +80,8 @@ export interface ListingColumns {
   readonly size: number;
   readonly numbers: Readonly<Record<NumericColumn, NumberColumn>>;
   readonly texts: Readonly<Record<TextColumn, TextRanks>>;
-  /** The texts only shown: `values[codes[slot]]`, null where the code is -1. */
+  /** The texts only shown: `values.at(codes[slot])`, null where the code is -1. */
   readonly shown: Readonly<Record<ShownTextColumn, TextCodes>>;
-  /** The listing ids, by slot. */
-  readonly ids: readonly string[];
   /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
   readonly amenities: ReadonlyMap<string, Uint32Array>;
   /**
@@ -95,10 +94,14 @@ export interface ListingColumns {
   readonly unplacedSlots: readonly SlotRun[];
 }
 
-/** A text column as codes into its distinct values (in the order first met): `values[codes[slot]]`, -1 for null. */
+/**
+ * A text column as codes into its distinct values (in the order first met): `values.at(codes[slot])`, -1 for null. The
+ * codes take the narrowest array that holds them: a byte a listing for a column of a few values (a city, a tier),
+ * four for a listing's own (its URL).
+ */
 export interface TextCodes {
-  readonly codes: Int32Array;
-  readonly values: readonly string[];
+  readonly codes: Int8Array | Int16Array | Int32Array;
+  readonly values: TextList;
 }
 
 /**
@@ -111,7 +114,7 @@ export function summaryRowAt(
 ): SummaryRow & { recommended_score: number; price_per_sqft: number | null } {
   const { numbers, texts, shown } = columns;
   return {
-    id: columns.ids[slot],
+    id: idAt(columns, slot),
     street: textAt(shown.street, slot),
     unit: textAt(shown.unit, slot),
     city: textAt(shown.city, slot),
@@ -137,8 +140,11 @@ export function summaryRowAt(
 }
 
 const numberAt = (values: NumberColumn, slot: number): number | null => (Number.isNaN(values[slot]) ? null : values[slot]);
-const textAt = ({ codes, values }: TextCodes, slot: number): string | null => (codes[slot] < 0 ? null : values[codes[slot]]);
-const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values[ranks[slot]]);
+const textAt = ({ codes, values }: TextCodes, slot: number): string | null => (codes[slot] < 0 ? null : values.at(codes[slot]));
+const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values.at(ranks[slot]));
+
+/** The id of the listing at `slot`. */
+export const idAt = ({ texts }: ListingColumns, slot: number): string => texts.id.values.at(texts.id.ranks[slot]);
 
 /** Slots `start` to `end - 1`. */
 export interface SlotRun {
@@ -183,6 +189,9 @@ export class ColumnsBuilder {
     ShownTextColumn,
     CodesBuilder
   >;
+  /** Whether the ids came ascending (JavaScript's order, as the build reads them): a slot is then found by binary search. */
+  private idsAscending = true;
+  /** Otherwise, each id's slot (a map of a million ids takes tens of MiB). */
   private slotOf: Map<string, number> | null = null;
   private readonly amenityBits = new Map<string, Uint32Array>();
 
@@ -205,6 +214,7 @@ export class ColumnsBuilder {
       }
     }
     for (const row of rows) {
+      if (this.size > 0 && !((row.id as string) > (this.texts.id[this.size - 1] as string))) this.idsAscending = false;
       for (const c of NUMERIC_COLUMNS) this.numbers[c][this.size] = row[c] ?? Number.NaN;
       for (const c of TEXT_COLUMNS) this.texts[c].push(c === 'open_house_until' ? (row.open_house_end ?? row.open_house_start) : row[c]);
       for (const c of SHOWN_TEXT_COLUMNS) this.shown[c].add(row[c]);
@@ -214,9 +224,8 @@ export class ColumnsBuilder {
 
   /** Adds amenities of listings added before (others are passed over: a listing that is not active, or of the other kind). */
   addAmenities(rows: Iterable<{ listing_id: string; amenity: string }>): void {
-    this.slotOf ??= new Map(this.texts.id.map((id, slot) => [id as string, slot]));
     for (const { listing_id, amenity } of rows) {
-      const slot = this.slotOf.get(listing_id);
+      const slot = this.slotAdded(listing_id);
       if (slot === undefined) continue;
       let bits = this.amenityBits.get(amenity);
       if (!bits) {
@@ -225,6 +234,22 @@ export class ColumnsBuilder {
       }
       bits[slot >>> 5] |= 1 << (slot & 31);
     }
+  }
+
+  /** The slot listing `id` was added at; undefined when it was not. */
+  private slotAdded(id: string): number | undefined {
+    const ids = this.texts.id as string[];
+    if (!this.idsAscending) {
+      this.slotOf ??= new Map(ids.map((id, slot) => [id, slot]));
+      return this.slotOf.get(id);
+    }
+    let [lo, hi] = [0, this.size];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid] < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return ids[lo] === id ? lo : undefined;
   }
 
   /**
@@ -244,26 +269,33 @@ export class ColumnsBuilder {
     const slotNow = new Int32Array(this.size);
     for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
     // Loops rather than TypedArray.from with a function, which took seconds at a million listings.
-    const reorder = <T>(values: readonly T[]): T[] => {
-      const out = new Array<T>(slotAdded.length);
-      for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
-      return out;
-    };
     // One loop for each kind of array: a loop shared by two kinds reads each element many times slower (narrowing.ts).
-    const permutedNumbers = (values: Float64Array): Float64Array => {
+    // Each column is written once, straight into the kind it keeps: a copy in double precision first took 8 bytes a
+    // listing a column more at the build's peak.
+    const permutedDoubles = (values: Float64Array): Float64Array => {
       const out = new Float64Array(slotAdded.length);
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
       return out;
     };
-    const permutedCodes = (codes: Int32Array): Int32Array => {
-      const out = new Int32Array(slotAdded.length);
+    const permutedSingles = (values: Float64Array): Float32Array => {
+      const out = new Float32Array(slotAdded.length);
+      for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
+      return out;
+    };
+    const permutedCodes = ({ codes, values }: CodesBuilder): TextCodes['codes'] => {
+      const out =
+        values.length < 128
+          ? new Int8Array(slotAdded.length)
+          : values.length < 32768
+            ? new Int16Array(slotAdded.length)
+            : new Int32Array(slotAdded.length);
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = codes[slotAdded[slot]];
       return out;
     };
     const numbers = Object.fromEntries(
       NUMERIC_COLUMNS.map((c) => {
-        const values = this.numbers[c];
-        return [c, numberColumn(permutedNumbers(values))];
+        const values = this.numbers[c].subarray(0, this.size);
+        return [c, isSingle(values) ? permutedSingles(values) : permutedDoubles(values)];
       }),
     ) as Record<NumericColumn, NumberColumn>;
     // Runs of one area and one bedroom count (NaN, unknown, equal to itself here).
@@ -278,7 +310,6 @@ export class ColumnsBuilder {
       runs.push({ start, end });
       start = end;
     }
-    const ids = reorder(this.texts.id) as string[];
     return {
       size: this.size,
       numbers,
@@ -289,11 +320,9 @@ export class ColumnsBuilder {
       >,
       shown: Object.fromEntries(
         SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => {
-          const { codes, values } = this.shown[c];
-          return [c, { codes: permutedCodes(codes), values }];
+          return [c, { codes: permutedCodes(this.shown[c]), values: TextList.of(this.shown[c].values) }];
         }),
       ) as Record<ShownTextColumn, TextCodes>,
-      ids,
       amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
       areaSlots,
       unplacedSlots,
@@ -373,7 +402,8 @@ function renumbered(bits: Uint32Array, slotNow: Int32Array): Uint32Array {
   return out;
 }
 
-/** A column's values as single precision when each is exactly one (small whole numbers: counts, scores, codes), else double. */
-function numberColumn(values: Float64Array): NumberColumn {
-  return values.every((v) => Number.isNaN(v) || Math.fround(v) === v) ? Float32Array.from(values) : values;
+/** Whether a column's values are each exactly a single-precision number (small whole numbers: counts, scores, codes): then they are kept as such, else as doubles. */
+function isSingle(values: Float64Array): boolean {
+  for (const v of values) if (!Number.isNaN(v) && Math.fround(v) !== v) return false;
+  return true;
 }

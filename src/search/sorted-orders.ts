@@ -1,6 +1,6 @@
 import type { SearchAfter } from './listing-search.js';
 import { INDEXED_SORTS, SORTS, type IndexedSort, type SortColumn } from './sorts.js';
-import { numberRanks, type ListingColumns } from './listing-columns.js';
+import { idAt, numberRanks, type ListingColumns } from './listing-columns.js';
 import { compareText } from './text-ranks.js';
 
 export type Direction = 'ASC' | 'DESC';
@@ -102,7 +102,7 @@ export class SortedOrders {
       const c = typeof value === 'string' ? compareText(value, String(bound)) : value < Number(bound) ? -1 : value > Number(bound) ? 1 : 0;
       if (c !== 0) return dir === 'ASC' ? c > 0 : c < 0;
     }
-    const c = compareText(this.columns.ids[slot], after.id);
+    const c = compareText(idAt(this.columns, slot), after.id);
     return dir === 'ASC' ? c > 0 : c < 0;
   }
 
@@ -110,7 +110,7 @@ export class SortedOrders {
   private valueOf(column: SortColumn, slot: number): number | string | null {
     if (column === 'listed_at') {
       const { ranks, values } = this.columns.texts.listed_at;
-      return ranks[slot] < 0 ? null : values[ranks[slot]];
+      return ranks[slot] < 0 ? null : values.at(ranks[slot]);
     }
     const value = this.columns.numbers[column][slot];
     return Number.isNaN(value) ? null : value;

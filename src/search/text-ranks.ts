@@ -1,3 +1,5 @@
+import { TextList } from '../lib/text-list.js';
+
 /**
  * A text column as ranks: each distinct value's place among them in code-unit order, which is the order
  * both stores compare this column's text in (SQLite's bytes, PostgreSQL's C.UTF-8 collation, for the
@@ -7,11 +9,11 @@
 export class TextRanks {
   /**
    * @param ranks rank of each listing (by slot); -1 for null.
-   * @param values the distinct values, ascending: `values[rank]`.
+   * @param values the distinct values, ascending: `values.at(rank)`.
    */
   constructor(
     readonly ranks: Int32Array,
-    readonly values: readonly string[],
+    readonly values: TextList,
   ) {}
 
   /** A column's texts (by slot) as ranks. */
@@ -20,7 +22,7 @@ export class TextRanks {
     const rankOf = new Map(values.map((v, i) => [v, i]));
     const ranks = new Int32Array(column.length);
     for (let slot = 0; slot < column.length; slot++) ranks[slot] = column[slot] === null ? -1 : rankOf.get(column[slot] as string)!;
-    return new TextRanks(ranks, values);
+    return new TextRanks(ranks, TextList.of(values));
   }
 
   /** The same texts with listing `slot` now at `slotAdded[slot]`'s place: only the ranks move. */
@@ -35,7 +37,7 @@ export class TextRanks {
     let [lo, hi] = [0, this.values.length];
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareText(this.values[mid], text) < 0) lo = mid + 1;
+      if (compareText(this.values.at(mid), text) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -44,13 +46,13 @@ export class TextRanks {
   /** How many distinct values sort at or before `text`: `value <= text` is `rank < atOrBelow(text)`, `value > text` is `rank >= atOrBelow(text)`. */
   atOrBelow(text: string): number {
     const below = this.below(text);
-    return below < this.values.length && this.values[below] === text ? below + 1 : below;
+    return below < this.values.length && this.values.at(below) === text ? below + 1 : below;
   }
 
   /** The rank of exactly `text`, or -2 (no listing's) when no listing has it. */
   rankOf(text: string): number {
     const below = this.below(text);
-    return this.values[below] === text ? below : -2;
+    return below < this.values.length && this.values.at(below) === text ? below : -2;
   }
 }
 
