@@ -19,6 +19,7 @@ export const UNIT_TESTS = [
   'test/lib/single-flight.test.ts',
   'test/lib/read-memo.test.ts',
   'test/lib/text-list.test.ts',
+  'test/search/listing-columns.test.ts',
   'test/notify/webhook-signature.test.ts',
   'test/search/cursor.test.ts',
   'test/search/filters.test.ts',

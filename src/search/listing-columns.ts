@@ -181,17 +181,12 @@ export function priceRun(price: NumberColumn, run: SlotRun, min: number, max: nu
 export class ColumnsBuilder {
   private size = 0;
   private numbers: Record<NumericColumn, Float64Array>;
-  private readonly texts = Object.fromEntries(TEXT_COLUMNS.map((c) => [c, [] as (string | null)[]])) as Record<
-    TextColumn,
-    (string | null)[]
-  >;
+  private readonly texts = Object.fromEntries(TEXT_COLUMNS.map((c) => [c, new CodesBuilder()])) as Record<TextColumn, CodesBuilder>;
   private readonly shown = Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c) => [c, new CodesBuilder()])) as Record<
     ShownTextColumn,
     CodesBuilder
   >;
-  /** Whether the ids came ascending (JavaScript's order, as the build reads them): a slot is then found by binary search. */
-  private idsAscending = true;
-  /** Otherwise, each id's slot (a map of a million ids takes tens of MiB). */
+  /** When the ids did not come ascending, each id's slot (a map of a million ids takes tens of MiB). */
   private slotOf: Map<string, number> | null = null;
   private readonly amenityBits = new Map<string, Uint32Array>();
 
@@ -214,9 +209,8 @@ export class ColumnsBuilder {
       }
     }
     for (const row of rows) {
-      if (this.size > 0 && !((row.id as string) > (this.texts.id[this.size - 1] as string))) this.idsAscending = false;
       for (const c of NUMERIC_COLUMNS) this.numbers[c][this.size] = row[c] ?? Number.NaN;
-      for (const c of TEXT_COLUMNS) this.texts[c].push(c === 'open_house_until' ? (row.open_house_end ?? row.open_house_start) : row[c]);
+      for (const c of TEXT_COLUMNS) this.texts[c].add(c === 'open_house_until' ? (row.open_house_end ?? row.open_house_start) : row[c]);
       for (const c of SHOWN_TEXT_COLUMNS) this.shown[c].add(row[c]);
       this.size++;
     }
@@ -238,8 +232,10 @@ export class ColumnsBuilder {
 
   /** The slot listing `id` was added at; undefined when it was not. */
   private slotAdded(id: string): number | undefined {
-    const ids = this.texts.id as string[];
-    if (!this.idsAscending) {
+    // Each id is new (a listing is added once): its code is its slot, and `values` the ids in the order added. They came
+    // ascending (JavaScript's order) as the build reads them, and are then found by binary search; else through a map.
+    const ids = this.texts.id.values;
+    if (!this.texts.id.ascending) {
       this.slotOf ??= new Map(ids.map((id, slot) => [id, slot]));
       return this.slotOf.get(id);
     }
@@ -313,11 +309,9 @@ export class ColumnsBuilder {
     return {
       size: this.size,
       numbers,
-      // Ranked in the order added, then renumbered: the ids come in order, which sorts in a pass; mixed, it took seconds.
-      texts: Object.fromEntries(TEXT_COLUMNS.map((c) => [c, TextRanks.of(this.texts[c]).renumbered(slotAdded)])) as Record<
-        TextColumn,
-        TextRanks
-      >,
+      texts: Object.fromEntries(
+        TEXT_COLUMNS.map((c) => [c, TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, slotAdded)]),
+      ) as Record<TextColumn, TextRanks>,
       shown: Object.fromEntries(
         SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => {
           return [c, { codes: permutedCodes(this.shown[c]), values: TextList.of(this.shown[c].values) }];
@@ -365,11 +359,21 @@ function stableByRank(slots: Int32Array, { ranks, count }: { ranks: Int32Array; 
   return sorted;
 }
 
-/** Gathers a text column as codes: each distinct value kept once, however many listings share it. */
+/**
+ * Gathers a text column as codes: each distinct value kept once, however many listings share it. While the values come
+ * ascending (a listing's id, read in order) each is new and no map of them is kept: at a million ids the map took
+ * some 60 MiB while building.
+ */
 class CodesBuilder {
-  private readonly codeOf = new Map<string, number>();
+  private codeOf: Map<string, number> | null = null;
   readonly values: string[] = [];
   codes = new Int32Array(1024);
+
+  /** Whether every value so far came after the one before (each then a new one). */
+  get ascending(): boolean {
+    return this.codeOf === null;
+  }
+
   private size = 0;
 
   add(value: string | null): void {
@@ -379,7 +383,10 @@ class CodesBuilder {
       this.codes = grown;
     }
     let code = -1;
-    if (value !== null) {
+    if (value !== null && this.codeOf === null && (this.values.length === 0 || value > this.values[this.values.length - 1])) {
+      code = this.values.push(value) - 1;
+    } else if (value !== null) {
+      this.codeOf ??= new Map(this.values.map((v, i) => [v, i]));
       code = this.codeOf.get(value) ?? this.values.length;
       if (code === this.values.length) {
         this.codeOf.set(value, code);

@@ -16,20 +16,30 @@ export class TextRanks {
     readonly values: TextList,
   ) {}
 
-  /** A column's texts (by slot) as ranks. */
-  static of(column: readonly (string | null)[]): TextRanks {
-    const values = [...new Set(column.filter((v): v is string => v !== null))].sort(compareText);
-    const rankOf = new Map(values.map((v, i) => [v, i]));
-    const ranks = new Int32Array(column.length);
-    for (let slot = 0; slot < column.length; slot++) ranks[slot] = column[slot] === null ? -1 : rankOf.get(column[slot] as string)!;
-    return new TextRanks(ranks, TextList.of(values));
-  }
-
-  /** The same texts with listing `slot` now at `slotAdded[slot]`'s place: only the ranks move. */
-  renumbered(slotAdded: Int32Array): TextRanks {
+  /**
+   * A column gathered as codes into its distinct values (`values[codes[i]]`, -1 for null) as ranks, listing `slot`
+   * taking the code at `slotAdded[slot]` (the columns' renumbering). Values that came ascending (a listing's id, read
+   * in order) are ranked without a sort.
+   */
+  static ofCodes(codes: Int32Array, values: readonly string[], slotAdded: Int32Array): TextRanks {
+    let ascending = true;
+    for (let i = 1; i < values.length && ascending; i++) ascending = values[i - 1] < values[i];
+    let sorted = values;
+    let rankOfCode: Int32Array | null = null;
+    if (!ascending) {
+      const byValue = new Int32Array(values.length);
+      for (let code = 0; code < values.length; code++) byValue[code] = code;
+      byValue.sort((a, b) => compareText(values[a], values[b]));
+      rankOfCode = new Int32Array(values.length);
+      for (let rank = 0; rank < values.length; rank++) rankOfCode[byValue[rank]] = rank;
+      sorted = Array.from(byValue, (code) => values[code]);
+    }
     const ranks = new Int32Array(slotAdded.length);
-    for (let slot = 0; slot < slotAdded.length; slot++) ranks[slot] = this.ranks[slotAdded[slot]];
-    return new TextRanks(ranks, this.values);
+    for (let slot = 0; slot < slotAdded.length; slot++) {
+      const code = codes[slotAdded[slot]];
+      ranks[slot] = code < 0 || rankOfCode === null ? code : rankOfCode[code];
+    }
+    return new TextRanks(ranks, TextList.of(sorted));
   }
 
   /** How many distinct values sort before `text`: `value < text` is `rank < below(text)`, `value >= text` is `rank >= below(text)`. */

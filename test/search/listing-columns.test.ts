@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  ColumnsBuilder,
+  type IndexedRow,
+  idAt,
+  NUMERIC_COLUMNS,
+  SHOWN_TEXT_COLUMNS,
+  summaryRowAt,
+} from '../../src/search/listing-columns.js';
+import { compareText } from '../../src/search/text-ranks.js';
+
+// The search index's columns (src/search/listing-columns.ts), built from rows in any order: every listing's values
+// read back from its slot as they were added, whatever order the ids came in (the build reads them ascending, and
+// finds an amenity's listing by binary search then; otherwise through a map) and however many repeat a text.
+const text = (values: string[]) => fc.option(fc.constantFrom(...values), { nil: null });
+const row = (id: string) =>
+  fc
+    .record({
+      ...Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, fc.option(fc.integer({ min: -5, max: 40_000_000 }), { nil: null })])),
+      ...Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c) => [c, text(['a', 'B', 'Peña', '', `${c}-${id}`])])),
+      listed_at: fc.constantFrom(
+        '2026-11-01T00:00:00.000Z',
+        '2026-10-02T00:00:00.000Z',
+        `2026-09-${id.slice(-1).padStart(2, '1')}T00:00:00.000Z`,
+      ),
+      available_at: text(['2026-12-01', '2027-01-01']),
+      building_type: text(['CONDO', 'COOP', 'RENTAL']),
+      sale_type: text(['RESALE', 'NEW']),
+      open_house_start: text(['2026-11-28T15:00:00.000Z']),
+      open_house_end: text(['2026-11-28T17:00:00.000Z']),
+    })
+    .map((r) => ({ ...r, id }) as unknown as IndexedRow);
+
+const rows = fc
+  .uniqueArray(fc.stringMatching(/^[0-9a-z]{1,12}$/), { minLength: 1, maxLength: 3000 })
+  .chain((ids) => fc.tuple(...ids.map(row)))
+  .chain((drawn) => fc.tuple(fc.constant(drawn), fc.boolean(), fc.integer({ min: 1, max: 997 })));
+
+describe('the search index columns', () => {
+  it('give back each listing as added, in any order of ids, with its amenities', () => {
+    fc.assert(
+      fc.property(rows, ([drawn, ascending, chunk]) => {
+        const added = ascending ? [...drawn].sort((a, b) => compareText(a.id as string, b.id as string)) : drawn;
+        const builder = new ColumnsBuilder(added.length);
+        for (let at = 0; at < added.length; at += chunk) builder.add(added.slice(at, at + chunk));
+        const amenities = added.flatMap((r, i) => (i % 3 === 0 ? [{ listing_id: r.id as string, amenity: 'DOORMAN' }] : []));
+        builder.addAmenities([...amenities, { listing_id: 'not-added', amenity: 'GYM' }]);
+        const columns = builder.finish();
+        expect(columns.size).toBe(added.length);
+        const byId = new Map(added.map((r, i) => [r.id as string, { r, doorman: i % 3 === 0 }]));
+        const seen = new Set<string>();
+        for (let slot = 0; slot < columns.size; slot++) {
+          const id = idAt(columns, slot);
+          const { r, doorman } = byId.get(id)!;
+          seen.add(id);
+          const shown = summaryRowAt(columns, slot);
+          for (const c of SHOWN_TEXT_COLUMNS) expect(shown[c as keyof typeof shown]).toBe(r[c]);
+          expect([shown.listed_at, shown.building_type, shown.bedroom_count, shown.latitude]).toEqual([
+            r.listed_at,
+            r.building_type,
+            r.bedroom_count,
+            r.latitude,
+          ]);
+          for (const c of NUMERIC_COLUMNS) expect(Number.isNaN(columns.numbers[c][slot]) ? null : columns.numbers[c][slot]).toBe(r[c]);
+          const bits = columns.amenities.get('DOORMAN')!;
+          expect(((bits[slot >>> 5] >>> (slot & 31)) & 1) === 1).toBe(doorman);
+          // Ranks follow the texts' order.
+          const { ranks, values } = columns.texts.available_at;
+          expect(ranks[slot] < 0 ? null : values.at(ranks[slot])).toBe(r.available_at);
+        }
+        expect(seen.size).toBe(added.length);
+        expect(columns.amenities.has('GYM')).toBe(false);
+        const ids = columns.texts.id.values;
+        for (let i = 1; i < ids.length; i++) expect(compareText(ids.at(i - 1), ids.at(i))).toBe(-1);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
