@@ -13,8 +13,8 @@ import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrate, confidenceOf, intervalO
 import { shuffled } from './held-out.js';
 import { estimateFor, type PointEstimate, type Subject } from './method.js';
 
-/** Rows read a query when the pool is read from the store. */
-const CHUNK_ROWS = 20_000;
+/** Rows read a query when the pool is read from the store (as few as the search index's build reads, for the same reason). */
+const CHUNK_ROWS = 5_000;
 
 /** The estimates' state on this instance, as /v1/health shows it and the metrics read it. */
 export const EstimatesStateSchema = Type.Object({

@@ -14,8 +14,12 @@ import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { SingleFlight } from '../lib/single-flight.js';
 
-/** Rows read from the store at a time while building: the event loop has a turn between reads. */
-const CHUNK_ROWS = 20_000;
+/**
+ * Rows read from the store at a time while building: the event loop has a turn between reads. On SQLite a read
+ * thread makes each chunk's rows, and its heap keeps the size the largest chunk needed: chunks of 20,000 left the
+ * service 76 MiB larger after a build of a million listings than chunks of 5,000, which build as fast.
+ */
+const CHUNK_ROWS = 5_000;
 
 /** What the index was built from: the store's data version read before its rows, and each kind's listings. */
 interface Built {
