@@ -1,5 +1,6 @@
 import type { SummaryRow } from '../store/listing-rows.js';
 import { TextList } from '../lib/text-list.js';
+import { type SlotRun, slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
 import { TextRanks } from './text-ranks.js';
 
 /** The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet, degrees). */
@@ -146,34 +147,6 @@ const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => 
 /** The id of the listing at `slot`. */
 export const idAt = ({ texts }: ListingColumns, slot: number): string => texts.id.values.at(texts.id.ranks[slot]);
 
-/** Slots `start` to `end - 1`. */
-export interface SlotRun {
-  readonly start: number;
-  readonly end: number;
-}
-
-/**
- * The slots of `run` whose price is within [min, max]: a run, since the slots of an area's listings of one bedroom
- * count go by price (unknown last, and never within a range).
- */
-export function priceRun(price: NumberColumn, run: SlotRun, min: number, max: number): SlotRun {
-  // Binary searches for the first slot whose price is not below `min`, and the first above `max` (or unknown).
-  let [lo, hi] = [run.start, run.end];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (price[mid] < min) lo = mid + 1;
-    else hi = mid;
-  }
-  const start = lo;
-  hi = run.end;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (price[mid] <= max) lo = mid + 1;
-    else hi = mid;
-  }
-  return { start, end: lo };
-}
-
 /**
  * Gathers one kind's listings, a chunk of rows at a time, straight into columns (no row is kept: at a million
  * listings the rows would take several times the columns' memory), then their amenities.
@@ -254,14 +227,9 @@ export class ColumnsBuilder {
    * one run.
    */
   finish(): ListingColumns {
-    const area = this.numbers.area_id.subarray(0, this.size);
-    const bedrooms = this.numbers.bedroom_count.subarray(0, this.size);
-    const price = this.numbers.price.subarray(0, this.size);
-    // `slotAdded[slot]`: the slot the listing had when added. Sorted by the least significant key first, each sort
-    // stable, so that the order added breaks the last ties.
-    let slotAdded: Int32Array = new Int32Array(this.size);
-    for (let slot = 0; slot < this.size; slot++) slotAdded[slot] = slot;
-    for (const values of [price, bedrooms, area]) slotAdded = stableByRank(slotAdded, numberRanks(values));
+    const at = (c: NumericColumn) => this.numbers[c].subarray(0, this.size);
+    // `slotAdded[slot]`: the slot the listing had when added.
+    const slotAdded = slotsByAreaBedroomsPrice(at('area_id'), at('bedroom_count'), at('price'));
     const slotNow = new Int32Array(this.size);
     for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
     // Loops rather than TypedArray.from with a function, which took seconds at a million listings.
@@ -294,18 +262,7 @@ export class ColumnsBuilder {
         return [c, isSingle(values) ? permutedSingles(values) : permutedDoubles(values)];
       }),
     ) as Record<NumericColumn, NumberColumn>;
-    // Runs of one area and one bedroom count (NaN, unknown, equal to itself here).
-    const same = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
-    const areaSlots = new Map<number, SlotRun[]>();
-    const unplacedSlots: SlotRun[] = [];
-    for (let start = 0; start < this.size; ) {
-      const [id, beds] = [numbers.area_id[start], numbers.bedroom_count[start]];
-      let end = start + 1;
-      while (end < this.size && same(numbers.area_id[end], id) && same(numbers.bedroom_count[end], beds)) end++;
-      const runs = Number.isNaN(id) ? unplacedSlots : (areaSlots.get(id) ?? areaSlots.set(id, []).get(id)!);
-      runs.push({ start, end });
-      start = end;
-    }
+    const { areaSlots, unplacedSlots } = slotRuns(numbers.area_id, numbers.bedroom_count);
     return {
       size: this.size,
       numbers,
@@ -322,41 +279,6 @@ export class ColumnsBuilder {
       unplacedSlots,
     };
   }
-}
-
-/**
- * A number column's values as ranks: 0 to `count - 1` for the distinct known values ascending, `count` for unknown
- * (NaN), which so comes last.
- */
-export function numberRanks(values: NumberColumn): { ranks: Int32Array; count: number } {
-  const known = Float64Array.from(values.filter((v) => !Number.isNaN(v))).sort();
-  const distinct = known.filter((v, i) => i === 0 || v !== known[i - 1]);
-  const ranks = new Int32Array(values.length);
-  for (let slot = 0; slot < values.length; slot++) {
-    const value = values[slot];
-    if (Number.isNaN(value)) {
-      ranks[slot] = distinct.length;
-      continue;
-    }
-    let [lo, hi] = [0, distinct.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (distinct[mid] < value) lo = mid + 1;
-      else hi = mid;
-    }
-    ranks[slot] = lo;
-  }
-  return { ranks, count: distinct.length };
-}
-
-/** `slots` sorted by their `ranks` (0 to `count`), ties kept in the order given: a counting sort, linear in the slots. */
-function stableByRank(slots: Int32Array, { ranks, count }: { ranks: Int32Array; count: number }): Int32Array {
-  const starts = new Int32Array(count + 2);
-  for (const slot of slots) starts[ranks[slot] + 1]++;
-  for (let rank = 1; rank < starts.length; rank++) starts[rank] += starts[rank - 1];
-  const sorted = new Int32Array(slots.length);
-  for (const slot of slots) sorted[starts[ranks[slot]]++] = slot;
-  return sorted;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { SearchAfter } from './listing-search.js';
 import { INDEXED_SORTS, SORTS, type IndexedSort, type SortColumn } from './sorts.js';
-import { idAt, numberRanks, type ListingColumns } from './listing-columns.js';
+import { idAt, type ListingColumns } from './listing-columns.js';
+import { numberRanks } from './slot-order.js';
 import { compareText } from './text-ranks.js';
 
 export type Direction = 'ASC' | 'DESC';
