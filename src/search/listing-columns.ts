@@ -159,8 +159,6 @@ export class ColumnsBuilder {
     ShownTextColumn,
     CodesBuilder
   >;
-  /** When the ids did not come ascending, each id's slot (a map of a million ids takes tens of MiB). */
-  private slotOf: Map<string, number> | null = null;
   private readonly amenityBits = new Map<string, Uint32Array>();
 
   /** @param expected about how many listings will come (more may: the columns grow). */
@@ -205,20 +203,8 @@ export class ColumnsBuilder {
 
   /** The slot listing `id` was added at; undefined when it was not. */
   private slotAdded(id: string): number | undefined {
-    // Each id is new (a listing is added once): its code is its slot, and `values` the ids in the order added. They came
-    // ascending (JavaScript's order) as the build reads them, and are then found by binary search; else through a map.
-    const ids = this.texts.id.values;
-    if (!this.texts.id.ascending) {
-      this.slotOf ??= new Map(ids.map((id, slot) => [id, slot]));
-      return this.slotOf.get(id);
-    }
-    let [lo, hi] = [0, this.size];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[mid] < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return ids[lo] === id ? lo : undefined;
+    // Each id is new (a listing is added once): its code is the slot it was added at.
+    return this.texts.id.codeOf(id);
   }
 
   /**
@@ -287,13 +273,24 @@ export class ColumnsBuilder {
  * some 60 MiB while building.
  */
 class CodesBuilder {
-  private codeOf: Map<string, number> | null = null;
+  /** Each value's code, once the values stopped coming ascending. */
+  private codeByValue: Map<string, number> | null = null;
   readonly values: string[] = [];
   codes = new Int32Array(1024);
 
-  /** Whether every value so far came after the one before (each then a new one). */
-  get ascending(): boolean {
-    return this.codeOf === null;
+  /**
+   * The code of `value`, or undefined when it never came: by binary search while the values came ascending (JavaScript's
+   * order, the build's order of ids), else from the map of values.
+   */
+  codeOf(value: string): number | undefined {
+    if (this.codeByValue !== null) return this.codeByValue.get(value);
+    let [lo, hi] = [0, this.values.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.values[mid] < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.values[lo] === value ? lo : undefined;
   }
 
   private size = 0;
@@ -305,13 +302,13 @@ class CodesBuilder {
       this.codes = grown;
     }
     let code = -1;
-    if (value !== null && this.codeOf === null && (this.values.length === 0 || value > this.values[this.values.length - 1])) {
+    if (value !== null && this.codeByValue === null && (this.values.length === 0 || value > this.values[this.values.length - 1])) {
       code = this.values.push(value) - 1;
     } else if (value !== null) {
-      this.codeOf ??= new Map(this.values.map((v, i) => [v, i]));
-      code = this.codeOf.get(value) ?? this.values.length;
+      this.codeByValue ??= new Map(this.values.map((v, i) => [v, i]));
+      code = this.codeByValue.get(value) ?? this.values.length;
       if (code === this.values.length) {
-        this.codeOf.set(value, code);
+        this.codeByValue.set(value, code);
         this.values.push(value);
       }
     }
