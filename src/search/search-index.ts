@@ -16,8 +16,9 @@ import { SingleFlight } from '../lib/single-flight.js';
 
 /**
  * Rows read from the store at a time while building: the event loop has a turn between reads. On SQLite a read
- * thread makes each chunk's rows, and its heap keeps the size the largest chunk needed: chunks of 20,000 left the
- * service 76 MiB larger after a build of a million listings than chunks of 5,000, which build as fast.
+ * thread makes each chunk's rows, and its heap keeps the size the largest chunk needed: in a script building the
+ * index of a million listings through the read threads, chunks of 20,000 left the process 76 MiB larger than chunks
+ * of 5,000 (docs/search-index.md has the service's figures).
  */
 const CHUNK_ROWS = 5_000;
 
