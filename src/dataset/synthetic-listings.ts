@@ -82,6 +82,8 @@ export function* deriveSyntheticListings<T extends SourceListing>(
         ...('price_per_sqft' in source ? { price_per_sqft: source.sqft ? Math.round((price / source.sqft) * 100) / 100 : null } : {}),
         // Its own price has not been valued yet.
         ...('price_position' in source ? { price_position: null } : {}),
+        // A bulk load's rows carry no row version (migration 031): the load moves the bulk version instead.
+        ...('data_version' in source ? { data_version: 0 } : {}),
         ...position,
         listed_at: listedAt,
         synthetic: 1,

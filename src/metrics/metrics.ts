@@ -42,6 +42,7 @@ interface SearchIndexReading {
   listings: Record<string, number> | null;
   building: boolean;
   builds: number;
+  patchedListings: number;
   failedBuilds: number;
   buildSeconds: number | null;
 }
@@ -194,6 +195,11 @@ export class Metrics {
       index(s) ? Number(index(s)!.building) : undefined,
     );
     gauge('nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds);
+    gauge(
+      'nyc_listings_search_index_patched_listings',
+      'Listings written since the last search index build, applied to it in place (their row versions)',
+      (s) => index(s)?.patchedListings,
+    );
     gauge(
       'nyc_listings_search_index_failed_builds',
       'Search index builds that failed on this instance since it started',

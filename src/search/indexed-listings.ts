@@ -1,12 +1,12 @@
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { ListingCluster } from '../wire/cluster.js';
-import { cellAt, cellX, cellY, clusterOf, type CellFigures, type ClusterGrid } from './clusters.js';
+import { cellAt, cellX, cellY, clusterOf, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
 import { summaryRowAt, type ListingColumns } from './listing-columns.js';
 import { priceRun, type SlotRun } from './slot-order.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
-import { fused, mostSelectiveFirst, passing, type Narrowing } from './narrowing.js';
+import { fused, mostSelectiveFirst, outsideBits, passing, type Narrowing } from './narrowing.js';
 import { SortedOrders } from './sorted-orders.js';
 
 /** The most cells a map's box may hold for its clusters to be counted in arrays (more: in a map of the cells met). */
@@ -17,6 +17,35 @@ export interface IndexedPage {
   rows: SummaryRow[];
   total: number;
 }
+
+/** Part of a search's matches in its order: `count` slots from a place (`slots`), and the search's total. */
+export interface IndexedWindow {
+  slots: number[];
+  total: number;
+}
+
+/**
+ * A map cell's matches before their figures are written: the cell (`x`, `y`), how many, the sums of their latitudes and
+ * longitudes (degrees), and their price range (dollars). Sums, so that two sets of one cell add up.
+ */
+export interface CellSums {
+  x: number;
+  y: number;
+  count: number;
+  latitude: number;
+  longitude: number;
+  minPrice: number;
+  maxPrice: number;
+}
+
+/** Rows before a search's page: none for a keyset page, which starts at its cursor. */
+export const rowsBefore = (search: ListingSearch): number => (search.after ? 0 : (search.page - 1) * search.perPage);
+
+/** The clusters the wire shows of cells' sums, in their order. */
+export const clustersOfSums = (grid: ClusterGrid, cells: readonly CellSums[]): ListingCluster[] =>
+  cells.map(({ x, y, count, latitude, longitude, minPrice, maxPrice }) =>
+    clusterOf(grid, x, y, { count, latitude: latitude / count, longitude: longitude / count, minPrice, maxPrice }),
+  );
 
 /**
  * One kind's active listings in memory: their columns and every order, and the search over them. A search
@@ -40,6 +69,11 @@ export class IndexedListings {
   /** Every slot, ascending: a run of slots is copied from it into the matches at once. */
   private readonly everySlot: Int32Array;
 
+  /** Active listings held. */
+  get size(): number {
+    return this.columns.size;
+  }
+
   constructor(readonly columns: ListingColumns) {
     this.orders = new SortedOrders(columns);
     this.matches = new Int32Array(columns.size);
@@ -53,20 +87,36 @@ export class IndexedListings {
    * store answers (`near`, `ids`) or sorts by DISTANCE.
    */
   page(search: ListingSearch, ctx: SearchContext, polygon?: Outline): IndexedPage | undefined {
+    const found = this.window(search, ctx, polygon, rowsBefore(search), search.perPage);
+    return found && { rows: found.slots.map((slot) => summaryRowAt(this.columns, slot)), total: found.total };
+  }
+
+  /**
+   * `count` of the search's matches in its order, after the first `skip` (and after its keyset position, when it has
+   * one), leaving out the slots set in `stale` (listings written since these columns were built); undefined as
+   * {@link page}.
+   */
+  window(
+    search: ListingSearch,
+    ctx: SearchContext,
+    polygon: Outline | undefined,
+    skip: number,
+    count: number,
+    stale?: Uint32Array,
+  ): IndexedWindow | undefined {
     if (search.sort === 'DISTANCE') return undefined;
-    const matched = this.match(search, ctx, polygon);
+    const matched = this.match(search, ctx, polygon, stale);
     if (matched === undefined) return undefined;
     const { total, priceRange } = matched;
-    const rowsBefore = search.after ? 0 : (search.page - 1) * search.perPage;
-    if (total <= rowsBefore) return { rows: [], total };
+    if (total <= skip) return { slots: [], total };
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
-    const walked = ((rowsBefore + search.perPage) * n) / total;
+    const walked = ((skip + count) * n) / total;
     const slots =
       total * Math.log2(total + 1) <= 8 * walked
-        ? this.sorted(search, total, rowsBefore)
-        : this.walked(search, total, rowsBefore, priceRange);
-    return { rows: slots.map((slot) => summaryRowAt(this.columns, slot)), total };
+        ? this.sorted(search, total, skip, count)
+        : this.walked(search, total, skip, count, priceRange);
+    return { slots, total };
   }
 
   /**
@@ -80,6 +130,7 @@ export class IndexedListings {
     search: ListingSearch,
     ctx: SearchContext,
     polygon?: Outline,
+    stale?: Uint32Array,
   ): { total: number; priceRange: { min: number; max: number } | undefined } | undefined {
     const narrowings: Narrowing[] = [];
     let areas: readonly number[] | undefined;
@@ -91,6 +142,7 @@ export class IndexedListings {
       else narrowings.push(narrowing);
     }
     if (polygon) narrowings.push(this.inside(polygon));
+    if (stale) narrowings.push(outsideBits(stale));
     const rest = fused(narrowings);
     const { areaSlots, numbers } = this.columns;
     const runs = areas ? areas.flatMap((id) => areaSlots.get(id) ?? []) : this.everyRun;
@@ -119,15 +171,24 @@ export class IndexedListings {
    * `clusterListings` counts them: cells south to north, west to east within a row; undefined when a filter is the store's.
    */
   clusters(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline): ListingCluster[] | undefined {
-    const total = this.match(search, ctx, polygon)?.total;
+    const cells = this.cellSums(search, ctx, grid, polygon);
+    return cells && clustersOfSums(grid, cells);
+  }
+
+  /**
+   * The sums of {@link clusters}' cells, leaving out the slots set in `stale` (as {@link window}); undefined when a filter
+   * is the store's.
+   */
+  cellSums(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline, stale?: Uint32Array): CellSums[] | undefined {
+    const total = this.match(search, ctx, polygon, stale)?.total;
     if (total === undefined) return undefined;
     if (search.bbox) {
       const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
       const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
-      if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.clustersInBox(grid, total, x0, y0, x1, y1);
+      if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.cellSumsInBox(grid, total, x0, y0, x1, y1);
     }
     const { latitude, longitude, price } = this.columns.numbers;
-    const cells = new Map<number, { x: number; y: number; figures: CellFigures }>();
+    const cells = new Map<number, CellSums>();
     for (let i = 0; i < total; i++) {
       const slot = this.matches[i];
       // A listing with no position is in no cell (the store's floor of null is null, and its row is grouped apart).
@@ -140,27 +201,28 @@ export class IndexedListings {
         cells.set(key, {
           x,
           y,
-          figures: { count: 1, latitude: latitude[slot], longitude: longitude[slot], minPrice: price[slot], maxPrice: price[slot] },
+          count: 1,
+          latitude: latitude[slot],
+          longitude: longitude[slot],
+          minPrice: price[slot],
+          maxPrice: price[slot],
         });
         continue;
       }
-      const f = cell.figures;
-      f.count++;
-      f.latitude += latitude[slot];
-      f.longitude += longitude[slot];
-      f.minPrice = Math.min(f.minPrice, price[slot]);
-      f.maxPrice = Math.max(f.maxPrice, price[slot]);
+      cell.count++;
+      cell.latitude += latitude[slot];
+      cell.longitude += longitude[slot];
+      cell.minPrice = Math.min(cell.minPrice, price[slot]);
+      cell.maxPrice = Math.max(cell.maxPrice, price[slot]);
     }
-    return [...cells.values()]
-      .sort((a, b) => a.y - b.y || a.x - b.x)
-      .map(({ x, y, figures: f }) => clusterOf(grid, x, y, { ...f, latitude: f.latitude / f.count, longitude: f.longitude / f.count }));
+    return [...cells.values()].sort((a, b) => a.y - b.y || a.x - b.x);
   }
 
   /**
-   * {@link clusters} of `total` matches inside a box whose cells are columns `x0` to `x1` and rows `y0` to `y1` (every
+   * {@link cellSums} of `total` matches inside a box whose cells are columns `x0` to `x1` and rows `y0` to `y1` (every
    * match's cell, since the search has the box): each cell's figures in arrays, summed in the same order.
    */
-  private clustersInBox(grid: ClusterGrid, total: number, x0: number, y0: number, x1: number, y1: number): ListingCluster[] {
+  private cellSumsInBox(grid: ClusterGrid, total: number, x0: number, y0: number, x1: number, y1: number): CellSums[] {
     const { latitude, longitude, price } = this.columns.numbers;
     const width = x1 - x0 + 1;
     const size = width * (y1 - y0 + 1);
@@ -176,19 +238,20 @@ export class IndexedListings {
       minPrice[cell] = Math.min(minPrice[cell], price[slot]);
       maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
     }
-    const clusters: ListingCluster[] = [];
+    const cells: CellSums[] = [];
     for (let cell = 0; cell < size; cell++) {
       if (!count[cell]) continue;
-      const figures = {
+      cells.push({
+        x: x0 + (cell % width),
+        y: y0 + Math.floor(cell / width),
         count: count[cell],
-        latitude: latitudes[cell] / count[cell],
-        longitude: longitudes[cell] / count[cell],
+        latitude: latitudes[cell],
+        longitude: longitudes[cell],
         minPrice: minPrice[cell],
         maxPrice: maxPrice[cell],
-      };
-      clusters.push(clusterOf(grid, x0 + (cell % width), y0 + Math.floor(cell / width), figures));
+      });
     }
-    return clusters;
+    return cells;
   }
 
   /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */
@@ -204,7 +267,7 @@ export class IndexedListings {
   }
 
   /** The page from the matches' sort keys, sorted: for few matches. */
-  private sorted(search: ListingSearch, total: number, rowsBefore: number): number[] {
+  private sorted(search: ListingSearch, total: number, rowsBefore: number, count: number): number[] {
     const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
     const keys = new Float64Array(total);
     let kept = 0;
@@ -216,12 +279,18 @@ export class IndexedListings {
     const page = keys
       .subarray(0, kept)
       .sort()
-      .subarray(rowsBefore, rowsBefore + search.perPage);
+      .subarray(rowsBefore, rowsBefore + count);
     return Array.from(page, (key) => this.orders.slotOfKey(search.sortDir, key));
   }
 
   /** The page by walking the order from its start (or the keyset's position) and keeping the matches: for many matches. */
-  private walked(search: ListingSearch, total: number, rowsBefore: number, priceRange?: { min: number; max: number }): number[] {
+  private walked(
+    search: ListingSearch,
+    total: number,
+    rowsBefore: number,
+    count: number,
+    priceRange?: { min: number; max: number },
+  ): number[] {
     const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
     const { matches, marks } = this;
     this.walks++;
@@ -239,7 +308,7 @@ export class IndexedListings {
     let skip = rowsBefore;
     for (
       let p = Math.max(start, search.after ? this.orders.startAfter(sort, search.sortDir, search.after) : 0);
-      p < end && page.length < search.perPage;
+      p < end && page.length < count;
       p++
     ) {
       if (marks[order[p]] !== walk) continue;

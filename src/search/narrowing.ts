@@ -106,6 +106,21 @@ export function inBits(bits: Uint32Array | undefined): Narrowing {
   };
 }
 
+/** Keeps listings whose bit is not set in `bits` (a bit set by slot): those not written since the columns were built. */
+export function outsideBits(bits: Uint32Array): Narrowing {
+  return {
+    narrow(slots, n) {
+      let kept = 0;
+      for (let i = 0; i < n; i++) {
+        const slot = slots[i];
+        slots[kept] = slot;
+        kept += ((bits[slot >>> 5] >>> (slot & 31)) & 1) ^ 1;
+      }
+      return kept;
+    },
+  };
+}
+
 /** Keeps listings whose value in `column` is one of `values` (numbers; a text column's ranks). */
 export function oneOf(column: NumberColumn | Int32Array, values: readonly number[]): Narrowing {
   if (values.length === 1) return inRange(column, values[0], values[0]);

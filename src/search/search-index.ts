@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { Outline } from '../domain/outline.js';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
-import type { ListingsRepository } from '../store/listings-repository.js';
+import type { DataVersions, ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import { ReadMemo } from '../lib/read-memo.js';
 import { IndexedListings, type IndexedPage } from './indexed-listings.js';
+import { PatchedListings, type SearchableListings } from './patched-listings.js';
 import { ColumnsBuilder, INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import type { ClusterGrid } from './clusters.js';
@@ -22,10 +23,29 @@ import { SingleFlight } from '../lib/single-flight.js';
  */
 const CHUNK_ROWS = 5_000;
 
-/** What the index was built from: the store's data version read before its rows, and each kind's listings. */
+/**
+ * The most listings written since a build that are patched in (docs/search-index.md): past it the rows written are
+ * not read, the store answers, and the index is built again. Patching reads the rows written and builds their
+ * columns on the event loop, and every search then runs on both sets.
+ */
+const PATCH_LIMIT = 20_000;
+
+/** Listings written since a build past which a new build starts in the background, while the patched index answers. */
+const REBUILD_AFTER = 2_000;
+
+/** What the index answers from: each kind's listings at the store's data version `dataVersion`. */
 interface Built {
   dataVersion: number;
-  kinds: Map<ListingKind, IndexedListings>;
+  /** The store's bulk version read with it: when it moves, the index is built again. */
+  bulkVersion: number;
+  /** The data version the columns were built at, read before their rows: listings written since are patched in. */
+  builtVersion: number;
+  /** Each kind's listings as built. */
+  columns: Map<ListingKind, IndexedListings>;
+  /** Each kind's listings as answered: as built, or patched with those written since ({@link PatchedListings}). */
+  kinds: Map<ListingKind, SearchableListings>;
+  /** Listings written since the build, patched in. */
+  patched: number;
   /** When the build finished, and how long it took (seconds). */
   builtAt: Date;
   buildSeconds: number;
@@ -47,6 +67,10 @@ export const SearchIndexStateSchema = Type.Object({
     }),
   ),
   building: Type.Boolean({ description: 'Whether a build is under way on this instance.' }),
+  patchedListings: Type.Integer({
+    description:
+      'Listings written since the last build, read alone and applied to it (their row versions); past 2,000 a build starts, past 20,000 the store answers until it is done.',
+  }),
   builtAt: Nullable(Type.String({ description: 'When the last build finished (UTC).' })),
   buildSeconds: Nullable(Type.Number({ description: 'How long the last build took, reading the store included (seconds).' })),
   builds: Type.Integer({ description: 'Builds finished on this instance since it started.' }),
@@ -62,6 +86,7 @@ export const NO_SEARCH_INDEX: SearchIndexState = {
   listings: null,
   dataVersion: null,
   building: false,
+  patchedListings: 0,
   builtAt: null,
   buildSeconds: null,
   builds: 0,
@@ -91,16 +116,17 @@ export interface SearchIndexDeps {
 export class SearchIndex {
   private built: Built | null = null;
   private readonly building = new SingleFlight<'build', void>();
-  private readonly dataVersion: ReadMemo<number>;
+  private readonly patching = new SingleFlight<'patch', Built | null>();
+  private readonly versions: ReadMemo<DataVersions>;
   private builds = 0;
   private failedBuilds = 0;
   private lastError: { message: string; at: Date } | null = null;
 
   constructor(private readonly deps: SearchIndexDeps) {
-    this.dataVersion = new ReadMemo(
+    this.versions = new ReadMemo(
       deps.readCacheSeconds,
       () => deps.listings.writeCount,
-      () => deps.listings.dataVersion(),
+      () => deps.listings.dataVersions(),
     );
   }
 
@@ -120,7 +146,7 @@ export class SearchIndex {
   }
 
   /** One kind's listings in memory when the index holds the store's data version; undefined otherwise (a build is then started). */
-  async listingsOf(kind: ListingKind): Promise<IndexedListings | undefined> {
+  async listingsOf(kind: ListingKind): Promise<SearchableListings | undefined> {
     return (await this.currentOrRebuild())?.kinds.get(kind);
   }
 
@@ -135,10 +161,11 @@ export class SearchIndex {
     return {
       enabled: true,
       listings: built
-        ? (Object.fromEntries(LISTING_KINDS.map((kind) => [kind, built.kinds.get(kind)?.columns.size ?? 0])) as Record<ListingKind, number>)
+        ? (Object.fromEntries(LISTING_KINDS.map((kind) => [kind, built.kinds.get(kind)?.size ?? 0])) as Record<ListingKind, number>)
         : null,
       dataVersion: built?.dataVersion ?? null,
       building: this.building.has('build'),
+      patchedListings: built?.patched ?? 0,
       builtAt: built?.builtAt.toISOString() ?? null,
       buildSeconds: built?.buildSeconds ?? null,
       builds: this.builds,
@@ -148,11 +175,83 @@ export class SearchIndex {
     };
   }
 
+  /**
+   * The index at the store's data version: as it is, or patched with the listings written since its build when they
+   * are few enough ({@link patch}); otherwise null, and a build is started.
+   */
   private async currentOrRebuild(): Promise<Built | null> {
     const built = this.built;
-    if (built && built.dataVersion === (await this.dataVersion.get())) return built;
+    const versions = await this.versions.get();
+    if (built && built.dataVersion === versions.listings) return built;
+    if (built && built.bulkVersion === versions.bulk) {
+      const patched = await this.patching
+        .run('patch', () => this.patch(built))
+        .catch((error: unknown) => {
+          this.deps.warn('search index: the listings written since its build could not be read; it is built again', error);
+          return null;
+        });
+      if (patched) return patched;
+    }
     this.rebuild();
     return null;
+  }
+
+  /**
+   * `built` brought to the store's data version: the listings written since its build (`data_version` above the
+   * version it was built at, migration 031) read alone, with their amenities, and patched in ({@link PatchedListings});
+   * null when the bulk version moved or more than {@link PATCH_LIMIT} were written. Starts a build in the background
+   * past {@link REBUILD_AFTER}. A failure is left to the caller's build.
+   */
+  private async patch(built: Built): Promise<Built | null> {
+    const localWrites = this.deps.listings.writeCount;
+    // Read before the rows, as a build's: rows written after it are read too, and read again by the next patch.
+    const versions = await this.deps.listings.dataVersions();
+    if (versions.bulk !== built.bulkVersion) return null;
+    if (versions.listings === built.dataVersion) return built;
+    const { db } = this.deps;
+    const since = built.builtVersion;
+    const { n } = await db
+      .selectFrom('listings')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('data_version', '>', since)
+      .executeTakeFirstOrThrow();
+    if (Number(n) > PATCH_LIMIT) return null;
+    const rows = (await db
+      .selectFrom('listings')
+      .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
+      .where('data_version', '>', since)
+      .orderBy('id')
+      .execute()) as (IndexedRow & { kind: string; status: string })[];
+    const active = rows.filter((r) => r.status === 'ACTIVE');
+    const amenities: { listing_id: string; amenity: string }[] = [];
+    for (let i = 0; i < active.length; i += 500) {
+      const ids = active.slice(i, i + 500).map((r) => r.id as string);
+      amenities.push(
+        ...(await db
+          .selectFrom('listing_amenities')
+          .select(['listing_id', 'amenity'])
+          .where('listing_id', 'in', ids)
+          .orderBy('listing_id')
+          .orderBy('amenity')
+          .execute()),
+      );
+    }
+    const written = rows.map((r) => r.id as string);
+    const kinds = new Map<ListingKind, SearchableListings>();
+    for (const [kind, columns] of built.columns) {
+      const builder = new ColumnsBuilder(0);
+      builder.add(active.filter((r) => r.kind === kind));
+      builder.addAmenities(amenities);
+      kinds.set(kind, PatchedListings.of(columns, written, builder.finish()));
+    }
+    const patched: Built = { ...built, dataVersion: versions.listings, kinds, patched: rows.length };
+    // A build that finished meanwhile replaced `built`: it stays, and the next search patches it.
+    if (this.built === built) {
+      this.built = patched;
+      this.versions.keep(versions, localWrites);
+    }
+    if (rows.length > REBUILD_AFTER) this.rebuild();
+    return patched;
   }
 
   private rebuild(): void {
@@ -173,8 +272,8 @@ export class SearchIndex {
     const started = performance.now();
     const localWrites = this.deps.listings.writeCount;
     // Read before the rows: a write that lands during the build moves the store's version past this reading,
-    // so the next search finds the index behind and builds it again.
-    const dataVersion = await this.deps.listings.dataVersion();
+    // so the next search finds the index behind and patches in the listings it wrote.
+    const versions = await this.deps.listings.dataVersions();
     const { db } = this.deps;
     const counts = await db
       .selectFrom('listings')
@@ -209,12 +308,21 @@ export class SearchIndex {
       if (rows.length < CHUNK_ROWS) break;
       after = [rows[rows.length - 1].listing_id, rows[rows.length - 1].amenity];
     }
-    const kinds = new Map<ListingKind, IndexedListings>();
+    const columns = new Map<ListingKind, IndexedListings>();
     for (const [kind, builder] of builders) {
       await nextTurn();
-      kinds.set(kind, new IndexedListings(builder.finish()));
+      columns.set(kind, new IndexedListings(builder.finish()));
     }
-    this.built = { dataVersion, kinds, builtAt: new Date(), buildSeconds: Math.round(performance.now() - started) / 1000 };
-    this.dataVersion.keep(dataVersion, localWrites);
+    this.built = {
+      dataVersion: versions.listings,
+      bulkVersion: versions.bulk,
+      builtVersion: versions.listings,
+      columns,
+      kinds: columns,
+      patched: 0,
+      builtAt: new Date(),
+      buildSeconds: Math.round(performance.now() - started) / 1000,
+    };
+    this.versions.keep(versions, localWrites);
   }
 }

@@ -76,6 +76,17 @@ export class SortedOrders {
     return this.slotByIdRank[dir === 'ASC' ? idPart : n - 1 - idPart];
   }
 
+  /** The slot of listing `id`, or undefined when these columns do not hold it. */
+  slotOfId(id: string): number | undefined {
+    const rank = this.columns.texts.id.rankOf(id);
+    return rank < 0 ? undefined : this.slotByIdRank[rank];
+  }
+
+  /** Listing `slot`'s place in the orders by `sort`: its sort key values as the store holds them, and its id (a cursor's position). */
+  positionOf(sort: IndexedSort, slot: number): SearchAfter {
+    return { keys: SORTS[sort].keyset.map(({ column }) => this.valueOf(column, slot)), id: idAt(this.columns, slot) };
+  }
+
   /**
    * Where the rows after `after` begin in the order `sort`, `dir` (keyset pagination): the first position
    * whose listing comes after it ({@link comesAfter}). `after` need not be a listing the index holds.

@@ -1,10 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
  * Counts a write transaction that changed listings in `data_versions` (migration 011), so that every
- * instance can tell that listings changed by reading one row. Run last in the transaction: the row lock it takes is
- * then held only for the commit, and no two writers can wait on each other through it.
+ * instance can tell that listings changed by reading one row. A transaction that writes listings' rows takes the
+ * version's lock first ({@link nextDataVersion}) and stamps its rows with the version this moves to; one that does
+ * not runs this last, so that the row lock it takes is held only for the commit.
  */
 export async function bumpDataVersion(trx: Transaction<Database>): Promise<void> {
   await dataVersionBump(trx).execute();
@@ -16,4 +17,37 @@ export function dataVersionBump(db: Kysely<Database>) {
     .updateTable('data_versions')
     .set((eb) => ({ version: eb('version', '+', 1) }))
     .where('name', '=', 'listings');
+}
+
+/**
+ * The statement that moves `listings_bulk` (migration 031), run with {@link bumpDataVersion} by a write whose rows carry
+ * no version of their own (the synthetic listings' load and removal): an index that sees it move reads every listing again.
+ */
+export function bulkVersionBump(db: Kysely<Database>) {
+  return db
+    .updateTable('data_versions')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('name', '=', 'listings_bulk');
+}
+
+/**
+ * Opens a write of listings' rows in `trx`, before any other write to them: takes the data version's lock (PostgreSQL:
+ * its row, `for update`; SQLite: the database's write lock, by a write that changes nothing) and returns the version
+ * this transaction's {@link bumpDataVersion} will move to, which every row it writes carries as `data_version`.
+ * Holding the lock from the first write to the commit makes versions commit in their order, so that a reader that
+ * saw version V finds every row written after it as `data_version > V`. Writers that take it first never wait on
+ * each other's rows while holding it.
+ */
+export async function nextDataVersion(trx: Transaction<Database>): Promise<number> {
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+    const row = await sql<{ version: number }>`select version from data_versions where name = 'listings' for update`.execute(trx);
+    return Number(row.rows[0].version) + 1;
+  }
+  await trx
+    .updateTable('data_versions')
+    .set((eb) => ({ version: eb.ref('version') }))
+    .where('name', '=', 'listings')
+    .execute();
+  const row = await trx.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
+  return Number(row.version) + 1;
 }

@@ -24,6 +24,7 @@ import * as webhookDueIndexes from './migrations/027-webhook-due-indexes.js';
 import * as districts from './migrations/028-districts.js';
 import * as mapCellsIndex from './migrations/029-map-cells-index.js';
 import * as pricePositions from './migrations/030-price-positions.js';
+import * as listingRowVersions from './migrations/031-listing-row-versions.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -86,6 +87,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '028-districts': districts,
   '029-map-cells-index': mapCellsIndex,
   '030-price-positions': pricePositions,
+  '031-listing-row-versions': listingRowVersions,
 };
 
 class InCodeMigrations implements MigrationProvider {

@@ -42,8 +42,11 @@ export interface Derived {
   districts: Districts;
 }
 
-/** A row as a crawl writes it: everything but the price position, which the valuation writes (estimate/valuation.ts). */
-export type CrawledRow = Omit<ListingRow, 'price_position'>;
+/**
+ * A row as a crawl reads it from a search node: everything but the price position, which the valuation writes
+ * (estimate/valuation.ts), and the row's version, which the write sets (store/data-version.ts).
+ */
+export type CrawledRow = Omit<ListingRow, 'price_position' | 'data_version'>;
 
 /**
  * A listing record from a search node -> a `listings` row (without first_seen_at, which the upsert keeps), waiting

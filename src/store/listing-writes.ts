@@ -7,7 +7,7 @@ import { PostgresAdapter, sql, type Insertable, type Transaction } from 'kysely'
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import { monthlyCharges } from '../domain/monthly-cost.js';
-import { bumpDataVersion } from './data-version.js';
+import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
@@ -31,6 +31,7 @@ const DETAIL_UPDATES = [
   'needs_detail',
   'detail_failures',
   'detail_error',
+  'data_version',
 ] as const satisfies readonly (keyof ListingRow)[];
 
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
@@ -123,6 +124,8 @@ export async function writeCrawl(
 ): Promise<ApplyResult> {
   await planForValues(trx);
   await lockChangeLog(trx);
+  // Every row written carries it; the version moves to it at the end if a row was (store/data-version.ts).
+  const version = await nextDataVersion(trx);
   const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
   /** Rows the upserts inserted or changed (an unchanged row is not rewritten, see below). */
   let changedRows = 0;
@@ -141,8 +144,8 @@ export async function writeCrawl(
           .execute()
       ).map((r) => [r.id, { price: Number(r.price), status: r.status }]),
     );
-    const rows = batch.map((r) => recordToRow(r, derive(r), at));
-    const columns = (Object.keys(rows[0]) as (keyof CrawledRow)[]).filter(
+    const rows = batch.map((r) => ({ ...recordToRow(r, derive(r), at), data_version: version }));
+    const columns = (Object.keys(rows[0]) as (keyof (typeof rows)[0])[]).filter(
       // A search node lacks what only a detail gives: keep what hydration stored.
       (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && !HYDRATED_COLUMNS.has(key),
     );
@@ -165,7 +168,7 @@ export async function writeCrawl(
           .where((eb) =>
             eb.or(
               columns
-                .filter((key) => key !== 'last_seen_at')
+                .filter((key) => key !== 'last_seen_at' && key !== 'data_version')
                 .map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
             ),
           ),
@@ -196,7 +199,7 @@ export async function writeCrawl(
         .execute();
     await appendChanges(trx, found.changeEvents);
   }
-  if (options.sweep) result.delisted = await sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at);
+  if (options.sweep) result.delisted = await sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at, version);
   // A crawl that found every listing as stored changed nothing but the times they were seen: the data
   // version stays, and no instance rebuilds what it derived from the listings.
   if (changedRows > 0 || result.delisted > 0) await bumpDataVersion(trx);
@@ -210,6 +213,7 @@ async function sweep(
   seen: Set<string>,
   rules: ChangeRules,
   at: string,
+  version: number,
 ): Promise<number> {
   const active = await trx
     .selectFrom('listings')
@@ -225,7 +229,7 @@ async function sweep(
     const { priceEvents, changeEvents } = rules.delisted(batch, at);
     await trx
       .updateTable('listings')
-      .set({ status: 'OFF_MARKET', delisted_at: at })
+      .set({ status: 'OFF_MARKET', delisted_at: at, data_version: version })
       .where(
         'id',
         'in',
@@ -245,6 +249,7 @@ async function sweep(
 /** Writes what hydration found for each listing in transaction `trx` (see {@link ListingsRepository.applyDetails}). */
 export async function writeDetails(trx: Transaction<Database>, items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
   await planForValues(trx);
+  const version = await nextDataVersion(trx);
   for (let i = 0; i < items.length; i += BATCH) {
     const batch = items.slice(i, i + BATCH);
     const ids = batch.map((item) => item.id);
@@ -278,6 +283,7 @@ export async function writeDetails(trx: Transaction<Database>, items: { id: stri
         needs_detail: 0,
         detail_failures: 0,
         detail_error: null,
+        data_version: version,
       };
     });
     await trx

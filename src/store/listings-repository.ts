@@ -5,7 +5,7 @@ import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listin
 import type { PriceEvent } from '../wire/listing.js';
 import type { ListingRow } from './listing-rows.js';
 import { writeCrawl, writeDetails, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
-import { bumpDataVersion } from './data-version.js';
+import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
 
 /** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
@@ -13,6 +13,12 @@ export interface StoredDetail {
   row: ListingRow;
   amenities: string[];
   history: PriceEvent[];
+}
+
+/** The listings' versions in `data_versions`: `listings` moves with every write of them, `bulk` with those whose rows carry no version. */
+export interface DataVersions {
+  listings: number;
+  bulk: number;
 }
 
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps (their statements in listing-writes.ts), look-ups. */
@@ -57,13 +63,16 @@ export class ListingsRepository {
     if (!positions.length) return;
     const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
     await this.db.transaction().execute(async (trx) => {
+      const version = await nextDataVersion(trx);
       for (let i = 0; i < positions.length; i += chunk) {
         const pairs = JSON.stringify(positions.slice(i, i + chunk).map((p) => [p.id, p.position]));
         // One parameter of [id, position] pairs, as JSON: a chunk of rows in one statement on both databases.
         const given = postgres
           ? sql`select e->>0 as id, (e->>1)::double precision as position from jsonb_array_elements(${pairs}::jsonb) as e`
           : sql`select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as position from json_each(${pairs})`;
-        await sql`update listings set price_position = given.position from (${given}) as given where listings.id = given.id`.execute(trx);
+        await sql`update listings set price_position = given.position, data_version = ${version} from (${given}) as given where listings.id = given.id`.execute(
+          trx,
+        );
       }
       await bumpDataVersion(trx);
     });
@@ -103,6 +112,20 @@ export class ListingsRepository {
   async dataVersion(): Promise<number> {
     const row = await this.db.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
     return Number(row.version);
+  }
+
+  /**
+   * The listings' data version ({@link dataVersion}) and their bulk version (migration 031: moved by writes whose rows
+   * carry no version of their own), read together.
+   */
+  async dataVersions(): Promise<DataVersions> {
+    const rows = await this.db
+      .selectFrom('data_versions')
+      .select(['name', 'version'])
+      .where('name', 'in', ['listings', 'listings_bulk'])
+      .execute();
+    const of = (name: string) => Number(rows.find((r) => r.name === name)?.version ?? 0);
+    return { listings: of('listings'), bulk: of('listings_bulk') };
   }
 
   /**

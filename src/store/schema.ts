@@ -75,6 +75,8 @@ export interface ListingsTable {
    * valuation after a sync (estimate/valuation.ts) values it, or when it has no estimate. Migration 030.
    */
   price_position: Generated<number | null>;
+  /** The listings' data version its searched or shown columns were last written at (migration 031); 0 before. */
+  data_version: Generated<number>;
   /** JSON: `{fees, contacts, photos, floorPlanKey, upstreamPriceHistory}`. */
   details: string;
   first_seen_at: string;

@@ -1,6 +1,6 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
 import type pg from 'pg';
-import { bumpDataVersion, dataVersionBump } from './data-version.js';
+import { bulkVersionBump, bumpDataVersion, dataVersionBump } from './data-version.js';
 import type { ListingRow } from './listing-rows.js';
 import { copyRows } from './postgres-copy.js';
 import type { Database } from './schema.js';
@@ -51,7 +51,7 @@ async function insertRows(
 
 /**
  * The synthetic listings of `nyc-listings seed` (benchmarks; `synthetic` = 1): their bulk load and removal. Every write bumps the listings' data version, so that
- * every instance's read caches see it.
+ * every instance's read caches see it, and the bulk version (migration 031), since its rows carry no version of their own.
  */
 export class SyntheticListingsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -60,6 +60,7 @@ export class SyntheticListingsRepository {
   async deleteSynthetic(): Promise<number> {
     const removed = await this.db.transaction().execute(async (trx) => {
       const deleted = await removeSynthetic(trx);
+      await bulkVersionBump(trx).execute();
       await bumpDataVersion(trx);
       return deleted;
     });
@@ -139,6 +140,7 @@ export class SyntheticListingsRepository {
         );
       }
       for (const trigger of triggers) await sql.raw(trigger.sql).execute(trx);
+      await bulkVersionBump(trx).execute();
       await bumpDataVersion(trx);
     });
     return { removed, added: written };
@@ -192,9 +194,11 @@ export class SyntheticListingsRepository {
         onBatch(written);
       }
       for (const index of indexes) await client.query(index.sql);
-      // bumpDataVersion's statement, on this connection.
-      const bump = dataVersionBump(this.db).compile();
-      await client.query(bump.sql, [...bump.parameters]);
+      // The statements of bumpDataVersion and the bulk version's, on this connection.
+      for (const statement of [bulkVersionBump(this.db), dataVersionBump(this.db)]) {
+        const bump = statement.compile();
+        await client.query(bump.sql, [...bump.parameters]);
+      }
       await client.query('commit');
     } catch (error) {
       failure = error as Error;

@@ -154,15 +154,34 @@ function afterOf(listing: Sample, sort: IndexedSort, past: boolean): SearchAfter
 /**
  * Checks, over `runs` drawn searches on `rt`'s store, that the search index gives exactly the ids, in order,
  * and the total of the plain SQL path (a searcher without the index, on the same store and clock), and that
- * the searcher answers with the same rows and cursor either way.
+ * the searcher answers with the same rows and cursor either way. With `writes`, the index is built, `writes` run, and
+ * the searches drawn from the store as they left it are asked of the index brought to the store's version (patched);
+ * `patched` is then how many listings it patched in.
  */
 export async function checkIndexAnswersAsStore(
   rt: TestRuntime,
   runs: number,
-): Promise<{ searches: number; fromIndex: number; matched: number }> {
+  writes?: () => Promise<void>,
+): Promise<{ searches: number; fromIndex: number; matched: number; patched: number }> {
   const index = rt.reads.searcher.index;
   if (!index) throw new Error('the runtime has no search index (SEARCH_INDEX off)');
   const now = new Date();
+  const deps = {
+    db: rt.store.readDb,
+    dialect: rt.store.dialect,
+    listings: rt.listings,
+    mortgage: rt.config.mortgage,
+    readCacheSeconds: rt.config.readCacheSeconds,
+    clock: () => now,
+    warn: () => undefined,
+  };
+  const plain = new Searcher({ ...deps, searchIndex: false });
+  const indexed = new Searcher({ ...deps, searchIndex: true });
+  await indexed.index!.current();
+  if (writes) {
+    await writes();
+    await indexed.index!.current();
+  }
   const samples = (await rt.store.db
     .selectFrom('listings')
     .select([
@@ -188,20 +207,8 @@ export async function checkIndexAnswersAsStore(
     ])
     .where('status', '=', 'ACTIVE')
     .execute()) as Sample[];
-  const deps = {
-    db: rt.store.readDb,
-    dialect: rt.store.dialect,
-    listings: rt.listings,
-    mortgage: rt.config.mortgage,
-    readCacheSeconds: rt.config.readCacheSeconds,
-    clock: () => now,
-    warn: () => undefined,
-  };
-  const plain = new Searcher({ ...deps, searchIndex: false });
-  const indexed = new Searcher({ ...deps, searchIndex: true });
-  await indexed.index!.current();
   const ctx: SearchContext = { now, mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
-  const tally = { searches: 0, fromIndex: 0, matched: 0 };
+  const tally = { searches: 0, fromIndex: 0, matched: 0, patched: indexed.index!.state().patchedListings };
   await fc.assert(
     fc.asyncProperty(searches(samples, now), async ({ search, polygon, zoom }) => {
       const fromIndex = await indexed.index!.find(search, ctx, polygon);

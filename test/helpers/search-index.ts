@@ -4,7 +4,7 @@ import { waitFor } from './wait.js';
 
 /** The active listings of `kind` the runtime's search index holds, or undefined while it is not current (asking starts its build). */
 export async function indexedListings(rt: Runtime, kind: ListingKind): Promise<number | undefined> {
-  return (await rt.reads.searcher.index!.listingsOf(kind))?.columns.size;
+  return (await rt.reads.searcher.index!.listingsOf(kind))?.size;
 }
 
 /** Waits until the runtime's search index holds the store's data version. */

@@ -614,3 +614,26 @@ describe('two instances on one PostgreSQL database', () => {
     }
   }, 120_000);
 });
+
+describe('the search index patched on PostgreSQL', () => {
+  it('patched with the listings another instance wrote after the market moved, gives exactly what the plain SQL path gives', async () => {
+    // Another instance on the same schema, its own local upstream's market moved two days: its crawls, hydration and
+    // valuation write through the real writers, each stamping its rows (migration 031).
+    const other = await startTestRuntime({ DATABASE_URL: url }, { initialSync: false, manualMarketClock: true, withoutRentHop: true });
+    try {
+      const tally = await checkIndexAnswersAsStore(onPg, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2, async () => {
+        other.marketClock!.advance(2 * 24 * 3_600_000);
+        expect(await other.syncer.syncAll()).toEqual([]);
+        await other.valuation.run();
+      });
+      console.log(
+        `search index patched (PostgreSQL): ${tally.patched} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
+      );
+      expect(tally.patched).toBeGreaterThan(0);
+      expect(tally.patched).toBeLessThanOrEqual(2_000);
+      expect(tally.matched).toBeGreaterThan(tally.searches / 4);
+    } finally {
+      await other.close();
+    }
+  }, 300_000);
+});
