@@ -45,6 +45,7 @@ import { appSearches, drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches
 import { cpuMicrosOf, freePort, rssOf, spawnCommand, stop } from './processes.js';
 import { load } from './load.js';
 import { freshMirror, webhookRate } from './webhooks.js';
+import { startWriter, type Writer } from './writer.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
@@ -207,6 +208,8 @@ interface Scenario {
    * scenario has no ratio to the bare server (both answer the same rate): the bare server's p99 is shown instead.
    */
   rate?: number;
+  /** Another instance's writes while it runs (bench/writer.ts): so many listings' prices changed, a write every so many ms. */
+  writes?: { listings: number; everyMs: number };
 }
 const mixedDraws = drawWithRepeats(mixed, config.readCacheSeconds);
 const R = '/listings?where.kind.eq=rental&where.status.eq=ACTIVE';
@@ -328,6 +331,15 @@ scenarios.push(
   },
   // Issue 47's steady rates: p99 at most 20 ms at 500 a second on the whole city, at most 50 ms at 200 a second at a million.
   ...[MIXED_RATE, 200, 500].map((rate) => ({ name: `app searches at ${rate} a second`, path: '{varies}', vary: appDraws.draw, rate })),
+  // A sync's writes as another instance makes them: the search index patches in the listings written (their row
+  // versions), where before each write had it built again while the store answered.
+  {
+    name: 'app searches at 200 a second while another instance writes 20 listings a second',
+    path: '{varies}',
+    vary: appDraws.draw,
+    rate: 200,
+    writes: { listings: 20, everyMs: 1000 },
+  },
   { name: 'map clusters of rentals, a new view each time', path: '/v1/search/rentals/clusters?{varies}', vary: mapView },
   {
     name: 'map clusters of rentals, a new view each time, at 50 a second',
@@ -367,12 +379,16 @@ for (const scenario of selected) {
   const measuredRounds: Awaited<ReturnType<typeof load>>[] = [];
   const limitRounds: Awaited<ReturnType<typeof load>>[] = [];
   let cpuMicros = 0;
+  const writer: Writer | null = scenario.writes
+    ? await startWriter(databaseUrl, allIds, scenario.writes.listings, scenario.writes.everyMs)
+    : null;
   for (let round = 0; round < rounds; round++) {
     const cpuBefore = cpuMicrosOf(service.child.pid!);
     measuredRounds.push(await load(shape, address, path, headers, scenario.vary, true, scenario.rate));
     cpuMicros += cpuMicrosOf(service.child.pid!) - cpuBefore;
     limitRounds.push(await load(shape, bareBase, example, {}, undefined, false, scenario.rate));
   }
+  const written = await writer?.stop();
   const served = measuredRounds.reduce((sum, r) => sum + r.total, 0);
   // The service's CPU per answer: steadier than req/s on a busy machine, since it does not count waiting.
   const cpuPerRequest = Math.round(cpuMicros / Math.max(1, served));
@@ -395,7 +411,9 @@ for (const scenario of selected) {
     'peer p99': null as number | null,
     'peer failed': null as number | null,
     'vs peer': null as string | null,
-    note: scenario.note?.() ?? null,
+    note: written
+      ? `${written.writes} writes of ${scenario.writes!.listings} listings by another instance while it ran`
+      : (scenario.note?.() ?? null),
   };
   rows.push(row);
   console.log(
