@@ -92,29 +92,23 @@ export function passing(test: (slot: number) => boolean): Narrowing {
 
 /** Keeps listings whose bit is set in `bits` (a bit set by slot). */
 export function inBits(bits: Uint32Array | undefined): Narrowing {
-  if (!bits) return { narrow: () => 0 };
-  return {
-    narrow(slots, n) {
-      let kept = 0;
-      for (let i = 0; i < n; i++) {
-        const slot = slots[i];
-        slots[kept] = slot;
-        kept += (bits[slot >>> 5] >>> (slot & 31)) & 1;
-      }
-      return kept;
-    },
-  };
+  return bits ? bitLoop(bits, 0) : { narrow: () => 0 };
 }
 
 /** Keeps listings whose bit is not set in `bits` (a bit set by slot): those not written since the columns were built. */
 export function outsideBits(bits: Uint32Array): Narrowing {
+  return bitLoop(bits, 1);
+}
+
+/** The loop of {@link inBits} and {@link outsideBits}: keeps a slot when its bit, flipped by `flip` (0 or 1), is set. */
+function bitLoop(bits: Uint32Array, flip: 0 | 1): Narrowing {
   return {
     narrow(slots, n) {
       let kept = 0;
       for (let i = 0; i < n; i++) {
         const slot = slots[i];
         slots[kept] = slot;
-        kept += ((bits[slot >>> 5] >>> (slot & 31)) & 1) ^ 1;
+        kept += ((bits[slot >>> 5] >>> (slot & 31)) & 1) ^ flip;
       }
       return kept;
     },

@@ -240,3 +240,25 @@ export async function checkIndexAnswersAsStore(
   );
   return tally;
 }
+
+/**
+ * {@link checkIndexAnswersAsStore} on an index patched after `writer` (a runtime on `rt`'s store with a market clock of
+ * its own, or `rt` itself) moved its market two days and synced: its crawls, hydration and valuation write through the
+ * real writers. Checks that the sync wrote listings, few enough to be patched in without a build (REBUILD_AFTER in
+ * src/search/search-index.ts), and that most drawn searches found some.
+ */
+export async function checkPatchedIndexAnswersAsStore(
+  rt: TestRuntime,
+  writer: TestRuntime,
+  runs: number,
+): Promise<{ searches: number; matched: number; patched: number }> {
+  const tally = await checkIndexAnswersAsStore(rt, runs, async () => {
+    writer.marketClock!.advance(2 * 24 * 3_600_000);
+    expect(await writer.syncer.syncAll()).toEqual([]);
+    await writer.valuation.run();
+  });
+  expect(tally.patched).toBeGreaterThan(0);
+  expect(tally.patched).toBeLessThanOrEqual(2_000);
+  expect(tally.matched).toBeGreaterThan(tally.searches / 4);
+  return tally;
+}

@@ -14,7 +14,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { rentalRows, saleRows } from '../helpers/source-rows.js';
 import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
-import { checkIndexAnswersAsStore } from '../helpers/index-equivalence.js';
+import { checkIndexAnswersAsStore, checkPatchedIndexAnswersAsStore } from '../helpers/index-equivalence.js';
 import { DEVICES_OFF, expectSameAnswers, probes } from '../helpers/device-equivalence.js';
 import { waitFor } from '../helpers/wait.js';
 import { DATASETS } from '../../src/upstream/soda-client.js';
@@ -621,17 +621,10 @@ describe('the search index patched on PostgreSQL', () => {
     // valuation write through the real writers, each stamping its rows (migration 031).
     const other = await startTestRuntime({ DATABASE_URL: url }, { initialSync: false, manualMarketClock: true, withoutRentHop: true });
     try {
-      const tally = await checkIndexAnswersAsStore(onPg, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2, async () => {
-        other.marketClock!.advance(2 * 24 * 3_600_000);
-        expect(await other.syncer.syncAll()).toEqual([]);
-        await other.valuation.run();
-      });
+      const tally = await checkPatchedIndexAnswersAsStore(onPg, other, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
       console.log(
         `search index patched (PostgreSQL): ${tally.patched} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
       );
-      expect(tally.patched).toBeGreaterThan(0);
-      expect(tally.patched).toBeLessThanOrEqual(2_000);
-      expect(tally.matched).toBeGreaterThan(tally.searches / 4);
     } finally {
       await other.close();
     }
