@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -32,22 +32,19 @@ export function bulkVersionBump(db: Kysely<Database>) {
 
 /**
  * Opens a write of listings' rows in `trx`, before any other write to them: takes the data version's lock (PostgreSQL:
- * its row, `for update`; SQLite: the database's write lock, by a write that changes nothing) and returns the version
+ * its row; SQLite: the database's write lock), by a write that changes nothing, and returns the version
  * this transaction's {@link bumpDataVersion} will move to, which every row it writes carries as `data_version`.
  * Holding the lock from the first write to the commit makes versions commit in their order, so that a reader that
  * saw version V finds every row written after it as `data_version > V`. Writers that take it first never wait on
  * each other's rows while holding it.
  */
 export async function nextDataVersion(trx: Transaction<Database>): Promise<number> {
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
-    const row = await sql<{ version: number }>`select version from data_versions where name = 'listings' for update`.execute(trx);
-    return Number(row.rows[0].version) + 1;
-  }
-  await trx
+  // A write that changes nothing takes the lock on both databases (PostgreSQL's row lock, SQLite's write lock) and reads the version under it.
+  const { version } = await trx
     .updateTable('data_versions')
     .set((eb) => ({ version: eb.ref('version') }))
     .where('name', '=', 'listings')
-    .execute();
-  const row = await trx.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
-  return Number(row.version) + 1;
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return Number(version) + 1;
 }
