@@ -29,6 +29,8 @@ export function areaIdsOf(areas: string, tree: AreaTree): number[] {
 export function resolveAreas(areas: string | undefined, tree: AreaTree): { areaIds: number[] | undefined; boroughs: number[] } {
   if (!areas) return { areaIds: undefined, boroughs: [] };
   const ids = areaIdsOf(areas, tree);
+  // One area, as most searches name: its descendants are already distinct, and it lies in one borough.
+  if (ids.length === 1) return { areaIds: [...tree.withDescendants(ids[0])], boroughs: [tree.boroughOf(ids[0])!] };
   return {
     areaIds: [...new Set(ids.flatMap((id) => tree.withDescendants(id)))],
     boroughs: [...new Set(ids.map((id) => tree.boroughOf(id)!))],

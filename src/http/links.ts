@@ -8,12 +8,9 @@ export function pageLinks(path: string, rawUrl: string, page: number, perPage: n
   const given = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
   const filters = [...given.entries()].filter(([name]) => name !== 'page' && name !== 'perPage' && name !== 'cursor');
   const lastPage = Math.max(1, Math.ceil(total / perPage));
-  const link = (p: number): string => {
-    const params = new URLSearchParams(filters);
-    params.set('page', String(p));
-    params.set('perPage', String(perPage));
-    return `${path}?${params.toString()}`;
-  };
+  // The filters are encoded once; `page` and `perPage` follow them, as URLSearchParams#set appends a name not yet present.
+  const encoded = new URLSearchParams(filters).toString();
+  const link = (p: number): string => `${path}?${encoded ? `${encoded}&` : ''}page=${p}&perPage=${perPage}`;
   return {
     self: link(page),
     first: link(1),

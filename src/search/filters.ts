@@ -68,9 +68,10 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   areaIds: {
     where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]),
     // The areas' own listings are where the index starts: a neighbourhood's are a few hundred of a kind's tens of thousands.
+    // So the narrowing by area is made only if some caller asks for it.
     memory: (columns, ids) => {
       const areas = [...new Set(ids)];
-      return { ...oneOf(columns.numbers.area_id, areas), areas };
+      return { areas, narrow: (slots, n) => oneOf(columns.numbers.area_id, areas).narrow(slots, n) };
     },
   },
   minPrice: { upTo: 'maxPrice', ...atLeast('price') },

@@ -64,10 +64,10 @@ export class IndexedListings {
    */
   private readonly marks: Uint32Array;
   private walks = 0;
+  /** The sort keys of a search's matches when few ({@link sorted}): grown to the most a search has needed, and reused. */
+  private keys = new Float64Array(0);
   /** Every run of slots: each area's, then the listings' in none. Where a search with no area starts. */
   private readonly everyRun: readonly SlotRun[];
-  /** Every slot, ascending: a run of slots is copied from it into the matches at once. */
-  private readonly everySlot: Int32Array;
 
   /** Active listings held. */
   get size(): number {
@@ -79,7 +79,6 @@ export class IndexedListings {
     this.matches = new Int32Array(columns.size);
     this.marks = new Uint32Array(columns.size);
     this.everyRun = [...[...columns.areaSlots.values()].flat(), ...columns.unplacedSlots];
-    this.everySlot = Int32Array.from({ length: columns.size }, (_, slot) => slot);
   }
 
   /**
@@ -145,18 +144,21 @@ export class IndexedListings {
     if (stale) narrowings.push(outsideBits(stale));
     const rest = fused(narrowings);
     const { areaSlots, numbers } = this.columns;
-    const runs = areas ? areas.flatMap((id) => areaSlots.get(id) ?? []) : this.everyRun;
     const price = rest.find((narrowing) => narrowing.range?.column === numbers.price);
     const bedrooms = rest.find((narrowing) => narrowing.range?.column === numbers.bedroom_count);
+    const { matches } = this;
     let n = 0;
-    for (const whole of runs) {
-      // A run's listings share one bedroom count: the run is in the range, or out of it (unknown: out).
-      const beds = numbers.bedroom_count[whole.start];
-      if (bedrooms && !(beds >= bedrooms.range!.min && beds <= bedrooms.range!.max)) continue;
-      const { start, end } = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
-      this.matches.set(this.everySlot.subarray(start, end), n);
-      n += end - start;
-    }
+    const gather = (runs: readonly SlotRun[]) => {
+      for (const whole of runs) {
+        // A run's listings share one bedroom count: the run is in the range, or out of it (unknown: out).
+        const beds = numbers.bedroom_count[whole.start];
+        if (bedrooms && !(beds >= bedrooms.range!.min && beds <= bedrooms.range!.max)) continue;
+        const { start, end } = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
+        for (let slot = start; slot < end; slot++) matches[n++] = slot;
+      }
+    };
+    if (!areas) gather(this.everyRun);
+    else for (const id of areas) gather(areaSlots.get(id) ?? []);
     for (const narrowing of mostSelectiveFirst(
       rest.filter((narrowing) => narrowing !== price && narrowing !== bedrooms),
       this.matches,
@@ -269,7 +271,8 @@ export class IndexedListings {
   /** The page from the matches' sort keys, sorted: for few matches. */
   private sorted(search: ListingSearch, total: number, rowsBefore: number, count: number): number[] {
     const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
-    const keys = new Float64Array(total);
+    if (this.keys.length < total) this.keys = new Float64Array(Math.min(this.size, Math.max(total, 2 * this.keys.length)));
+    const keys = this.keys;
     let kept = 0;
     for (let i = 0; i < total; i++) {
       const slot = this.matches[i];

@@ -42,12 +42,11 @@ async function toSearch(kind: ListingKind, q: AnyQuery, request: FastifyRequest,
   const geo = geoFilters(q);
   const cap = config.plans[principalOf(request).plan].maxPerPage;
   // The query's own filters pass as they are (one definition: the domain's SearchFilters); the rest is resolved here.
-  const filters: SearchFilters = Object.fromEntries(
-    SEARCH_FILTER_NAMES.filter((name) => q[name] !== undefined).map((name) => [name, q[name]]),
-  );
+  const filters: Record<string, unknown> = {};
+  for (const name of SEARCH_FILTER_NAMES) if (q[name] !== undefined) filters[name] = q[name];
   const { cursor, sort, sortDir, page, perPage } = q;
   const base: ListingSearch = {
-    ...filters,
+    ...(filters as SearchFilters),
     kind,
     areaIds,
     amenities: csvList(q.amenities),
