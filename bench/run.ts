@@ -160,9 +160,12 @@ const apps = appSearches(drawnFrom, MIXED_SEARCHES, 2016);
 await store.close();
 
 const started = Date.now();
-// The Node flags `npm start` runs the service with (package.json's start script, the one place they are set).
+// The environment and Node flags `npm start` runs the service with (package.json's start script, the one place they
+// are set): `NAME=value ... node <flags> dist/main.js serve`.
 const startScript = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
-const startFlags = startScript.slice(1, startScript.indexOf('dist/main.js'));
+const startEnv = startScript.slice(0, startScript.indexOf('node')).map((assignment) => assignment.split('='));
+const startFlags = startScript.slice(startScript.indexOf('node') + 1, startScript.indexOf('dist/main.js'));
+for (const [name, value] of startEnv) serviceEnv[name] ??= value;
 const nodeFlags = [
   ...startFlags,
   ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
