@@ -1,6 +1,7 @@
 import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
+import { exactCodes, exactFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
 import { TextList } from '../lib/text-list.js';
 
 /** An active listing as the pool reads it from the store (dollars, square feet, degrees; null when unknown). */
@@ -132,22 +133,23 @@ export class PoolBuilder {
       homeByIdRank[idRank[listing]] = home;
       listingCounts[home]++;
     }
-    const pick = (column: number[], unknown: number) => Float64Array.from(leaders, (l) => (column[l] === -1 ? unknown : column[l]));
+    const pick = (value: (listing: number) => number) => exactFloats(leaders.map(value));
     const leaderIdRanks = new Int32Array(leaders.length);
     for (let home = 0; home < leaders.length; home++) leaderIdRanks[home] = idRank[leaders[home]];
     return new ComparablePool(kind, {
       leaderIdRanks,
-      listingCounts,
-      latitudes: Float64Array.from(leaders, (l) => this.latitudes[l]),
-      longitudes: Float64Array.from(leaders, (l) => this.longitudes[l]),
-      prices: Float64Array.from(leaders, (l) => this.prices[l]),
-      bedrooms: pick(this.bedrooms, Number.NaN),
-      bathrooms: Float64Array.from(leaders, (l) =>
+      listingCounts: exactCodes(Array.from(listingCounts)),
+      latitudes: pick((l) => this.latitudes[l]),
+      longitudes: pick((l) => this.longitudes[l]),
+      prices: pick((l) => this.prices[l]),
+      bedrooms: pick((l) => (this.bedrooms[l] === -1 ? Number.NaN : this.bedrooms[l])),
+      bathrooms: pick((l) =>
         this.fullBathrooms[l] === -1 ? Number.NaN : this.fullBathrooms[l] + 0.5 * Math.max(0, this.halfBathrooms[l]),
       ),
-      sqft: pick(this.sqft, Number.NaN),
-      boroughs: Int32Array.from(leaders, (l) => this.boroughs[l]),
-      buildingTypes: leaders.map((l) => this.types[this.typeOf[l]]),
+      sqft: pick((l) => (this.sqft[l] === -1 ? Number.NaN : this.sqft[l])),
+      boroughs: exactCodes(leaders.map((l) => this.boroughs[l])),
+      buildingTypeCodes: exactCodes(leaders.map((l) => this.typeOf[l])),
+      buildingTypes: this.types,
       sortedIds: TextList.of(Array.from(byId, (listing) => ids[listing])),
       homeByIdRank,
     });
@@ -158,15 +160,17 @@ export class PoolBuilder {
 interface PoolColumns {
   /** By home, the place of its lowest listing id in `sortedIds`. */
   leaderIdRanks: Int32Array;
-  listingCounts: Int32Array;
-  latitudes: Float64Array;
-  longitudes: Float64Array;
-  prices: Float64Array;
-  bedrooms: Float64Array;
-  bathrooms: Float64Array;
-  sqft: Float64Array;
-  boroughs: Int32Array;
-  buildingTypes: (string | null)[];
+  listingCounts: Codes;
+  latitudes: Floats;
+  longitudes: Floats;
+  prices: Floats;
+  bedrooms: Floats;
+  bathrooms: Floats;
+  sqft: Floats;
+  boroughs: Codes;
+  /** By home, its building type's place in `buildingTypes` (0: unknown, null). */
+  buildingTypeCodes: Codes;
+  buildingTypes: readonly (string | null)[];
   /** Every listing id the pool holds, in JavaScript's order, and the home of each. */
   sortedIds: TextList;
   homeByIdRank: Int32Array;
@@ -181,15 +185,16 @@ interface PoolColumns {
 export class ComparablePool {
   readonly size: number;
   /** By home: the number of listings, and the facts ({@link ComparablePool.idOf}: its lowest listing id). Unknown numbers are NaN. */
-  readonly listingCounts: Int32Array;
-  readonly latitudes: Float64Array;
-  readonly longitudes: Float64Array;
-  readonly prices: Float64Array;
-  readonly bedrooms: Float64Array;
-  readonly bathrooms: Float64Array;
-  readonly sqft: Float64Array;
-  readonly boroughs: Int32Array;
-  readonly buildingTypes: (string | null)[];
+  readonly listingCounts: Codes;
+  readonly latitudes: Floats;
+  readonly longitudes: Floats;
+  readonly prices: Floats;
+  readonly bedrooms: Floats;
+  readonly bathrooms: Floats;
+  readonly sqft: Floats;
+  readonly boroughs: Codes;
+  private readonly buildingTypeCodes: Codes;
+  private readonly buildingTypes: readonly (string | null)[];
   private readonly leaderIdRanks: Int32Array;
   private readonly sortedIds: TextList;
   private readonly homeByIdRank: Int32Array;
@@ -213,6 +218,7 @@ export class ComparablePool {
     this.bathrooms = columns.bathrooms;
     this.sqft = columns.sqft;
     this.boroughs = columns.boroughs;
+    this.buildingTypeCodes = columns.buildingTypeCodes;
     this.buildingTypes = columns.buildingTypes;
     this.sortedIds = columns.sortedIds;
     this.homeByIdRank = columns.homeByIdRank;
@@ -245,6 +251,11 @@ export class ComparablePool {
   /** The lowest listing id of a home. */
   idOf(home: number): string {
     return this.sortedIds.at(this.leaderIdRanks[home]);
+  }
+
+  /** The building type of a home (null when unknown). */
+  buildingTypeOf(home: number): string | null {
+    return this.buildingTypes[this.buildingTypeCodes[home]];
   }
 
   /** The position of a home. */

@@ -131,7 +131,7 @@ export function presentEstimate(model: EstimateModel, found: PointEstimate, aski
       bedroomCount: Number.isNaN(pool.bedrooms[c.home]) ? null : pool.bedrooms[c.home],
       bathrooms: Number.isNaN(pool.bathrooms[c.home]) ? null : pool.bathrooms[c.home],
       sqft: Number.isNaN(pool.sqft[c.home]) ? null : Math.round(pool.sqft[c.home]),
-      buildingType: pool.buildingTypes[c.home],
+      buildingType: pool.buildingTypeOf(c.home),
       distance: Math.round(c.distance),
       similarity: Math.round(c.weight * 1000) / 10,
       price: Math.round(c.price),

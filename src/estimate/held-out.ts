@@ -21,7 +21,7 @@ export function heldOut(pool: ComparablePool, home: number): Subject {
     bedrooms: Number.isNaN(pool.bedrooms[home]) ? null : pool.bedrooms[home],
     bathrooms: Number.isNaN(pool.bathrooms[home]) ? null : pool.bathrooms[home],
     sqft: Number.isNaN(pool.sqft[home]) ? null : pool.sqft[home],
-    buildingType: pool.buildingTypes[home],
+    buildingType: pool.buildingTypeOf(home),
     exclude: home,
   };
 }

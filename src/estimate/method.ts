@@ -110,7 +110,7 @@ export const MIN_SPREAD = 0.02;
 export function estimateFor(pool: ComparablePool, subject: Subject): PointEstimate {
   const rule = ESTIMATE_RULES[subject.kind];
   const accept = (home: number) => home !== subject.exclude;
-  const sameType = (home: number) => subject.buildingType === null || pool.buildingTypes[home] === subject.buildingType;
+  const sameType = (home: number) => subject.buildingType === null || pool.buildingTypeOf(home) === subject.buildingType;
   if (rule.sizeFirst && subject.sqft !== null && subject.sqft > 0) {
     const sqft = subject.sqft;
     const near = pool.nearest(subject.point, (h) => accept(h) && sameType(h) && pool.sqft[h] > 0, rule.comparables, rule.radius);

@@ -3,7 +3,7 @@ import type { DistrictName } from '../domain/city-districts.js';
 import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
-import type { ListingColumns, NumericColumn } from './listing-columns.js';
+import { valueAt, type ListingColumns, type NumericColumn } from './listing-columns.js';
 import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './narrowing.js';
 
 const DAY_MS = 86_400_000;
@@ -116,8 +116,13 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
       prewar
         ? q.where('year_built', '<', PREWAR_BEFORE_YEAR)
         : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
-    memory: ({ numbers: { year_built: built } }, prewar) =>
-      prewar ? passing((slot) => built[slot] < PREWAR_BEFORE_YEAR) : passing((slot) => !(built[slot] < PREWAR_BEFORE_YEAR)),
+    memory: ({ numbers: { year_built: built } }, prewar) => {
+      const isPrewar = (slot: number) => {
+        const year = valueAt(built, slot);
+        return year !== null && year < PREWAR_BEFORE_YEAR;
+      };
+      return prewar ? passing(isPrewar) : passing((slot) => !isPrewar(slot));
+    },
   },
   saleType: {
     where: (q, saleType) => q.where('sale_type', '=', saleType),

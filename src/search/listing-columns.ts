@@ -1,4 +1,5 @@
 import type { SummaryRow } from '../store/listing-rows.js';
+import { codesFor, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
 import { TextList } from '../lib/text-list.js';
 import { type SlotRun, slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
 import { TextRanks } from './text-ranks.js';
@@ -28,6 +29,31 @@ export const NUMERIC_COLUMNS = [
   'furnished',
 ] as const;
 export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
+
+/**
+ * The numeric columns held as codes when their values allow (every one a whole number from 0 to 32,767, or unknown):
+ * counts, scores, years, district numbers and yes/no flags, one or two bytes a listing where a float took four. None of
+ * them orders the slots or a sort, nor enters arithmetic; their unknown value is -1 (`valueAt`).
+ */
+export const WHOLE_NUMBER_COLUMNS = [
+  'half_bathroom_count',
+  'full_bathroom_count',
+  'sqft',
+  'transit_score',
+  'year_built',
+  'community_district',
+  'police_precinct',
+  'school_district',
+  'pets_allowed',
+  'has_3d_tour',
+  'no_fee',
+  'furnished',
+] as const satisfies readonly NumericColumn[];
+type WholeNumberColumn = (typeof WHOLE_NUMBER_COLUMNS)[number];
+const isWholeNumberColumn = (c: NumericColumn): c is WholeNumberColumn => (WHOLE_NUMBER_COLUMNS as readonly string[]).includes(c);
+
+/** The numeric columns as the index holds them: each a column of floats, or of codes where {@link WHOLE_NUMBER_COLUMNS} allows. */
+export type NumberColumns = { readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : Floats };
 
 /** The text columns searches filter or sort on; `open_house_until` is `coalesce(open_house_end, open_house_start)`. */
 export const TEXT_COLUMNS = ['id', 'listed_at', 'open_house_until', 'available_at', 'building_type', 'sale_type'] as const;
@@ -69,8 +95,11 @@ export type IndexedRow = { [K in NumericColumn]: number | null } & {
   open_house_end: string | null;
 };
 
-/** A numeric column in memory: NaN for null, so that every comparison with it is false, as SQL's with NULL is not true. */
-export type NumberColumn = Float32Array | Float64Array;
+/**
+ * A numeric column in memory: floats with NaN for null, so that every comparison with it is false, as SQL's with NULL is
+ * not true; or codes with -1 for null ({@link WHOLE_NUMBER_COLUMNS}), which every narrowing leaves out (narrowing.ts).
+ */
+export type NumberColumn = Floats | Codes;
 
 /**
  * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, by area, bedrooms, then price)
@@ -79,7 +108,7 @@ export type NumberColumn = Float32Array | Float64Array;
  */
 export interface ListingColumns {
   readonly size: number;
-  readonly numbers: Readonly<Record<NumericColumn, NumberColumn>>;
+  readonly numbers: NumberColumns;
   readonly texts: Readonly<Record<TextColumn, TextRanks>>;
   /** The texts only shown: `values.at(codes[slot])`, null where the code is -1. */
   readonly shown: Readonly<Record<ShownTextColumn, TextCodes>>;
@@ -97,11 +126,12 @@ export interface ListingColumns {
 
 /**
  * A text column as codes into its distinct values (in the order first met): `values.at(codes[slot])`, -1 for null. The
- * codes take the narrowest array that holds them: a byte a listing for a column of a few values (a city, a tier),
- * four for a listing's own (its URL).
+ * codes take the narrowest array that holds them: a byte a listing for a column of a few values (a city, a tier). A
+ * column where every listing has a value of its own (a URL) has no codes: its values are in slot order,
+ * `values.at(slot)`, which saves four bytes a listing.
  */
 export interface TextCodes {
-  readonly codes: Int8Array | Int16Array | Int32Array;
+  readonly codes: Codes | null;
   readonly values: TextList;
 }
 
@@ -140,9 +170,16 @@ export function summaryRowAt(
   };
 }
 
-const numberAt = (values: NumberColumn, slot: number): number | null => (Number.isNaN(values[slot]) ? null : values[slot]);
-const textAt = ({ codes, values }: TextCodes, slot: number): string | null => (codes[slot] < 0 ? null : values.at(codes[slot]));
+const numberAt = (values: NumberColumn, slot: number): number | null => valueAt(values, slot);
+const textAt = ({ codes, values }: TextCodes, slot: number): string | null =>
+  codes === null ? values.at(slot) : codes[slot] < 0 ? null : values.at(codes[slot]);
 const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values.at(ranks[slot]));
+
+/** Listing `slot`'s value in `column`, null when unknown (NaN in floats, negative in codes). */
+export function valueAt(column: NumberColumn, slot: number): number | null {
+  const value = column[slot];
+  return Number.isNaN(value) || (value < 0 && !isFloats(column)) ? null : value;
+}
 
 /** The id of the listing at `slot`. */
 export const idAt = ({ texts }: ListingColumns, slot: number): string => texts.id.values.at(texts.id.ranks[slot]);
@@ -232,22 +269,32 @@ export class ColumnsBuilder {
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
       return out;
     };
-    const permutedCodes = ({ codes, values }: CodesBuilder): TextCodes['codes'] => {
-      const out =
-        values.length < 128
-          ? new Int8Array(slotAdded.length)
-          : values.length < 32768
-            ? new Int16Array(slotAdded.length)
-            : new Int32Array(slotAdded.length);
+    const permutedCodes = ({ codes, values }: CodesBuilder): TextCodes => {
+      if (values.length === slotAdded.length) {
+        // Each listing's own value (no null among them): kept in slot order, without codes.
+        return { codes: null, values: TextList.of(Array.from(slotAdded, (added) => values[codes[added]])) };
+      }
+      const out = codesFor(values.length - 1, slotAdded.length);
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = codes[slotAdded[slot]];
+      return { codes: out, values: TextList.of(values) };
+    };
+    const permutedWhole = (values: Float64Array): Codes => {
+      let largest = -1;
+      for (const v of values) if (v > largest) largest = v;
+      const out = codesFor(largest, slotAdded.length);
+      for (let slot = 0; slot < slotAdded.length; slot++) {
+        const value = values[slotAdded[slot]];
+        out[slot] = Number.isNaN(value) ? -1 : value;
+      }
       return out;
     };
     const numbers = Object.fromEntries(
       NUMERIC_COLUMNS.map((c) => {
         const values = this.numbers[c].subarray(0, this.size);
-        return [c, isSingle(values) ? permutedSingles(values) : permutedDoubles(values)];
+        if (isWholeNumberColumn(c) && fitsWhole(values)) return [c, permutedWhole(values)];
+        return [c, fitsSingle(values) ? permutedSingles(values) : permutedDoubles(values)];
       }),
-    ) as Record<NumericColumn, NumberColumn>;
+    ) as NumberColumns;
     const { areaSlots, unplacedSlots } = slotRuns(numbers.area_id, numbers.bedroom_count);
     return {
       size: this.size,
@@ -255,11 +302,10 @@ export class ColumnsBuilder {
       texts: Object.fromEntries(
         TEXT_COLUMNS.map((c) => [c, TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, slotAdded)]),
       ) as Record<TextColumn, TextRanks>,
-      shown: Object.fromEntries(
-        SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => {
-          return [c, { codes: permutedCodes(this.shown[c]), values: TextList.of(this.shown[c].values) }];
-        }),
-      ) as Record<ShownTextColumn, TextCodes>,
+      shown: Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => [c, permutedCodes(this.shown[c])])) as Record<
+        ShownTextColumn,
+        TextCodes
+      >,
       amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
       areaSlots,
       unplacedSlots,
@@ -328,8 +374,8 @@ function renumbered(bits: Uint32Array, slotNow: Int32Array): Uint32Array {
   return out;
 }
 
-/** Whether a column's values are each exactly a single-precision number (small whole numbers: counts, scores, codes): then they are kept as such, else as doubles. */
-function isSingle(values: Float64Array): boolean {
-  for (const v of values) if (!Number.isNaN(v) && Math.fround(v) !== v) return false;
+/** Whether each of `values` is unknown (NaN) or a whole number from 0 to 32,767: a column then kept as codes. */
+function fitsWhole(values: Float64Array): boolean {
+  for (const v of values) if (!Number.isNaN(v) && !(Number.isInteger(v) && v >= 0 && v <= 32767)) return false;
   return true;
 }

@@ -1,3 +1,4 @@
+import { isFloats } from '../lib/narrow-arrays.js';
 import type { ListingColumns, NumberColumn } from './listing-columns.js';
 import type { SearchContext } from './listing-search.js';
 
@@ -11,7 +12,7 @@ export interface Narrowing {
   areas?: readonly number[];
   narrow(slots: Int32Array, n: number): number;
   /** Set when the narrowing keeps `column`'s values within [min, max] ({@link inRange}): two on one column become one pass. */
-  range?: { column: NumberColumn | Int32Array; min: number; max: number };
+  range?: { column: NumberColumn; min: number; max: number };
   /** Set when the narrowing keeps what every one of these keeps ({@link allOf}): each then takes its own place in the order. */
   parts?: readonly Narrowing[];
 }
@@ -23,16 +24,21 @@ export interface Narrowing {
 export type InMemory<V> = ((columns: ListingColumns, value: V, ctx: SearchContext) => Narrowing) | null;
 
 /**
- * Keeps listings whose value in `column` is within [min, max]; NaN (unknown) and -1 (a text column's null rank) never
- * are when min >= 0. One loop written out for each kind of array: V8 keeps what it learns of a loop's array reads per
- * function literal, and one loop shared by three kinds of array read each element about ten times slower.
+ * Keeps listings whose value in `column` is within [min, max]; unknown values never are: NaN in a column of floats, and
+ * any negative value in a column of codes (-1, a whole number's unknown or a text's null), whose `min` is raised to 0.
+ * One loop written out for each kind of array: V8 keeps what it learns of a loop's array reads per function literal,
+ * and one loop shared by three kinds of array read each element about ten times slower.
  */
-export function inRange(column: NumberColumn | Int32Array, min: number, max: number): Narrowing {
-  return { ...rangeLoop(column, min, max), range: { column, min, max } };
+export function inRange(column: NumberColumn, min: number, max: number): Narrowing {
+  const low = isFloats(column) ? min : Math.max(0, min);
+  return { ...rangeLoop(column, low, max), range: { column, min: low, max } };
 }
 
-/** The loop of {@link inRange}. */
-function rangeLoop(column: NumberColumn | Int32Array, min: number, max: number): Narrowing {
+/**
+ * The loop of {@link inRange}. Without a branch: the slot is written in any case and kept when it matches (a branch on
+ * data this random is mispredicted about half the time, which cost twice the loop).
+ */
+function rangeLoop(column: NumberColumn, min: number, max: number): Narrowing {
   if (column instanceof Float32Array) {
     return {
       narrow(slots, n) {
@@ -40,8 +46,6 @@ function rangeLoop(column: NumberColumn | Int32Array, min: number, max: number):
         for (let i = 0; i < n; i++) {
           const slot = slots[i];
           const value = column[slot];
-          // Without a branch: the slot is written in any case and kept when it matches (a branch on data this
-          // random is mispredicted about half the time, which cost twice the loop).
           slots[kept] = slot;
           kept += +(value >= min) & +(value <= max);
         }
@@ -56,8 +60,34 @@ function rangeLoop(column: NumberColumn | Int32Array, min: number, max: number):
         for (let i = 0; i < n; i++) {
           const slot = slots[i];
           const value = column[slot];
-          // Without a branch: the slot is written in any case and kept when it matches (a branch on data this
-          // random is mispredicted about half the time, which cost twice the loop).
+          slots[kept] = slot;
+          kept += +(value >= min) & +(value <= max);
+        }
+        return kept;
+      },
+    };
+  }
+  if (column instanceof Int8Array) {
+    return {
+      narrow(slots, n) {
+        let kept = 0;
+        for (let i = 0; i < n; i++) {
+          const slot = slots[i];
+          const value = column[slot];
+          slots[kept] = slot;
+          kept += +(value >= min) & +(value <= max);
+        }
+        return kept;
+      },
+    };
+  }
+  if (column instanceof Int16Array) {
+    return {
+      narrow(slots, n) {
+        let kept = 0;
+        for (let i = 0; i < n; i++) {
+          const slot = slots[i];
+          const value = column[slot];
           slots[kept] = slot;
           kept += +(value >= min) & +(value <= max);
         }
@@ -115,10 +145,10 @@ function bitLoop(bits: Uint32Array, flip: 0 | 1): Narrowing {
   };
 }
 
-/** Keeps listings whose value in `column` is one of `values` (numbers; a text column's ranks). */
-export function oneOf(column: NumberColumn | Int32Array, values: readonly number[]): Narrowing {
+/** Keeps listings whose value in `column` is one of `values` (numbers; a text column's ranks), never an unknown one ({@link inRange}). */
+export function oneOf(column: NumberColumn, values: readonly number[]): Narrowing {
   if (values.length === 1) return inRange(column, values[0], values[0]);
-  const wanted = new Set(values);
+  const wanted = new Set(isFloats(column) ? values : values.filter((v) => v >= 0));
   return passing((slot) => wanted.has(column[slot]));
 }
 
@@ -146,7 +176,7 @@ export function fused(narrowings: readonly Narrowing[]): Narrowing[] {
   const flat = narrowings.flatMap(function flatten(n): Narrowing[] {
     return n.parts ? n.parts.flatMap(flatten) : [n];
   });
-  const ranges = new Map<NumberColumn | Int32Array, { min: number; max: number }>();
+  const ranges = new Map<NumberColumn, { min: number; max: number }>();
   const rest: Narrowing[] = [];
   for (const narrowing of flat) {
     if (!narrowing.range) {

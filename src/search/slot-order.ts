@@ -4,8 +4,7 @@
  * count are one run of slots, and a price range within it one run too.
  */
 
-/** A column of numbers as the index holds it, NaN for unknown (listing-columns.ts's `NumberColumn`). */
-type Numbers = Float32Array | Float64Array;
+import { codesFor, type Codes, type Floats as Numbers } from '../lib/narrow-arrays.js';
 
 /** Slots `start` to `end - 1`. */
 export interface SlotRun {
@@ -68,10 +67,10 @@ export function priceRun(price: Numbers, run: SlotRun, min: number, max: number)
  * A number column's values as ranks: 0 to `count - 1` for the distinct known values ascending, `count` for unknown
  * (NaN), which so comes last.
  */
-export function numberRanks(values: Numbers): { ranks: Int32Array; count: number } {
+export function numberRanks(values: Numbers): { ranks: Codes; count: number } {
   const known = Float64Array.from(values.filter((v) => !Number.isNaN(v))).sort();
   const distinct = known.filter((v, i) => i === 0 || v !== known[i - 1]);
-  const ranks = new Int32Array(values.length);
+  const ranks = codesFor(distinct.length, values.length);
   for (let slot = 0; slot < values.length; slot++) {
     const value = values[slot];
     if (Number.isNaN(value)) {
@@ -90,7 +89,7 @@ export function numberRanks(values: Numbers): { ranks: Int32Array; count: number
 }
 
 /** `slots` sorted by their `ranks` (0 to `count`), ties kept in the order given: a counting sort, linear in the slots. */
-function stableByRank(slots: Int32Array, { ranks, count }: { ranks: Int32Array; count: number }): Int32Array {
+function stableByRank(slots: Int32Array, { ranks, count }: { ranks: Codes; count: number }): Int32Array {
   const starts = new Int32Array(count + 2);
   for (const slot of slots) starts[ranks[slot] + 1]++;
   for (let rank = 1; rank < starts.length; rank++) starts[rank] += starts[rank - 1];

@@ -3,12 +3,63 @@ import { INDEXED_SORTS, SORTS, type IndexedSort, type SortColumn } from './sorts
 import { idAt, type ListingColumns } from './listing-columns.js';
 import { numberRanks } from './slot-order.js';
 import { compareText } from './text-ranks.js';
+import { codesFor, type Codes } from '../lib/narrow-arrays.js';
 
 export type Direction = 'ASC' | 'DESC';
 
+/** Positions of an order as a stretch of its array: `array[i]` for `count` values of i from `start`, by `step`. */
+export interface OrderRun {
+  start: number;
+  step: 1 | -1;
+  count: number;
+}
+
+/**
+ * Every listing's slot in one order, position 0 first. An order by one sort key stored once serves both directions:
+ * the descending order is the ascending one read backwards, its listings with the key (the first `known`) and those
+ * without it (last in either direction, as NULLS LAST) each read backwards, since the id breaks ties in the direction
+ * asked. Four bytes a listing for each order saved (3.5 MiB at a million rentals).
+ */
+export class SlotOrder {
+  readonly length: number;
+
+  /**
+   * @param array the slots in the ascending order (or in the order itself, not `backwards`).
+   * @param known how many of them come before those without the key.
+   */
+  constructor(
+    private readonly array: Int32Array,
+    private readonly backwards: boolean,
+    private readonly known: number,
+  ) {
+    this.length = array.length;
+  }
+
+  /** The slot at position `p`. */
+  at(p: number): number {
+    if (!this.backwards) return this.array[p];
+    return p < this.known ? this.array[this.known - 1 - p] : this.array[this.length - 1 - (p - this.known)];
+  }
+
+  /** Positions `from` to `to - 1` as stretches of the array, in order ({@link OrderRun}); read with {@link slotOf}. */
+  runs(from: number, to: number): OrderRun[] {
+    if (!this.backwards) return [{ start: from, step: 1, count: Math.max(0, to - from) }];
+    const split = Math.min(Math.max(from, this.known), to);
+    return [
+      { start: this.known - 1 - from, step: -1, count: Math.max(0, split - from) },
+      { start: this.length - 1 - (split - this.known), step: -1, count: Math.max(0, to - split) },
+    ];
+  }
+
+  /** The slot at index `i` of the array (of a run). */
+  slotOf(i: number): number {
+    return this.array[i];
+  }
+}
+
 /** A sort key column's values as ranks: 0 to `count - 1` for the distinct known values ascending, `count` for null. */
 interface KeyRanks {
-  ranks: Int32Array;
+  ranks: Codes;
   count: number;
 }
 
@@ -21,8 +72,8 @@ interface KeyRanks {
  */
 export class SortedOrders {
   private readonly keyRanks = new Map<SortColumn, KeyRanks>();
-  private readonly orders = new Map<string, Int32Array>();
-  private readonly idRanks: Int32Array;
+  private readonly orders = new Map<string, SlotOrder>();
+  private readonly idRanks: Codes;
   private readonly slotByIdRank: Int32Array;
 
   constructor(private readonly columns: ListingColumns) {
@@ -39,20 +90,31 @@ export class SortedOrders {
       if (largest > Number.MAX_SAFE_INTEGER) throw new Error(`too many listings to order by ${sort} in memory: ${columns.size}`);
     }
     for (const sort of INDEXED_SORTS) {
-      for (const dir of ['ASC', 'DESC'] as const) {
-        const keys = new Float64Array(columns.size);
-        for (let slot = 0; slot < columns.size; slot++) keys[slot] = this.sortKey(sort, dir, slot);
-        keys.sort();
-        this.orders.set(
-          `${sort} ${dir}`,
-          Int32Array.from(keys, (key) => this.slotOfKey(dir, key)),
-        );
-      }
+      // One key: the descending order is the ascending one read backwards ({@link SlotOrder}). More than one (the
+      // recommended order's score, then its listing date, which may be unknown within one score): an order each way.
+      const keyset = SORTS[sort].keyset;
+      const { ranks, count } = this.keyRanks.get(keyset[0].column)!;
+      let known = 0;
+      for (let slot = 0; slot < columns.size; slot++) known += +(ranks[slot] < count);
+      const ascending = this.sorted(sort, 'ASC');
+      this.orders.set(`${sort} ASC`, new SlotOrder(ascending, false, known));
+      this.orders.set(
+        `${sort} DESC`,
+        keyset.length === 1 ? new SlotOrder(ascending, true, known) : new SlotOrder(this.sorted(sort, 'DESC'), false, columns.size),
+      );
     }
   }
 
+  /** Every listing's slot in the order `sort`, `dir`, by sorting their sort keys. */
+  private sorted(sort: IndexedSort, dir: Direction): Int32Array {
+    const keys = new Float64Array(this.columns.size);
+    for (let slot = 0; slot < this.columns.size; slot++) keys[slot] = this.sortKey(sort, dir, slot);
+    keys.sort();
+    return Int32Array.from(keys, (key) => this.slotOfKey(dir, key));
+  }
+
   /** Every listing's slot in the order `sort`, `dir`. */
-  order(sort: IndexedSort, dir: Direction): Int32Array {
+  order(sort: IndexedSort, dir: Direction): SlotOrder {
     return this.orders.get(`${sort} ${dir}`)!;
   }
 
@@ -96,7 +158,7 @@ export class SortedOrders {
     let [lo, hi] = [0, order.length];
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.comesAfter(sort, dir, order[mid], after)) hi = mid;
+      if (this.comesAfter(sort, dir, order.at(mid), after)) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -132,7 +194,9 @@ export class SortedOrders {
   private ranksOf(column: SortColumn): KeyRanks {
     if (column === 'listed_at') {
       const { ranks, values } = this.columns.texts.listed_at;
-      return { ranks: ranks.map((r) => (r < 0 ? values.length : r)), count: values.length };
+      const keyRanks = codesFor(values.length, ranks.length);
+      for (let slot = 0; slot < ranks.length; slot++) keyRanks[slot] = ranks[slot] < 0 ? values.length : ranks[slot];
+      return { ranks: keyRanks, count: values.length };
     }
     return numberRanks(this.columns.numbers[column]);
   }

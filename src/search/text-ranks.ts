@@ -1,3 +1,4 @@
+import { codesFor, type Codes } from '../lib/narrow-arrays.js';
 import { TextList } from '../lib/text-list.js';
 
 /**
@@ -8,11 +9,12 @@ import { TextList } from '../lib/text-list.js';
  */
 export class TextRanks {
   /**
-   * @param ranks rank of each listing (by slot); -1 for null.
+   * @param ranks rank of each listing (by slot); -1 for null. The narrowest array that holds them (a byte a listing for
+   *   a column of a few values: a building type).
    * @param values the distinct values, ascending: `values.at(rank)`.
    */
   constructor(
-    readonly ranks: Int32Array,
+    readonly ranks: Codes,
     readonly values: TextList,
   ) {}
 
@@ -34,7 +36,7 @@ export class TextRanks {
       for (let rank = 0; rank < values.length; rank++) rankOfCode[byValue[rank]] = rank;
       sorted = Array.from(byValue, (code) => values[code]);
     }
-    const ranks = new Int32Array(slotAdded.length);
+    const ranks = codesFor(values.length - 1, slotAdded.length);
     for (let slot = 0; slot < slotAdded.length; slot++) {
       const code = codes[slotAdded[slot]];
       ranks[slot] = code < 0 || rankOfCode === null ? code : rankOfCode[code];

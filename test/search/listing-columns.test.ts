@@ -5,8 +5,11 @@ import {
   type IndexedRow,
   idAt,
   NUMERIC_COLUMNS,
+  type NumericColumn,
   SHOWN_TEXT_COLUMNS,
   summaryRowAt,
+  valueAt,
+  WHOLE_NUMBER_COLUMNS,
 } from '../../src/search/listing-columns.js';
 import { compareText } from '../../src/search/text-ranks.js';
 
@@ -14,10 +17,18 @@ import { compareText } from '../../src/search/text-ranks.js';
 // read back from its slot as they were added, whatever order the ids came in (the build reads them ascending, and
 // finds an amenity's listing by binary search then; otherwise through a map) and however many repeat a text.
 const text = (values: string[]) => fc.option(fc.constantFrom(...values), { nil: null });
-const row = (id: string) =>
+// With `whole`, the columns that may be held as codes get whole numbers that allow it (0 to 32,767), else any number.
+const number = (c: NumericColumn, whole: boolean) =>
+  fc.option(
+    whole && (WHOLE_NUMBER_COLUMNS as readonly string[]).includes(c)
+      ? fc.integer({ min: 0, max: c === 'year_built' ? 32_767 : 120 })
+      : fc.integer({ min: -5, max: 40_000_000 }),
+    { nil: null },
+  );
+const row = (id: string, whole: boolean) =>
   fc
     .record({
-      ...Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, fc.option(fc.integer({ min: -5, max: 40_000_000 }), { nil: null })])),
+      ...Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, number(c, whole)])),
       ...Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c) => [c, text(['a', 'B', 'Peña', '', `${c}-${id}`])])),
       listed_at: fc.constantFrom(
         '2026-11-01T00:00:00.000Z',
@@ -34,13 +45,14 @@ const row = (id: string) =>
 
 const rows = fc
   .uniqueArray(fc.stringMatching(/^[0-9a-z]{1,12}$/), { minLength: 1, maxLength: 3000 })
-  .chain((ids) => fc.tuple(...ids.map(row)))
-  .chain((drawn) => fc.tuple(fc.constant(drawn), fc.boolean(), fc.integer({ min: 1, max: 997 })));
+  .chain((ids) => fc.tuple(fc.constant(ids), fc.boolean()))
+  .chain(([ids, whole]) => fc.tuple(fc.tuple(...ids.map((id) => row(id, whole))), fc.constant(whole)))
+  .chain(([drawn, whole]) => fc.tuple(fc.constant(drawn), fc.boolean(), fc.integer({ min: 1, max: 997 }), fc.constant(whole)));
 
 describe('the search index columns', () => {
   it('give back each listing as added, in any order of ids, with its amenities', () => {
     fc.assert(
-      fc.property(rows, ([drawn, ascending, chunk]) => {
+      fc.property(rows, ([drawn, ascending, chunk, whole]) => {
         const added = ascending ? [...drawn].sort((a, b) => compareText(a.id as string, b.id as string)) : drawn;
         const builder = new ColumnsBuilder(added.length);
         for (let at = 0; at < added.length; at += chunk) builder.add(added.slice(at, at + chunk));
@@ -48,6 +60,12 @@ describe('the search index columns', () => {
         builder.addAmenities([...amenities, { listing_id: 'not-added', amenity: 'GYM' }]);
         const columns = builder.finish();
         expect(columns.size).toBe(added.length);
+        // Whole numbers that allow it take one or two bytes a listing; others stay floats.
+        for (const c of WHOLE_NUMBER_COLUMNS) {
+          expect(columns.numbers[c] instanceof Float32Array || columns.numbers[c] instanceof Float64Array).toBe(
+            !whole && added.some((r) => r[c] !== null && (r[c] < 0 || r[c] > 32_767)),
+          );
+        }
         const byId = new Map(added.map((r, i) => [r.id as string, { r, doorman: i % 3 === 0 }]));
         const seen = new Set<string>();
         for (let slot = 0; slot < columns.size; slot++) {
@@ -62,7 +80,7 @@ describe('the search index columns', () => {
             r.bedroom_count,
             r.latitude,
           ]);
-          for (const c of NUMERIC_COLUMNS) expect(Number.isNaN(columns.numbers[c][slot]) ? null : columns.numbers[c][slot]).toBe(r[c]);
+          for (const c of NUMERIC_COLUMNS) expect(valueAt(columns.numbers[c], slot)).toBe(r[c]);
           const bits = columns.amenities.get('DOORMAN')!;
           expect(((bits[slot >>> 5] >>> (slot & 31)) & 1) === 1).toBe(doorman);
           // Ranks follow the texts' order.
