@@ -3,7 +3,8 @@ import type { ListingCluster } from '../wire/cluster.js';
 import { cellAt, cellX, cellY, clusterOf, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
-import { summaryRowAt, type ListingColumns } from './listing-columns.js';
+import { summaryRowAt, type ColumnsBuilder, type ListingColumns } from './listing-columns.js';
+import type { Steps } from '../lib/stepwise.js';
 import { priceRun, type SlotRun } from './slot-order.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import { fused, mostSelectiveFirst, outsideBits, passing, type Narrowing } from './narrowing.js';
@@ -75,11 +76,21 @@ export class IndexedListings {
     return this.columns.size;
   }
 
-  constructor(readonly columns: ListingColumns) {
-    this.orders = new SortedOrders(columns);
+  /** @param orders the orders of `columns`, when made already (in steps: {@link IndexedListings.making}). */
+  constructor(
+    readonly columns: ListingColumns,
+    orders?: SortedOrders,
+  ) {
+    this.orders = orders ?? SortedOrders.of(columns);
     this.matches = new Int32Array(columns.size);
     this.marks = new Uint8Array(columns.size);
     this.everyRun = [...[...columns.areaSlots.values()].flat(), ...columns.unplacedSlots];
+  }
+
+  /** The listings `builder` gathered, their columns and orders made in steps ({@link Steps}): what a build runs. */
+  static *making(builder: ColumnsBuilder): Steps<IndexedListings> {
+    const columns = yield* builder.finishing();
+    return new IndexedListings(columns, yield* SortedOrders.making(columns));
   }
 
   /**

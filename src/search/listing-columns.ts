@@ -1,5 +1,6 @@
 import type { SummaryRow } from '../store/listing-rows.js';
 import { codesFor, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
+import { runNow, type Steps } from '../lib/stepwise.js';
 import { TextList } from '../lib/text-list.js';
 import { type SlotRun, slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
 import { TextRanks } from './text-ranks.js';
@@ -250,9 +251,14 @@ export class ColumnsBuilder {
    * one run.
    */
   finish(): ListingColumns {
+    return runNow(this.finishing());
+  }
+
+  /** {@link finish} in steps: a pause after each column ({@link Steps}). */
+  *finishing(): Steps<ListingColumns> {
     const at = (c: NumericColumn) => this.numbers[c].subarray(0, this.size);
     // `slotAdded[slot]`: the slot the listing had when added.
-    const slotAdded = slotsByAreaBedroomsPrice(at('area_id'), at('bedroom_count'), at('price'));
+    const slotAdded = yield* slotsByAreaBedroomsPrice(at('area_id'), at('bedroom_count'), at('price'));
     const slotNow = new Int32Array(this.size);
     for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
     // Loops rather than TypedArray.from with a function, which took seconds at a million listings.
@@ -288,24 +294,34 @@ export class ColumnsBuilder {
       }
       return out;
     };
-    const numbers = Object.fromEntries(
-      NUMERIC_COLUMNS.map((c) => {
-        const values = this.numbers[c].subarray(0, this.size);
-        if (isWholeNumberColumn(c) && fitsWhole(values)) return [c, permutedWhole(values)];
-        return [c, fitsSingle(values) ? permutedSingles(values) : permutedDoubles(values)];
-      }),
-    ) as NumberColumns;
-    const { areaSlots, unplacedSlots } = slotRuns(numbers.area_id, numbers.bedroom_count);
+    const numbers = {} as Record<NumericColumn, NumberColumn>;
+    for (const c of NUMERIC_COLUMNS) {
+      const values = this.numbers[c].subarray(0, this.size);
+      numbers[c] =
+        isWholeNumberColumn(c) && fitsWhole(values)
+          ? permutedWhole(values)
+          : fitsSingle(values)
+            ? permutedSingles(values)
+            : permutedDoubles(values);
+      yield;
+    }
+    const texts = {} as Record<TextColumn, TextRanks>;
+    for (const c of TEXT_COLUMNS) {
+      texts[c] = TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, slotAdded);
+      yield;
+    }
+    const shown = {} as Record<ShownTextColumn, TextCodes>;
+    for (const c of SHOWN_TEXT_COLUMNS) {
+      shown[c] = permutedCodes(this.shown[c]);
+      yield;
+    }
+    const columns = numbers as NumberColumns;
+    const { areaSlots, unplacedSlots } = slotRuns(columns.area_id, columns.bedroom_count);
     return {
       size: this.size,
-      numbers,
-      texts: Object.fromEntries(
-        TEXT_COLUMNS.map((c) => [c, TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, slotAdded)]),
-      ) as Record<TextColumn, TextRanks>,
-      shown: Object.fromEntries(SHOWN_TEXT_COLUMNS.map((c): [ShownTextColumn, TextCodes] => [c, permutedCodes(this.shown[c])])) as Record<
-        ShownTextColumn,
-        TextCodes
-      >,
+      numbers: columns,
+      texts,
+      shown,
       amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
       areaSlots,
       unplacedSlots,
@@ -314,32 +330,30 @@ export class ColumnsBuilder {
 }
 
 /**
- * Gathers a text column as codes: each distinct value kept once, however many listings share it. While the values come
- * ascending (a listing's id, read in order) each is new and no map of them is kept: at a million ids the map took
- * some 60 MiB while building.
+ * Gathers a text column as codes: each distinct value kept once, however many listings share it. The values that came
+ * ascending before any other (a listing's id, read in order) are found by binary search and kept in no map: at a
+ * million ids a map of them took some 60 MiB, and building it at once when a later value broke the order (a URL
+ * path out of the ids' order) held the event loop for a second. Values after the first out of order are kept in a map.
  */
 class CodesBuilder {
-  /** Each value's code, once the values stopped coming ascending. */
-  private codeByValue: Map<string, number> | null = null;
+  /** How many of `values` came ascending before the first out of order (all of them while none has). */
+  private ascending = 0;
+  /** The code of each value after {@link ascending}. */
+  private readonly codeByValue = new Map<string, number>();
   readonly values: string[] = [];
   codes = new Int32Array(1024);
+  private size = 0;
 
-  /**
-   * The code of `value`, or undefined when it never came: by binary search while the values came ascending (JavaScript's
-   * order, the build's order of ids), else from the map of values.
-   */
+  /** The code of `value`, or undefined when it never came: by binary search among the values that came ascending, else from the map. */
   codeOf(value: string): number | undefined {
-    if (this.codeByValue !== null) return this.codeByValue.get(value);
-    let [lo, hi] = [0, this.values.length];
+    let [lo, hi] = [0, this.ascending];
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (this.values[mid] < value) lo = mid + 1;
       else hi = mid;
     }
-    return this.values[lo] === value ? lo : undefined;
+    return lo < this.ascending && this.values[lo] === value ? lo : this.codeByValue.get(value);
   }
-
-  private size = 0;
 
   add(value: string | null): void {
     if (this.size === this.codes.length) {
@@ -348,14 +362,17 @@ class CodesBuilder {
       this.codes = grown;
     }
     let code = -1;
-    if (value !== null && this.codeByValue === null && (this.values.length === 0 || value > this.values[this.values.length - 1])) {
-      code = this.values.push(value) - 1;
-    } else if (value !== null) {
-      this.codeByValue ??= new Map(this.values.map((v, i) => [v, i]));
-      code = this.codeByValue.get(value) ?? this.values.length;
-      if (code === this.values.length) {
-        this.codeByValue.set(value, code);
-        this.values.push(value);
+    if (value !== null) {
+      const stillAscending = this.ascending === this.values.length;
+      if (stillAscending && (this.ascending === 0 || value > this.values[this.ascending - 1])) {
+        code = this.values.push(value) - 1;
+        this.ascending++;
+      } else {
+        code = this.codeOf(value) ?? this.values.length;
+        if (code === this.values.length) {
+          this.codeByValue.set(value, code);
+          this.values.push(value);
+        }
       }
     }
     this.codes[this.size++] = code;

@@ -14,6 +14,7 @@ import type { ListingSearch, SearchContext } from './listing-search.js';
 import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { SingleFlight } from '../lib/single-flight.js';
+import { runGivingTurns } from '../lib/stepwise.js';
 
 /**
  * Rows read from the store at a time while building: the event loop has a turn between reads. On SQLite a read
@@ -289,6 +290,8 @@ export class SearchIndex {
         .execute()) as (IndexedRow & { kind: string })[];
       for (const kind of LISTING_KINDS) builders.get(kind)!.add(rows.filter((r) => r.kind === kind));
       if (rows.length < CHUNK_ROWS) break;
+      // A turn for requests between chunks (on SQLite's own connection a read does not give one).
+      await nextTurn();
       after = rows[rows.length - 1].id as string;
     }
     for (let after: [string, string] = ['', '']; ; ) {
@@ -302,13 +305,11 @@ export class SearchIndex {
         .execute();
       for (const builder of builders.values()) builder.addAmenities(rows);
       if (rows.length < CHUNK_ROWS) break;
+      await nextTurn();
       after = [rows[rows.length - 1].listing_id, rows[rows.length - 1].amenity];
     }
     const columns = new Map<ListingKind, IndexedListings>();
-    for (const [kind, builder] of builders) {
-      await nextTurn();
-      columns.set(kind, new IndexedListings(builder.finish()));
-    }
+    for (const [kind, builder] of builders) columns.set(kind, await runGivingTurns(IndexedListings.making(builder)));
     this.built = {
       dataVersion: versions.listings,
       bulkVersion: versions.bulk,

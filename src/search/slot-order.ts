@@ -5,6 +5,7 @@
  */
 
 import { codesFor, type Codes, type Floats as Numbers } from '../lib/narrow-arrays.js';
+import type { Steps } from '../lib/stepwise.js';
 
 /** Slots `start` to `end - 1`. */
 export interface SlotRun {
@@ -14,13 +15,16 @@ export interface SlotRun {
 
 /**
  * The order of the listings added (numbered 0 to n - 1 as added) by area, then bedrooms, then price, unknown last
- * each time, ties in the order added: `slotAdded[slot]` is the listing (as added) that takes `slot`.
+ * each time, ties in the order added: `slotAdded[slot]` is the listing (as added) that takes `slot`. In steps, one a key.
  */
-export function slotsByAreaBedroomsPrice(area: Numbers, bedrooms: Numbers, price: Numbers): Int32Array {
+export function* slotsByAreaBedroomsPrice(area: Numbers, bedrooms: Numbers, price: Numbers): Steps<Int32Array> {
   // Sorted by the least significant key first, each sort stable, so that the order added breaks the last ties.
   let slotAdded: Int32Array = new Int32Array(area.length);
   for (let slot = 0; slot < area.length; slot++) slotAdded[slot] = slot;
-  for (const values of [price, bedrooms, area]) slotAdded = stableByRank(slotAdded, numberRanks(values));
+  for (const values of [price, bedrooms, area]) {
+    slotAdded = stableByRank(slotAdded, numberRanks(values));
+    yield;
+  }
   return slotAdded;
 }
 

@@ -4,6 +4,7 @@ import { idAt, type ListingColumns } from './listing-columns.js';
 import { numberRanks } from './slot-order.js';
 import { compareText } from './text-ranks.js';
 import { codesFor, type Codes } from '../lib/narrow-arrays.js';
+import { runNow, type Steps } from '../lib/stepwise.js';
 
 export type Direction = 'ASC' | 'DESC';
 
@@ -76,15 +77,28 @@ export class SortedOrders {
   private readonly idRanks: Codes;
   private readonly slotByIdRank: Int32Array;
 
-  constructor(private readonly columns: ListingColumns) {
+  private constructor(private readonly columns: ListingColumns) {
     this.idRanks = columns.texts.id.ranks;
     this.slotByIdRank = new Int32Array(columns.size);
     for (let slot = 0; slot < columns.size; slot++) this.slotByIdRank[this.idRanks[slot]] = slot;
+  }
+
+  /** The orders of `columns`, made at once. */
+  static of(columns: ListingColumns): SortedOrders {
+    return runNow(SortedOrders.making(columns));
+  }
+
+  /** The orders of `columns`, made in steps: a pause after each sort key's ranks and each order ({@link Steps}). */
+  static *making(columns: ListingColumns): Steps<SortedOrders> {
+    const orders = new SortedOrders(columns);
     for (const sort of INDEXED_SORTS) {
       let largest = columns.size;
       for (const { column } of SORTS[sort].keyset) {
-        if (!this.keyRanks.has(column)) this.keyRanks.set(column, this.ranksOf(column));
-        largest *= this.keyRanks.get(column)!.count + 1;
+        if (!orders.keyRanks.has(column)) {
+          orders.keyRanks.set(column, orders.ranksOf(column));
+          yield;
+        }
+        largest *= orders.keyRanks.get(column)!.count + 1;
       }
       // Past 2^53 two sort keys could round to one number (some tens of millions of listings).
       if (largest > Number.MAX_SAFE_INTEGER) throw new Error(`too many listings to order by ${sort} in memory: ${columns.size}`);
@@ -93,24 +107,32 @@ export class SortedOrders {
       // One key: the descending order is the ascending one read backwards ({@link SlotOrder}). More than one (the
       // recommended order's score, then its listing date, which may be unknown within one score): an order each way.
       const keyset = SORTS[sort].keyset;
-      const { ranks, count } = this.keyRanks.get(keyset[0].column)!;
+      const { ranks, count } = orders.keyRanks.get(keyset[0].column)!;
       let known = 0;
       for (let slot = 0; slot < columns.size; slot++) known += +(ranks[slot] < count);
-      const ascending = this.sorted(sort, 'ASC');
-      this.orders.set(`${sort} ASC`, new SlotOrder(ascending, false, known));
-      this.orders.set(
+      const ascending = yield* orders.sorted(sort, 'ASC');
+      orders.orders.set(`${sort} ASC`, new SlotOrder(ascending, false, known));
+      orders.orders.set(
         `${sort} DESC`,
-        keyset.length === 1 ? new SlotOrder(ascending, true, known) : new SlotOrder(this.sorted(sort, 'DESC'), false, columns.size),
+        keyset.length === 1
+          ? new SlotOrder(ascending, true, known)
+          : new SlotOrder(yield* orders.sorted(sort, 'DESC'), false, columns.size),
       );
     }
+    return orders;
   }
 
-  /** Every listing's slot in the order `sort`, `dir`, by sorting their sort keys. */
-  private sorted(sort: IndexedSort, dir: Direction): Int32Array {
+  /** Every listing's slot in the order `sort`, `dir`, by sorting their sort keys: three steps. */
+  private *sorted(sort: IndexedSort, dir: Direction): Steps<Int32Array> {
     const keys = new Float64Array(this.columns.size);
     for (let slot = 0; slot < this.columns.size; slot++) keys[slot] = this.sortKey(sort, dir, slot);
+    yield;
     keys.sort();
-    return Int32Array.from(keys, (key) => this.slotOfKey(dir, key));
+    yield;
+    const slots = new Int32Array(keys.length);
+    for (let p = 0; p < keys.length; p++) slots[p] = this.slotOfKey(dir, keys[p]);
+    yield;
+    return slots;
   }
 
   /** Every listing's slot in the order `sort`, `dir`. */

@@ -53,7 +53,7 @@ describe('the search index orders', () => {
         const builder = new ColumnsBuilder(drawn.length);
         builder.add(drawn);
         const columns = builder.finish();
-        const orders = new SortedOrders(columns);
+        const orders = SortedOrders.of(columns);
         const n = columns.size;
         const [from, to] = [Math.min(a, b) % (n + 1), Math.max(a, b) % (n + 1)].sort((x, y) => x - y);
         for (const sort of INDEXED_SORTS) {
