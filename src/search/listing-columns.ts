@@ -5,53 +5,41 @@ import { TextList } from '../lib/text-list.js';
 import { type SlotRun, slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
 import { TextRanks } from './text-ranks.js';
 
-/** The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet, degrees). */
-export const NUMERIC_COLUMNS = [
-  'half_bathroom_count',
-  'price',
-  'bedroom_count',
-  'full_bathroom_count',
-  'sqft',
-  'transit_score',
-  'price_position',
-  'recommended_score',
-  'price_per_sqft',
-  'monthly_charges',
-  'year_built',
-  'latitude',
-  'longitude',
-  'area_id',
-  'community_district',
-  'police_precinct',
-  'school_district',
-  'pets_allowed',
-  'has_3d_tour',
-  'no_fee',
-  'furnished',
-] as const;
-export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
-
 /**
- * The numeric columns held as codes when their values allow (every one a whole number from 0 to 32,767, or unknown):
- * counts, scores, years, district numbers and yes/no flags, one or two bytes a listing where a float took four. None of
- * them orders the slots or a sort, nor enters arithmetic; their unknown value is -1 (`valueAt`).
+ * The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet,
+ * degrees), each with whether it may be held as codes: `whole` when the index keeps it in one or two bytes a listing
+ * where its values allow (every one a whole number from 0 to 32,767, or unknown: counts, scores, years, district
+ * numbers, yes/no flags), -1 for unknown (`valueAt`). No `whole` column orders the slots or a sort, nor enters arithmetic.
  */
-export const WHOLE_NUMBER_COLUMNS = [
-  'half_bathroom_count',
-  'full_bathroom_count',
-  'sqft',
-  'transit_score',
-  'year_built',
-  'community_district',
-  'police_precinct',
-  'school_district',
-  'pets_allowed',
-  'has_3d_tour',
-  'no_fee',
-  'furnished',
-] as const satisfies readonly NumericColumn[];
-type WholeNumberColumn = (typeof WHOLE_NUMBER_COLUMNS)[number];
-const isWholeNumberColumn = (c: NumericColumn): c is WholeNumberColumn => (WHOLE_NUMBER_COLUMNS as readonly string[]).includes(c);
+const NUMERIC = {
+  half_bathroom_count: 'whole',
+  price: 'float',
+  bedroom_count: 'float',
+  full_bathroom_count: 'whole',
+  sqft: 'whole',
+  transit_score: 'whole',
+  price_position: 'float',
+  recommended_score: 'float',
+  price_per_sqft: 'float',
+  monthly_charges: 'float',
+  year_built: 'whole',
+  latitude: 'float',
+  longitude: 'float',
+  area_id: 'float',
+  community_district: 'whole',
+  police_precinct: 'whole',
+  school_district: 'whole',
+  pets_allowed: 'whole',
+  has_3d_tour: 'whole',
+  no_fee: 'whole',
+  furnished: 'whole',
+} as const satisfies Record<string, 'whole' | 'float'>;
+export type NumericColumn = keyof typeof NUMERIC;
+export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
+type WholeNumberColumn = { [K in NumericColumn]: (typeof NUMERIC)[K] extends 'whole' ? K : never }[NumericColumn];
+const isWholeNumberColumn = (c: NumericColumn): c is WholeNumberColumn => NUMERIC[c] === 'whole';
+/** The columns that may be held as codes (see {@link NUMERIC}). */
+export const WHOLE_NUMBER_COLUMNS = NUMERIC_COLUMNS.filter(isWholeNumberColumn);
 
 /** The numeric columns as the index holds them: each a column of floats, or of codes where {@link WHOLE_NUMBER_COLUMNS} allows. */
 export type NumberColumns = { readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : Floats };
