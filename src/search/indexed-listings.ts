@@ -116,33 +116,36 @@ export class IndexedListings {
     stale?: Uint32Array,
   ): IndexedWindow | undefined {
     if (search.sort === 'DISTANCE') return undefined;
-    const matched = this.match(search, ctx, polygon, stale);
-    if (matched === undefined) return undefined;
-    const { total, priceRange } = matched;
+    const plan = this.plan(search, ctx, polygon, stale);
+    if (plan === undefined) return undefined;
+    // With no filter but its runs', a search's total is their length, and a walk tells a match by its run: nothing
+    // is gathered (a borough at a million listings is some 300,000 slots).
+    const runsOnly = plan.rest.length === 0;
+    const total = runsOnly ? plan.runs.reduce((sum, run) => sum + run.end - run.start, 0) : this.gather(plan);
     if (total <= skip) return { slots: [], total };
     const n = this.columns.size;
     // Walking passes about n/total entries a match; sorting costs each match a key and its share of a sort.
     const walked = ((skip + count) * n) / total;
-    const slots =
-      total * Math.log2(total + 1) <= 8 * walked
-        ? this.sorted(search, total, skip, count)
-        : this.walked(search, total, skip, count, priceRange);
-    return { slots, total };
+    if (total * Math.log2(total + 1) <= 8 * walked) {
+      if (runsOnly) this.gather(plan);
+      return { slots: this.sorted(search, total, skip, count), total };
+    }
+    const isMatch = runsOnly ? inRuns(plan.runs) : this.marked(total);
+    return { slots: this.walked(search, skip, count, plan.priceRange, isMatch), total };
   }
 
   /**
-   * Puts the search's matches in `matches[0..total)` and says how many, with the price range they lie in when the search
-   * has one; undefined when a filter is the store's.
-   * Starts from the runs of slots of the search's areas (every listing's when it has none) whose bedroom count is in its
-   * range, each cut to its price range ({@link priceRun}); the other filters are fused into as few passes as they can
-   * be, the most selective first.
+   * How a search finds its matches, or undefined when a filter is the store's: the runs of slots it starts from (the
+   * runs of its areas, every listing's when it has none, whose bedroom count is in its range, each cut to its price
+   * range by {@link priceRun}), the other filters fused into as few passes as they can be, and the price range the
+   * matches lie in when the search has one.
    */
-  private match(
+  private plan(
     search: ListingSearch,
     ctx: SearchContext,
     polygon?: Outline,
     stale?: Uint32Array,
-  ): { total: number; priceRange: { min: number; max: number } | undefined } | undefined {
+  ): { runs: SlotRun[]; rest: Narrowing[]; priceRange: { min: number; max: number } | undefined } | undefined {
     const narrowings: Narrowing[] = [];
     let areas: readonly number[] | undefined;
     for (const [name, value] of filtersOf(search)) {
@@ -154,30 +157,33 @@ export class IndexedListings {
     }
     if (polygon) narrowings.push(this.inside(polygon));
     if (stale) narrowings.push(outsideBits(stale));
-    const rest = fused(narrowings);
+    const fusedNarrowings = fused(narrowings);
     const { areaSlots, numbers } = this.columns;
-    const price = rest.find((narrowing) => narrowing.range?.column === numbers.price);
-    const bedrooms = rest.find((narrowing) => narrowing.range?.column === numbers.bedroom_count);
-    const { matches } = this;
-    let n = 0;
-    const gather = (runs: readonly SlotRun[]) => {
-      for (const whole of runs) {
+    const price = fusedNarrowings.find((narrowing) => narrowing.range?.column === numbers.price);
+    const bedrooms = fusedNarrowings.find((narrowing) => narrowing.range?.column === numbers.bedroom_count);
+    const runs: SlotRun[] = [];
+    const cut = (wholeRuns: readonly SlotRun[]) => {
+      for (const whole of wholeRuns) {
         // A run's listings share one bedroom count: the run is in the range, or out of it (unknown: out).
         const beds = numbers.bedroom_count[whole.start];
         if (bedrooms && !(beds >= bedrooms.range!.min && beds <= bedrooms.range!.max)) continue;
-        const { start, end } = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
-        for (let slot = start; slot < end; slot++) matches[n++] = slot;
+        const run = price ? priceRun(numbers.price, whole, price.range!.min, price.range!.max) : whole;
+        if (run.end > run.start) runs.push(run);
       }
     };
-    if (!areas) gather(this.everyRun);
-    else for (const id of areas) gather(areaSlots.get(id) ?? []);
-    for (const narrowing of mostSelectiveFirst(
-      rest.filter((narrowing) => narrowing !== price && narrowing !== bedrooms),
-      this.matches,
-      n,
-    ))
-      n = narrowing.narrow(this.matches, n);
-    return { total: n, priceRange: price?.range };
+    if (!areas) cut(this.everyRun);
+    else for (const id of areas) cut(areaSlots.get(id) ?? []);
+    const rest = fusedNarrowings.filter((narrowing) => narrowing !== price && narrowing !== bedrooms);
+    return { runs, rest, priceRange: price?.range };
+  }
+
+  /** Puts the matches of a plan in `matches[0..total)` ({@link plan}: its runs' slots that every other filter keeps), and says how many. */
+  private gather({ runs, rest }: { runs: readonly SlotRun[]; rest: readonly Narrowing[] }): number {
+    const { matches } = this;
+    let n = 0;
+    for (const { start, end } of runs) for (let slot = start; slot < end; slot++) matches[n++] = slot;
+    for (const narrowing of mostSelectiveFirst(rest, matches, n)) n = narrowing.narrow(matches, n);
+    return n;
   }
 
   /**
@@ -194,8 +200,9 @@ export class IndexedListings {
    * is the store's.
    */
   cellSums(search: ListingSearch, ctx: SearchContext, grid: ClusterGrid, polygon?: Outline, stale?: Uint32Array): CellSums[] | undefined {
-    const total = this.match(search, ctx, polygon, stale)?.total;
-    if (total === undefined) return undefined;
+    const plan = this.plan(search, ctx, polygon, stale);
+    if (plan === undefined) return undefined;
+    const total = this.gather(plan);
     if (search.bbox) {
       const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
       const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
@@ -298,15 +305,11 @@ export class IndexedListings {
     return Array.from(page, (key) => this.orders.slotOfKey(search.sortDir, key));
   }
 
-  /** The page by walking the order from its start (or the keyset's position) and keeping the matches: for many matches. */
-  private walked(
-    search: ListingSearch,
-    total: number,
-    rowsBefore: number,
-    count: number,
-    priceRange?: { min: number; max: number },
-  ): number[] {
-    const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
+  /**
+   * A test of the matches in `matches[0..total)`: each marked with the number of this walk (a byte a listing, the
+   * numbers starting again every 255 walks), so that no pass clears the marks of the one before.
+   */
+  private marked(total: number): (slot: number) => boolean {
     const { matches, marks } = this;
     this.walks++;
     if (this.walks === 256) {
@@ -315,6 +318,18 @@ export class IndexedListings {
     }
     const walk = this.walks;
     for (let i = 0; i < total; i++) marks[matches[i]] = walk;
+    return (slot) => marks[slot] === walk;
+  }
+
+  /** The page by walking the order from its start (or the keyset's position) and keeping the matches (`isMatch`): for many matches. */
+  private walked(
+    search: ListingSearch,
+    rowsBefore: number,
+    count: number,
+    priceRange: { min: number; max: number } | undefined,
+    isMatch: (slot: number) => boolean,
+  ): number[] {
+    const sort = search.sort as Exclude<ListingSearch['sort'], 'DISTANCE'>;
     const order = this.orders.order(sort, search.sortDir);
     // In an order by price, the matches lie between the first listing in the price range and the first past it.
     const { start, end } =
@@ -325,7 +340,7 @@ export class IndexedListings {
     for (const run of order.runs(from, end)) {
       for (let k = 0, i = run.start; k < run.count && page.length < count; k++, i += run.step) {
         const slot = order.slotOf(i);
-        if (marks[slot] !== walk) continue;
+        if (!isMatch(slot)) continue;
         if (skip > 0) skip--;
         else page.push(slot);
       }
@@ -353,4 +368,23 @@ export class IndexedListings {
     const start = first(before, 0);
     return { start, end: first(within, start) };
   }
+}
+
+/**
+ * A test of whether a slot lies in one of `runs` (none of them empty): a binary search among their starts, in slot
+ * order. What a walk tells a match by when a search has no filter but its runs'.
+ */
+function inRuns(runs: readonly SlotRun[]): (slot: number) => boolean {
+  const sorted = [...runs].sort((a, b) => a.start - b.start);
+  const starts = Int32Array.from(sorted, (run) => run.start);
+  const ends = Int32Array.from(sorted, (run) => run.end);
+  return (slot) => {
+    let [lo, hi] = [0, starts.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (starts[mid] <= slot) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && slot < ends[lo - 1];
+  };
 }
