@@ -1,7 +1,8 @@
 import type { SummaryRow } from '../store/listing-rows.js';
 import { codesFor, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
 import { runNow, type Steps } from '../lib/stepwise.js';
-import { TextList } from '../lib/text-list.js';
+import { TextList, type Texts } from '../lib/text-list.js';
+import { PathList } from '../lib/path-list.js';
 import { type SlotRun, slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
 import { TextRanks } from './text-ranks.js';
 
@@ -116,12 +117,12 @@ export interface ListingColumns {
 /**
  * A text column as codes into its distinct values (in the order first met): `values.at(codes[slot])`, -1 for null. The
  * codes take the narrowest array that holds them: a byte a listing for a column of a few values (a city, a tier). A
- * column where every listing has a value of its own (a URL) has no codes: its values are in slot order,
- * `values.at(slot)`, which saves four bytes a listing.
+ * column where every listing has a value of its own (a URL path) has no codes: its values are in slot order,
+ * `values.at(slot)`, kept as paths whose last segment is mostly the listing's id (lib/path-list.ts).
  */
 export interface TextCodes {
   readonly codes: Codes | null;
-  readonly values: TextList;
+  readonly values: Texts;
 }
 
 /**
@@ -263,10 +264,17 @@ export class ColumnsBuilder {
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
       return out;
     };
-    const permutedCodes = ({ codes, values }: CodesBuilder): TextCodes => {
+    const permutedCodes = ({ codes, values }: CodesBuilder, idAt: (slot: number) => string): TextCodes => {
       if (values.length === slotAdded.length) {
-        // Each listing's own value (no null among them): kept in slot order, without codes.
-        return { codes: null, values: TextList.of(Array.from(slotAdded, (added) => values[codes[added]])) };
+        // Each listing's own value (no null among them: a URL path): kept in slot order, without codes, as paths
+        // whose last segment is mostly the listing's id (lib/path-list.ts).
+        return {
+          codes: null,
+          values: PathList.of(
+            Array.from(slotAdded, (added) => values[codes[added]]),
+            idAt,
+          ),
+        };
       }
       const out = codesFor(values.length - 1, slotAdded.length);
       for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = codes[slotAdded[slot]];
@@ -299,8 +307,9 @@ export class ColumnsBuilder {
       yield;
     }
     const shown = {} as Record<ShownTextColumn, TextCodes>;
+    const idAt = idReader(texts.id);
     for (const c of SHOWN_TEXT_COLUMNS) {
-      shown[c] = permutedCodes(this.shown[c]);
+      shown[c] = permutedCodes(this.shown[c], idAt);
       yield;
     }
     const columns = numbers as NumberColumns;
@@ -366,6 +375,12 @@ class CodesBuilder {
     this.codes[this.size++] = code;
   }
 }
+
+/** Reads the id at a slot: made outside the build, whose scope (every column as added) the path list would keep alive. */
+const idReader =
+  ({ values, ranks }: TextRanks) =>
+  (slot: number): string =>
+    values.at(ranks[slot]);
 
 /** A bit set by slot as added -> the same listings' bits by their slot in the columns (`slotNow[added]`). */
 function renumbered(bits: Uint32Array, slotNow: Int32Array): Uint32Array {

@@ -28,4 +28,24 @@ describe('a list of texts', () => {
     const list = TextList.of(values);
     expect([list.at(0), list.at(1), list.at(2), list.at(4999)]).toEqual([values[0], values[1], '', values[4999]]);
   });
+
+  it('gives back ids that are whole numbers as given, and texts that only look like numbers as given', () => {
+    // Kept as numbers only when every text is one written plainly: a leading zero, a sign, a 16th digit or an
+    // exponent would not come back as it was written from a double.
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.nat().map(String), fc.bigInt({ min: 0n, max: 10n ** 15n - 1n }).map(String)), { minLength: 1, maxLength: 20 }),
+        fc.constantFrom('', '007', '-1', '1e3', '1234567890123456', '1.5', ' 1'),
+        fc.boolean(),
+        (drawn, odd, withOdd) => {
+          const values = Array.from({ length: PACKED_FROM + drawn.length }, (_, i) => drawn[i % drawn.length]);
+          if (withOdd) values[values.length >> 1] = odd;
+          const list = TextList.of(values);
+          expect(list.length).toBe(values.length);
+          for (let i = 0; i < values.length; i++) expect(list.at(i)).toBe(values[i]);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
 });
