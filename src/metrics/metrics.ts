@@ -131,6 +131,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Bytes of answers the answer cache holds, each counted with a kilobyte for its key and meta (http/plugins/answer-cache.ts). */
+  readonly answerCacheBytes = new Gauge({
+    name: 'nyc_listings_answer_cache_bytes',
+    help: 'Bytes of serialized answers the answer cache holds (each counted with a kilobyte for its key and meta)',
+    registers: [this.registry],
+  });
+
   /** Open change streams (Server-Sent Events) on this instance: the route counts them in and out. */
   readonly changeStreams = new Gauge({
     name: 'nyc_listings_change_stream_clients',

@@ -29,6 +29,13 @@ function startWorker(workerData: ReadWorkerData): Worker {
   });
 }
 
+/**
+ * Seconds a read thread may stay idle before it is stopped; the next read starts it again (some 50 ms). With the search
+ * index current, a mirror of a million listings reads on these threads only to build the index and the estimates'
+ * comparables, and for market figures: two idle workers held some 25 MiB between those reads (docs/performance.md).
+ */
+export const READ_THREAD_IDLE_SECONDS = 30;
+
 interface Pending {
   resolve: (rows: Record<string, unknown>[]) => void;
   reject: (error: Error) => void;
@@ -41,10 +48,11 @@ interface Pending {
  * rentals with a fee, at a million listings). Reads only (`query_only`); in WAL mode it
  * sees every write the main connection has committed, so a read after a write finds it. Queries run
  * one at a time, in the order given. A worker that dies fails the queries in flight (with its error)
- * and is started again for the next one.
+ * and is started again for the next one. A worker idle for `idleSeconds` is stopped, and started again by the next query.
  */
 export class SqliteReadThread {
   private worker: Worker | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private closed = false;
@@ -55,7 +63,13 @@ export class SqliteReadThread {
     private readonly file: string,
     /** ROW_BUILDERS: rows made objects by a generated literal ({@link rowBuilder}). */
     private readonly rowBuilders = true,
+    private readonly idleSeconds = READ_THREAD_IDLE_SECONDS,
   ) {}
+
+  /** Whether a worker is running (started by a query, stopped when idle or closed). */
+  get running(): boolean {
+    return this.worker !== null;
+  }
 
   /** Queries given and not yet answered. */
   get inFlight(): number {
@@ -66,6 +80,8 @@ export class SqliteReadThread {
   all(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
     if (this.closed) return Promise.reject(new Error('the SQLite read thread is closed'));
     const id = this.nextId++;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     return new Promise((resolve, reject) => {
       const worker = this.started();
       // Held while it has queries to answer (a command awaiting one must not exit); idle, it keeps nothing alive.
@@ -78,6 +94,7 @@ export class SqliteReadThread {
   /** Stops the worker; queries in flight fail. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const worker = this.worker;
     this.worker = null;
     if (worker) await worker.terminate();
@@ -99,7 +116,10 @@ export class SqliteReadThread {
     const waiting = this.pending.get(answer.id);
     if (!waiting) return;
     this.pending.delete(answer.id);
-    if (!this.pending.size) this.worker?.unref();
+    if (!this.pending.size) {
+      this.worker?.unref();
+      this.stopWhenIdle();
+    }
     if ('error' in answer) {
       waiting.reject(Object.assign(new Error(answer.error), { code: answer.code }));
       return;
@@ -114,6 +134,20 @@ export class SqliteReadThread {
     const objects = new Array<Record<string, unknown>>(rows.length);
     for (let i = 0; i < rows.length; i++) objects[i] = build(rows[i]);
     waiting.resolve(objects);
+  }
+
+  /** Stops the worker once it has had no query for `idleSeconds` (a query given meanwhile clears the timer). */
+  private stopWhenIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      const worker = this.worker;
+      if (!worker || this.pending.size) return;
+      // Forgotten first, so that its exit is not taken for a death, and the next query starts another.
+      this.worker = null;
+      void worker.terminate();
+    }, this.idleSeconds * 1000);
+    this.idleTimer.unref();
   }
 
   private lost(worker: Worker, error: Error): void {
@@ -172,8 +206,8 @@ class ReadThreadDriver implements Driver {
  * A Kysely handle whose queries run on {@link READ_THREADS} {@link SqliteReadThread}s over `file` (SQLite's SQL, as the main
  * handle writes it). For reads only: a statement that returns no rows fails. Destroying it stops the threads.
  */
-export function readThreadDatabase(file: string, rowBuilders = true): Kysely<Database> {
-  const pool = Array.from({ length: READ_THREADS }, () => new SqliteReadThread(file, rowBuilders));
+export function readThreadDatabase(file: string, rowBuilders = true, idleSeconds = READ_THREAD_IDLE_SECONDS): Kysely<Database> {
+  const pool = Array.from({ length: READ_THREADS }, () => new SqliteReadThread(file, rowBuilders, idleSeconds));
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ReadThreadDriver(pool),

@@ -145,6 +145,21 @@ describe('read caches', () => {
     for (let i = 0; i < 60; i++) statuses.push((await get(a.app, url, key)).status);
     expect(statuses.at(-1)).toBe(429);
   }, 120_000);
+  it('the answer cache: answers past READ_CACHE_SECONDS are dropped, and the bytes it holds are in the metrics', async () => {
+    let now = Date.now();
+    const a = await runtime({ READ_CACHE_SECONDS: '0.5', RATE_LIMIT_PRO_PER_MINUTE: '1000' }, { clock: () => new Date(now) });
+    const key = await a.key('pro');
+    const held = async () => (await a.metrics.answerCacheBytes.get()).values[0]?.value ?? 0;
+    const url = '/v1/search/rentals?areas=300&perPage=50';
+    // Kept from the second ask (admission): its bytes and a kilobyte for its key and meta.
+    await get(a.app, url, key);
+    const kept = await get(a.app, url, key);
+    expect(await held()).toBe(Buffer.byteLength(JSON.stringify(kept.body)) + 1000);
+    // Past its time, on this instance's clock, the next sweep drops it without anyone asking for it again.
+    now += 1_000;
+    await waitFor(async () => (await held()) === 0, 'the answer past its time dropped');
+  }, 120_000);
+
   it('the answer cache: identical requests that arrive while an admitted answer is computed wait for it (single flight), each counted', async () => {
     const a = await runtime({ READ_CACHE_SECONDS: '600', RATE_LIMIT_PRO_PER_MINUTE: '1000' });
     const key = await a.key('pro');

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { SqliteReadThread } from '../../src/store/sqlite-read-thread.js';
@@ -154,6 +154,21 @@ console.log(rows[0].n);`;
       await single.close();
     }
     expect(store.readDb).not.toBe(store.db);
+  });
+
+  it('an idle worker is stopped, never one with a query in flight; the next query starts another', async () => {
+    // Idle after 50 ms: a read that takes longer is answered all the same (the timer runs only while none is pending).
+    const thread = new SqliteReadThread(file, true, 0.05);
+    try {
+      expect(thread.running).toBe(false);
+      expect((await thread.all(countTo(2_000_000), []))[0].n).toBe(2_000_000);
+      await vi.waitFor(() => expect(thread.running).toBe(false), { timeout: 10_000, interval: 20 });
+      const id = (native.prepare('select id from listings order by id limit 1').get() as { id: string }).id;
+      expect(await thread.all('select id from listings order by id limit 1', [])).toEqual([{ id }]);
+      expect(thread.running).toBe(true);
+    } finally {
+      await thread.close();
+    }
   });
 
   it('once closed, refuses queries; a new one opens on the same file', async () => {
