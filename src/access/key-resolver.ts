@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { digestsEqual } from '../domain/api-key.js';
 import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
 
 /** Keys remembered at once (known and unknown digests together). */
@@ -22,12 +23,21 @@ export class KeyResolver {
     keys.onChange(() => this.cache.clear());
   }
 
-  /** The stored key with this digest, or undefined (unknown). Revoked and expired keys are returned as stored. */
+  /**
+   * The stored key with this digest, or undefined (unknown). Revoked and expired keys are returned as stored. The row
+   * read is checked to hold this very digest (compared in constant time) before it is kept.
+   */
   async find(digest: string): Promise<ApiKeyRow | undefined> {
     const hit = this.cache.get(digest);
     if (hit) return hit.row ?? undefined;
-    const row = await this.keys.findByDigest(digest);
+    const read = await this.keys.findByDigest(digest);
+    const row = read && digestsEqual(read.digest, digest) ? read : undefined;
     this.cache.set(digest, { row: row ?? null });
     return row;
+  }
+
+  /** What {@link find} would answer without reading the store: the row, null for a digest known to be unknown, undefined when not held. */
+  known(digest: string): ApiKeyRow | null | undefined {
+    return this.cache.get(digest)?.row;
   }
 }

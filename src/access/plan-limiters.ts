@@ -5,10 +5,17 @@ import { PLANS, type Config, type Plan } from '../config.js';
 /** Seconds of the per-minute window. */
 export const WINDOW_SECONDS = 60;
 
+/** The month last asked of {@link monthOf}: every request asks it, and a month's name and end are the same all month. */
+let lastMonth = { start: 0, end: 0, month: '' };
+
 /** The month (`YYYY-MM`, UTC) of `now`, and seconds until the next one begins (at least 1). */
 export function monthOf(now: Date): { month: string; secondsLeft: number } {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-  return { month: now.toISOString().slice(0, 7), secondsLeft: Math.max(1, Math.ceil((next - now.getTime()) / 1000)) };
+  const time = now.getTime();
+  if (!(time >= lastMonth.start && time < lastMonth.end)) {
+    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    lastMonth = { start, end: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1), month: now.toISOString().slice(0, 7) };
+  }
+  return { month: lastMonth.month, secondsLeft: Math.max(1, Math.ceil((lastMonth.end - time) / 1000)) };
 }
 
 /**

@@ -34,7 +34,19 @@ export class QuotaMeter {
 
   /** Counts one request and returns the month's count including it. */
   async count(subject: string, month: string): Promise<number> {
-    const tally = await this.tally(subject, month);
+    return this.countKnown(subject, month) ?? this.counted(await this.tally(subject, month));
+  }
+
+  /**
+   * {@link count} without waiting, when the subject's month is in memory (read or counted in the last minute): its
+   * count including this request; undefined, counting nothing, when it must first be read (then call `count`).
+   */
+  countKnown(subject: string, month: string): number | undefined {
+    const tally = this.tallies.get(`${subject}\n${month}`);
+    return tally === undefined ? undefined : this.counted(tally);
+  }
+
+  private counted(tally: Tally): number {
     tally.pending++;
     tally.lastUsed = Date.now();
     this.schedule();

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PLANS, type Config, type Plan } from '../../config.js';
-import { digestsEqual, isWellFormedKey, keyDigest } from '../../domain/api-key.js';
+import { isWellFormedKey, keyDigest } from '../../domain/api-key.js';
 import type { KeyResolver } from '../../access/key-resolver.js';
-import type { KeysRepository } from '../../store/keys-repository.js';
+import type { ApiKeyRow, KeysRepository } from '../../store/keys-repository.js';
 import { Problem } from '../problem.js';
 
 /**
@@ -78,9 +78,10 @@ export function registerAuth(
   app.decorateRequest('principal', null);
   // last_used_at is kept to the minute: one write per key a minute, not one per request.
   const lastTouched = new Map<string, number>();
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  /** The digest of the key a request gives; null when it needs none (a public route, or none given to an `anonymous` one). @throws Problem */
+  const digestOf = (request: FastifyRequest): string | null => {
     const access = accessOf(request);
-    if (access === 'public') return;
+    if (access === 'public') return null;
     const fromQuery = request.routeOptions.config?.queryToken ? (request.query as { access_token?: string }).access_token : undefined;
     if (fromQuery !== undefined && request.headers.authorization !== undefined) {
       throw new Problem('INVALID_PARAMS', 'Send the key in the Authorization header or as access_token, not both (RFC 6750, section 2).', {
@@ -91,7 +92,7 @@ export function registerAuth(
     if (header === undefined) {
       if (access === 'anonymous') {
         request.principal = { plan: 'free', keyId: null, subject: `ip:${request.ip}` };
-        return;
+        return null;
       }
       throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
     }
@@ -99,10 +100,11 @@ export function registerAuth(
     if (!match || !isWellFormedKey(match[1], deps.config.apiKeyPrefix)) {
       throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${deps.config.apiKeyPrefix}_<uuid>".`);
     }
-    const digest = keyDigest(match[1], deps.config.apiKeyPepper);
-    const row = await deps.resolver.find(digest);
-    if (!row || !digestsEqual(row.digest, digest) || row.revoked_at)
-      throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
+    return keyDigest(match[1], deps.config.apiKeyPepper);
+  };
+  /** Sets the principal of the key stored as `row` (undefined: unknown). @throws Problem when the key may not make this request */
+  const admit = (request: FastifyRequest, digest: string, row: ApiKeyRow | undefined): void => {
+    if (!row || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime())
       throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
@@ -131,6 +133,36 @@ export function registerAuth(
       // Last use is bookkeeping: do not hold the answer for it.
       void deps.keys.touch(row.id, now.toISOString()).catch(() => undefined);
     }
+  };
+  /** Admits the request at once when its key is held by the resolver (or it needs none); else the digest to read. @throws Problem */
+  const digestToRead = (request: FastifyRequest): string | null => {
+    const digest = digestOf(request);
+    if (digest === null) return null;
+    const known = deps.resolver.known(digest);
+    if (known === undefined) return digest;
+    admit(request, digest, known ?? undefined);
+    return null;
+  };
+  // A callback hook (see app.ts): a key the resolver holds is admitted without waiting; only one it must read waits.
+  // `done` is called outside each try: the hooks after this one run within that call, and their errors are not its own.
+  app.addHook('onRequest', (request, _reply, done) => {
+    let digest: string | null;
+    try {
+      digest = digestToRead(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (digest === null) return done();
+    const asked = digest;
+    deps.resolver.find(asked).then((row) => {
+      let refused: Error | undefined;
+      try {
+        admit(request, asked, row);
+      } catch (error) {
+        refused = error as Error;
+      }
+      done(refused);
+    }, done);
   });
   app.addHook('preHandler', (request, _reply, done) => {
     if (accessOf(request) !== 'public' && !request.principal)

@@ -46,34 +46,43 @@ export function registerRateLimits(
       (error: Error) => done(error),
     );
   });
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!request.principal || request.routeOptions.config?.limited === false) return;
+  // A callback hook (see app.ts): a request whose month is counted in memory waits only for the limiter.
+  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    if (!request.principal || request.routeOptions.config?.limited === false) return done();
     const { plan, subject } = request.principal;
     const limits = deps.config.plans[plan];
-    let state: RateLimiterRes;
-    try {
-      state = await deps.limiters.consume(plan, subject);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) {
-        deps.logger.warn({ err: (rejection as Error).message }, 'rate limiter unavailable; request allowed');
-        return;
-      }
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      setHeaders(reply, limits.perMinute, 0, retryAfter);
-      throw new Problem('RATE_LIMIT_EXCEEDED', `The ${plan} plan allows ${limits.perMinute} requests a minute.`, {
-        retryAfter,
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
-    setHeaders(reply, limits.perMinute, state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-    const { month, secondsLeft } = monthOf(deps.clock());
-    const used = await deps.quotas.count(subject, month);
-    countedMonth.set(request, month);
-    if (used > limits.perMonth) {
-      throw new Problem('QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
-        retryAfter: secondsLeft,
-        headers: { 'Retry-After': String(secondsLeft) },
-      });
-    }
+    const withinQuota = (used: number, secondsLeft: number) => {
+      if (used <= limits.perMonth) return done();
+      done(
+        new Problem('QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
+          retryAfter: secondsLeft,
+          headers: { 'Retry-After': String(secondsLeft) },
+        }),
+      );
+    };
+    deps.limiters.consume(plan, subject).then(
+      (state) => {
+        setHeaders(reply, limits.perMinute, state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+        const { month, secondsLeft } = monthOf(deps.clock());
+        countedMonth.set(request, month);
+        const used = deps.quotas.countKnown(subject, month);
+        if (used !== undefined) return withinQuota(used, secondsLeft);
+        deps.quotas.count(subject, month).then((counted) => withinQuota(counted, secondsLeft), done);
+      },
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) {
+          deps.logger.warn({ err: (rejection as Error).message }, 'rate limiter unavailable; request allowed');
+          return done();
+        }
+        const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+        setHeaders(reply, limits.perMinute, 0, retryAfter);
+        done(
+          new Problem('RATE_LIMIT_EXCEEDED', `The ${plan} plan allows ${limits.perMinute} requests a minute.`, {
+            retryAfter,
+            headers: { 'Retry-After': String(retryAfter) },
+          }),
+        );
+      },
+    );
   });
 }
