@@ -1,7 +1,7 @@
 import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
-import { exactCodes, exactFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
+import { exactCodes, exactFloats, exactPositions, positionAt, type Codes, type Floats, type Positions } from '../lib/narrow-arrays.js';
 import { TextList } from '../lib/text-list.js';
 
 /** An active listing as the pool reads it from the store (dollars, square feet, degrees; null when unknown). */
@@ -139,8 +139,8 @@ export class PoolBuilder {
     return new ComparablePool(kind, {
       leaderIdRanks,
       listingCounts: exactCodes(Array.from(listingCounts)),
-      latitudes: pick((l) => this.latitudes[l]),
-      longitudes: pick((l) => this.longitudes[l]),
+      latitudes: exactPositions(leaders.map((l) => this.latitudes[l])),
+      longitudes: exactPositions(leaders.map((l) => this.longitudes[l])),
       prices: pick((l) => this.prices[l]),
       bedrooms: pick((l) => (this.bedrooms[l] === -1 ? Number.NaN : this.bedrooms[l])),
       bathrooms: pick((l) =>
@@ -161,8 +161,8 @@ interface PoolColumns {
   /** By home, the place of its lowest listing id in `sortedIds`. */
   leaderIdRanks: Int32Array;
   listingCounts: Codes;
-  latitudes: Floats;
-  longitudes: Floats;
+  latitudes: Positions;
+  longitudes: Positions;
   prices: Floats;
   bedrooms: Floats;
   bathrooms: Floats;
@@ -186,8 +186,9 @@ export class ComparablePool {
   readonly size: number;
   /** By home: the number of listings, and the facts ({@link ComparablePool.idOf}: its lowest listing id). Unknown numbers are NaN. */
   readonly listingCounts: Codes;
-  readonly latitudes: Floats;
-  readonly longitudes: Floats;
+  /** By home, its position in degrees ({@link ComparablePool.pointOf}). */
+  private readonly latitudes: Positions;
+  private readonly longitudes: Positions;
   readonly prices: Floats;
   readonly bedrooms: Floats;
   readonly bathrooms: Floats;
@@ -229,7 +230,8 @@ export class ComparablePool {
     const keys = new Float64Array(n);
     const keysByBedrooms = new Float64Array(n);
     for (let home = 0; home < n; home++) {
-      keys[home] = cellKey(Math.floor(this.latitudes[home] / this.cellDegrees), Math.floor(this.longitudes[home] / this.cellDegrees));
+      const { latitude, longitude } = this.pointOf(home);
+      keys[home] = cellKey(Math.floor(latitude / this.cellDegrees), Math.floor(longitude / this.cellDegrees));
       const bedrooms = this.bedrooms[home];
       keysByBedrooms[home] = keys[home] * 32 + bedroomsBits(Number.isNaN(bedrooms) ? null : bedrooms);
     }
@@ -260,7 +262,7 @@ export class ComparablePool {
 
   /** The position of a home. */
   pointOf(home: number): GeoPoint {
-    return { latitude: this.latitudes[home], longitude: this.longitudes[home] };
+    return { latitude: positionAt(this.latitudes, home), longitude: positionAt(this.longitudes, home) };
   }
 
   /**
@@ -293,7 +295,7 @@ export class ComparablePool {
           for (let at = cells.starts[cell]; at < cells.starts[cell + 1]; at++) {
             const home = cells.homes[at];
             if (!accept(home)) continue;
-            const distance = distanceMeters(point, { latitude: this.latitudes[home], longitude: this.longitudes[home] });
+            const distance = distanceMeters(point, this.pointOf(home));
             if (distance <= radius) keep(home, distance);
           }
         }

@@ -303,8 +303,8 @@ function sameHome(pool: ComparablePool, listing: ListedHome): number | undefined
   const near = pool.nearest(
     { latitude: listing.latitude, longitude: listing.longitude },
     (h) =>
-      pool.latitudes[h] === listing.latitude &&
-      pool.longitudes[h] === listing.longitude &&
+      pool.pointOf(h).latitude === listing.latitude &&
+      pool.pointOf(h).longitude === listing.longitude &&
       pool.prices[h] === price &&
       Object.is(pool.bedrooms[h], bedrooms) &&
       Object.is(pool.bathrooms[h], bathrooms),

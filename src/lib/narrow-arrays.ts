@@ -42,3 +42,37 @@ export function exactCodes(values: readonly number[]): Codes {
   codes.set(values);
   return codes;
 }
+
+/**
+ * Numbers each written with at most six decimals (degrees as the listing sites give them: 40.760471), kept as whole
+ * millionths in an Int32Array, 4 bytes where a double takes 8: `at(i)` is `units[i] / 1e6`, the very double given.
+ */
+export class Millionths {
+  constructor(private readonly units: Int32Array) {}
+
+  /** Number `index`, as given. */
+  at(index: number): number {
+    return this.units[index] / 1e6;
+  }
+}
+
+/** Numbers by place: doubles, or {@link Millionths} where every one of them is one (read back the same). */
+export type Positions = Float64Array | Millionths;
+
+/**
+ * `values` as {@link Millionths} when each is a number of millionths, within ±2,147 (a latitude or longitude), that
+ * `units / 1e6` gives back exactly; else as doubles.
+ */
+export function exactPositions(values: ArrayLike<number>): Positions {
+  const units = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const unit = Math.round(values[i] * 1e6);
+    units[i] = unit;
+    // Read back as it will be (a negative zero, a NaN or a seventh decimal would not be).
+    if (!(Math.abs(unit) < 2 ** 31 && Object.is(units[i] / 1e6, values[i]))) return Float64Array.from(values);
+  }
+  return new Millionths(units);
+}
+
+/** Number `index` of `values`. */
+export const positionAt = (values: Positions, index: number): number => (values instanceof Float64Array ? values[index] : values.at(index));
