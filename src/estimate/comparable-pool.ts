@@ -123,21 +123,27 @@ export class PoolBuilder {
     leaders.forEach((leader, home) => {
       homeOfLeader[leader] = home;
     });
-    const homeByIdRank = new Int32Array(n);
+    // Each listing that is not its home's leader (a copy), in the order of their ids, with its home.
+    const copies: number[] = [];
+    const copyHome = new Int32Array(n);
     const listingCounts = new Int32Array(leaders.length);
     let leader = -1;
     for (let i = 0; i < n; i++) {
       const listing = byHome[i];
       if (i === 0 || !sameHome(listing, byHome[i - 1])) leader = listing;
       const home = homeOfLeader[leader];
-      homeByIdRank[idRank[listing]] = home;
+      if (listing !== leader) {
+        copies.push(listing);
+        copyHome[listing] = home;
+      }
       listingCounts[home]++;
     }
+    copies.sort((a, b) => idRank[a] - idRank[b]);
     const pick = (value: (listing: number) => number) => exactFloats(leaders.map(value));
-    const leaderIdRanks = new Int32Array(leaders.length);
-    for (let home = 0; home < leaders.length; home++) leaderIdRanks[home] = idRank[leaders[home]];
     return new ComparablePool(kind, {
-      leaderIdRanks,
+      leaderIds: TextList.of(leaders.map((l) => ids[l])),
+      copyIds: TextList.of(copies.map((l) => ids[l])),
+      copyHomes: Int32Array.from(copies, (l) => copyHome[l]),
       listingCounts: exactCodes(Array.from(listingCounts)),
       latitudes: exactPositions(leaders.map((l) => this.latitudes[l])),
       longitudes: exactPositions(leaders.map((l) => this.longitudes[l])),
@@ -150,16 +156,17 @@ export class PoolBuilder {
       boroughs: exactCodes(leaders.map((l) => this.boroughs[l])),
       buildingTypeCodes: exactCodes(leaders.map((l) => this.typeOf[l])),
       buildingTypes: this.types,
-      sortedIds: TextList.of(Array.from(byId, (listing) => ids[listing])),
-      homeByIdRank,
     });
   }
 }
 
 /** The columns of a pool, by home, as {@link PoolBuilder.finish} makes them. */
 interface PoolColumns {
-  /** By home, the place of its lowest listing id in `sortedIds`. */
-  leaderIdRanks: Int32Array;
+  /** By home, its lowest listing id: ascending, as homes are numbered in their order. */
+  leaderIds: TextList;
+  /** The ids of the other listings of homes listed more than once, ascending, and the home of each. */
+  copyIds: TextList;
+  copyHomes: Int32Array;
   listingCounts: Codes;
   latitudes: Positions;
   longitudes: Positions;
@@ -171,9 +178,6 @@ interface PoolColumns {
   /** By home, its building type's place in `buildingTypes` (0: unknown, null). */
   buildingTypeCodes: Codes;
   buildingTypes: readonly (string | null)[];
-  /** Every listing id the pool holds, in JavaScript's order, and the home of each. */
-  sortedIds: TextList;
-  homeByIdRank: Int32Array;
 }
 
 /**
@@ -196,9 +200,9 @@ export class ComparablePool {
   readonly boroughs: Codes;
   private readonly buildingTypeCodes: Codes;
   private readonly buildingTypes: readonly (string | null)[];
-  private readonly leaderIdRanks: Int32Array;
-  private readonly sortedIds: TextList;
-  private readonly homeByIdRank: Int32Array;
+  private readonly leaderIds: TextList;
+  private readonly copyIds: TextList;
+  private readonly copyHomes: Int32Array;
   private readonly cells: CellIndex;
   /** The same cells split by bedroom count (a key's last 5 bits: the count, 31 for unknown or over 30). */
   private readonly cellsByBedrooms: CellIndex;
@@ -210,7 +214,9 @@ export class ComparablePool {
     readonly kind: ListingKind,
     columns: PoolColumns,
   ) {
-    this.leaderIdRanks = columns.leaderIdRanks;
+    this.leaderIds = columns.leaderIds;
+    this.copyIds = columns.copyIds;
+    this.copyHomes = columns.copyHomes;
     this.listingCounts = columns.listingCounts;
     this.latitudes = columns.latitudes;
     this.longitudes = columns.longitudes;
@@ -221,9 +227,7 @@ export class ComparablePool {
     this.boroughs = columns.boroughs;
     this.buildingTypeCodes = columns.buildingTypeCodes;
     this.buildingTypes = columns.buildingTypes;
-    this.sortedIds = columns.sortedIds;
-    this.homeByIdRank = columns.homeByIdRank;
-    const n = columns.leaderIdRanks.length;
+    const n = columns.leaderIds.length;
     this.size = n;
     this.cellDegrees = cellDegreesFor(n);
     this.cellMetres = this.cellDegrees * METRES_A_DEGREE * Math.cos((41 * Math.PI) / 180);
@@ -241,18 +245,15 @@ export class ComparablePool {
 
   /** The home a listing id belongs to, or undefined when the pool does not hold it (not active, or without a position). */
   homeOfListing(id: string): number | undefined {
-    let [low, high] = [0, this.sortedIds.length];
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (this.sortedIds.at(mid) < id) low = mid + 1;
-      else high = mid;
-    }
-    return low < this.sortedIds.length && this.sortedIds.at(low) === id ? this.homeByIdRank[low] : undefined;
+    const home = placeOf(this.leaderIds, id);
+    if (home !== undefined) return home;
+    const copy = placeOf(this.copyIds, id);
+    return copy === undefined ? undefined : this.copyHomes[copy];
   }
 
   /** The lowest listing id of a home. */
   idOf(home: number): string {
-    return this.sortedIds.at(this.leaderIdRanks[home]);
+    return this.leaderIds.at(home);
   }
 
   /** The building type of a home (null when unknown). */
@@ -305,6 +306,17 @@ export class ComparablePool {
     }
     return found;
   }
+}
+
+/** The place of `id` in `ids` (ascending in JavaScript's order), by binary search; undefined when it is not there. */
+function placeOf(ids: TextList, id: string): number | undefined {
+  let [low, high] = [0, ids.length];
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (ids.at(mid) < id) low = mid + 1;
+    else high = mid;
+  }
+  return low < ids.length && ids.at(low) === id ? low : undefined;
 }
 
 /**
