@@ -305,10 +305,7 @@ export class IndexedListings {
     return Array.from(page, (key) => this.orders.slotOfKey(search.sortDir, key));
   }
 
-  /**
-   * A test of the matches in `matches[0..total)`: each marked with the number of this walk (a byte a listing, the
-   * numbers starting again every 255 walks), so that no pass clears the marks of the one before.
-   */
+  /** A test of the matches in `matches[0..total)`: each marked with the number of this walk (see {@link marks}). */
   private marked(total: number): (slot: number) => boolean {
     const { matches, marks } = this;
     this.walks++;
