@@ -1,7 +1,7 @@
 import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
-import { exactCodes, exactFloats, exactPositions, positionAt, type Codes, type Floats, type Positions } from '../lib/narrow-arrays.js';
+import { doubleAt, exactCodes, exactDoubles, exactFloats, type Codes, type ExactDoubles, type Floats } from '../lib/narrow-arrays.js';
 import { TextList } from '../lib/text-list.js';
 
 /** An active listing as the pool reads it from the store (dollars, square feet, degrees; null when unknown). */
@@ -145,8 +145,8 @@ export class PoolBuilder {
       copyIds: TextList.of(copies.map((l) => ids[l])),
       copyHomes: Int32Array.from(copies, (l) => copyHome[l]),
       listingCounts: exactCodes(Array.from(listingCounts)),
-      latitudes: exactPositions(leaders.map((l) => this.latitudes[l])),
-      longitudes: exactPositions(leaders.map((l) => this.longitudes[l])),
+      latitudes: exactDoubles(leaders.map((l) => this.latitudes[l])),
+      longitudes: exactDoubles(leaders.map((l) => this.longitudes[l])),
       prices: pick((l) => this.prices[l]),
       bedrooms: pick((l) => (this.bedrooms[l] === -1 ? Number.NaN : this.bedrooms[l])),
       bathrooms: pick((l) =>
@@ -168,8 +168,8 @@ interface PoolColumns {
   copyIds: TextList;
   copyHomes: Int32Array;
   listingCounts: Codes;
-  latitudes: Positions;
-  longitudes: Positions;
+  latitudes: ExactDoubles;
+  longitudes: ExactDoubles;
   prices: Floats;
   bedrooms: Floats;
   bathrooms: Floats;
@@ -191,8 +191,8 @@ export class ComparablePool {
   /** By home: the number of listings, and the facts ({@link ComparablePool.idOf}: its lowest listing id). Unknown numbers are NaN. */
   readonly listingCounts: Codes;
   /** By home, its position in degrees ({@link ComparablePool.pointOf}). */
-  private readonly latitudes: Positions;
-  private readonly longitudes: Positions;
+  private readonly latitudes: ExactDoubles;
+  private readonly longitudes: ExactDoubles;
   readonly prices: Floats;
   readonly bedrooms: Floats;
   readonly bathrooms: Floats;
@@ -263,7 +263,7 @@ export class ComparablePool {
 
   /** The position of a home. */
   pointOf(home: number): GeoPoint {
-    return { latitude: positionAt(this.latitudes, home), longitude: positionAt(this.longitudes, home) };
+    return { latitude: doubleAt(this.latitudes, home), longitude: doubleAt(this.longitudes, home) };
   }
 
   /**

@@ -43,36 +43,78 @@ export function exactCodes(values: readonly number[]): Codes {
   return codes;
 }
 
-/**
- * Numbers each written with at most six decimals (degrees as the listing sites give them: 40.760471), kept as whole
- * millionths in an Int32Array, 4 bytes where a double takes 8: `at(i)` is `units[i] / 1e6`, the very double given.
- */
-export class Millionths {
-  constructor(private readonly units: Int32Array) {}
+/** Units of {@link Decimals} that stand for an unknown number (NaN): the least Int32, below every bound. */
+const UNKNOWN_UNITS = -(2 ** 31);
+/** The scales tried by {@link exactDecimals}: whole numbers, then one to six decimals. */
+const SCALES = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
 
-  /** Number `index`, as given. */
+/**
+ * Numbers each written with a few decimals (degrees to six places as the listing sites give them, 40.760471; a percent
+ * to one), kept as whole units of `1 / scale` in an Int32Array, 4 bytes where a double takes 8: `at(i)` is
+ * `units[i] / scale`, the very double given (NaN for unknown).
+ */
+export class Decimals {
+  constructor(
+    readonly units: Int32Array,
+    readonly scale: number,
+  ) {}
+
+  /** Number `index`, as given (NaN when unknown). */
   at(index: number): number {
-    return this.units[index] / 1e6;
+    const unit = this.units[index];
+    return unit === UNKNOWN_UNITS ? Number.NaN : unit / this.scale;
+  }
+
+  /**
+   * The least and the greatest units whose numbers lie within [min, max] (bounds as doubles, infinite ones allowed;
+   * the first above the second when none do), never the unknown's: a range over numbers made a range over units.
+   */
+  unitsWithin(min: number, max: number): [low: number, high: number] {
+    const clamp = (unit: number) => Math.min(2 ** 31 - 1, Math.max(UNKNOWN_UNITS + 1, unit));
+    // Division by the scale is monotonic: step from the rounded bound to the first unit on the right side of it.
+    let low = clamp(Math.ceil(min * this.scale));
+    while (low > UNKNOWN_UNITS + 1 && (low - 1) / this.scale >= min) low--;
+    while (low < 2 ** 31 - 1 && low / this.scale < min) low++;
+    let high = clamp(Math.floor(max * this.scale));
+    while (high < 2 ** 31 - 1 && (high + 1) / this.scale <= max) high++;
+    while (high > UNKNOWN_UNITS + 1 && high / this.scale > max) high--;
+    if (low / this.scale < min) return [1, 0];
+    if (high / this.scale > max) return [1, 0];
+    return [low, high];
   }
 }
-
-/** Numbers by place: doubles, or {@link Millionths} where every one of them is one (read back the same). */
-export type Positions = Float64Array | Millionths;
 
 /**
- * `values` as {@link Millionths} when each is a number of millionths, within ±2,147 (a latitude or longitude), that
- * `units / 1e6` gives back exactly; else as doubles.
+ * `values` as {@link Decimals} at the smallest scale (1, 10, ... 1,000,000) at which every one reads back as the same
+ * double (NaN as unknown; a negative zero never does), within the Int32 range; null when there is none.
  */
-export function exactPositions(values: ArrayLike<number>): Positions {
+export function exactDecimals(values: ArrayLike<number>): Decimals | null {
   const units = new Int32Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const unit = Math.round(values[i] * 1e6);
-    units[i] = unit;
-    // Read back as it will be (a negative zero, a NaN or a seventh decimal would not be).
-    if (!(Math.abs(unit) < 2 ** 31 && Object.is(units[i] / 1e6, values[i]))) return Float64Array.from(values);
+  scales: for (const scale of SCALES) {
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      if (Number.isNaN(value)) {
+        units[i] = UNKNOWN_UNITS;
+        continue;
+      }
+      const unit = Math.round(value * scale);
+      if (!(unit > UNKNOWN_UNITS && unit < 2 ** 31)) continue scales;
+      units[i] = unit;
+      if (!Object.is(units[i] / scale, value)) continue scales;
+    }
+    return new Decimals(units, scale);
   }
-  return new Millionths(units);
+  return null;
 }
 
-/** Number `index` of `values`. */
-export const positionAt = (values: Positions, index: number): number => (values instanceof Float64Array ? values[index] : values.at(index));
+/** Doubles by place: as given, or as {@link Decimals} where they read back the same. */
+export type ExactDoubles = Float64Array | Decimals;
+
+/** `values` as {@link Decimals} when {@link exactDecimals} keeps them, else as doubles. */
+export function exactDoubles(values: ArrayLike<number>): ExactDoubles {
+  return exactDecimals(values) ?? Float64Array.from(values);
+}
+
+/** Number `index` of `values` (NaN when unknown). */
+export const doubleAt = (values: ExactDoubles, index: number): number =>
+  values instanceof Float64Array ? values[index] : values.at(index);

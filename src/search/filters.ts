@@ -3,7 +3,7 @@ import type { DistrictName } from '../domain/city-districts.js';
 import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
-import { valueAt, type ListingColumns, type NumericColumn } from './listing-columns.js';
+import { valueAt, type ListingColumns, type NumberColumn, type NumericColumn } from './listing-columns.js';
 import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './narrowing.js';
 
 const DAY_MS = 86_400_000;
@@ -54,7 +54,7 @@ const openHouseEnd = sql<string>`coalesce(open_house_end, open_house_start)`;
 /** A district filter: the listings whose stored district (the polygon holding their position, set when written) is listed. */
 const inDistricts = (name: DistrictName): FilterRow<number[]> => ({
   where: (q, numbers) => q.where(DISTRICT_COLUMNS[name], 'in', numbers.length ? numbers : [-1]),
-  memory: (columns, numbers) => oneOf(columns.numbers[DISTRICT_COLUMNS[name] as NumericColumn], numbers),
+  memory: (columns, numbers) => oneOf(columns.numbers[DISTRICT_COLUMNS[name] as NumericColumn] as NumberColumn, numbers),
 });
 
 /**

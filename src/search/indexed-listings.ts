@@ -3,7 +3,8 @@ import type { ListingCluster } from '../wire/cluster.js';
 import { cellAt, cellX, cellY, clusterOf, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
-import { summaryRowAt, type ColumnsBuilder, type ListingColumns } from './listing-columns.js';
+import { summaryRowAt, type ColumnsBuilder, type DecimalNumbers, type ListingColumns } from './listing-columns.js';
+import { Decimals } from '../lib/narrow-arrays.js';
 import type { Steps } from '../lib/stepwise.js';
 import { priceRun, type SlotRun } from './slot-order.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -208,13 +209,15 @@ export class IndexedListings {
       const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
       if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.cellSumsInBox(grid, total, x0, y0, x1, y1);
     }
-    const { latitude, longitude, price } = this.columns.numbers;
+    const { price } = this.columns.numbers;
+    const [latitudes, longitudes] = this.positions();
     const cells = new Map<number, CellSums>();
     for (let i = 0; i < total; i++) {
       const slot = this.matches[i];
+      const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
       // A listing with no position is in no cell (the store's floor of null is null, and its row is grouped apart).
-      if (Number.isNaN(latitude[slot]) || Number.isNaN(longitude[slot])) continue;
-      const [x, y] = cellAt(grid, longitude[slot], latitude[slot]);
+      if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
+      const [x, y] = cellAt(grid, longitude, latitude);
       // One number a cell: a row has 2^25 cells at zoom 22 (8 a tile), so rows never meet, and the key stays below 2^53.
       const key = y * 2 ** 26 + x;
       const cell = cells.get(key);
@@ -223,16 +226,16 @@ export class IndexedListings {
           x,
           y,
           count: 1,
-          latitude: latitude[slot],
-          longitude: longitude[slot],
+          latitude,
+          longitude,
           minPrice: price[slot],
           maxPrice: price[slot],
         });
         continue;
       }
       cell.count++;
-      cell.latitude += latitude[slot];
-      cell.longitude += longitude[slot];
+      cell.latitude += latitude;
+      cell.longitude += longitude;
       cell.minPrice = Math.min(cell.minPrice, price[slot]);
       cell.maxPrice = Math.max(cell.maxPrice, price[slot]);
     }
@@ -244,18 +247,20 @@ export class IndexedListings {
    * match's cell, since the search has the box): each cell's figures in arrays, summed in the same order.
    */
   private cellSumsInBox(grid: ClusterGrid, total: number, x0: number, y0: number, x1: number, y1: number): CellSums[] {
-    const { latitude, longitude, price } = this.columns.numbers;
+    const { price } = this.columns.numbers;
+    const [latitudeAt, longitudeAt] = this.positions();
     const width = x1 - x0 + 1;
     const size = width * (y1 - y0 + 1);
     const [count, latitudes, longitudes] = [new Int32Array(size), new Float64Array(size), new Float64Array(size)];
     const [minPrice, maxPrice] = [new Float64Array(size).fill(Infinity), new Float64Array(size).fill(-Infinity)];
     for (let i = 0; i < total; i++) {
       const slot = this.matches[i];
-      if (Number.isNaN(latitude[slot]) || Number.isNaN(longitude[slot])) continue;
-      const cell = (cellY(grid, latitude[slot]) - y0) * width + cellX(grid, longitude[slot]) - x0;
+      const [latitude, longitude] = [latitudeAt(slot), longitudeAt(slot)];
+      if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
+      const cell = (cellY(grid, latitude) - y0) * width + cellX(grid, longitude) - x0;
       count[cell]++;
-      latitudes[cell] += latitude[slot];
-      longitudes[cell] += longitude[slot];
+      latitudes[cell] += latitude;
+      longitudes[cell] += longitude;
       minPrice[cell] = Math.min(minPrice[cell], price[slot]);
       maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
     }
@@ -278,13 +283,18 @@ export class IndexedListings {
   /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */
   private inside(polygon: Outline): Narrowing {
     const box = boundingBox(polygon);
-    const { latitude, longitude } = this.columns.numbers;
-    return passing(
-      (slot) =>
-        !Number.isNaN(latitude[slot]) &&
-        !Number.isNaN(longitude[slot]) &&
-        outlineContains(polygon, { latitude: latitude[slot], longitude: longitude[slot] }, box),
-    );
+    const [latitudes, longitudes] = this.positions();
+    return passing((slot) => {
+      const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
+      return !Number.isNaN(latitude) && !Number.isNaN(longitude) && outlineContains(polygon, { latitude, longitude }, box);
+    });
+  }
+
+  /** Readers of a slot's latitude and longitude in degrees (NaN when unknown), whichever way the columns hold them. */
+  private positions(): [latitude: (slot: number) => number, longitude: (slot: number) => number] {
+    const reader = (column: DecimalNumbers) =>
+      column instanceof Decimals ? (slot: number) => column.at(slot) : (slot: number) => column[slot];
+    return [reader(this.columns.numbers.latitude), reader(this.columns.numbers.longitude)];
   }
 
   /** The page from the matches' sort keys, sorted: for few matches. */

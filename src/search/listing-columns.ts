@@ -1,5 +1,5 @@
 import type { SummaryRow } from '../store/listing-rows.js';
-import { codesFor, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
+import { codesFor, Decimals, exactDecimals, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
 import { runNow, type Steps } from '../lib/stepwise.js';
 import { TextList, type Texts } from '../lib/text-list.js';
 import { PathList } from '../lib/path-list.js';
@@ -8,9 +8,12 @@ import { TextRanks } from './text-ranks.js';
 
 /**
  * The numeric columns of the listings table that searches filter, sort on or show, as stored (dollars, square feet,
- * degrees), each with whether it may be held as codes: `whole` when the index keeps it in one or two bytes a listing
- * where its values allow (every one a whole number from 0 to 32,767, or unknown: counts, scores, years, district
- * numbers, yes/no flags), -1 for unknown (`valueAt`). No `whole` column orders the slots or a sort, nor enters arithmetic.
+ * degrees), each with how the index may hold it: `whole` in one or two bytes a listing where its values allow (every
+ * one a whole number from 0 to 32,767, or unknown: counts, scores, years, district numbers, yes/no flags), -1 for
+ * unknown (`valueAt`); `decimal` as whole units of a decimal scale in four bytes where each value reads back the same
+ * ({@link Decimals}: positions to six decimals, a percent to one, dollars to cents); `float` in single precision where
+ * exact, else double. No `whole` column orders the slots or a sort, nor enters arithmetic; no `decimal` one orders the
+ * slots, and each reader of one reads it through `valueAt` or `Decimals.at`.
  */
 const NUMERIC = {
   half_bathroom_count: 'whole',
@@ -19,13 +22,13 @@ const NUMERIC = {
   full_bathroom_count: 'whole',
   sqft: 'whole',
   transit_score: 'whole',
-  price_position: 'float',
+  price_position: 'decimal',
   recommended_score: 'float',
-  price_per_sqft: 'float',
+  price_per_sqft: 'decimal',
   monthly_charges: 'float',
   year_built: 'whole',
-  latitude: 'float',
-  longitude: 'float',
+  latitude: 'decimal',
+  longitude: 'decimal',
   area_id: 'float',
   community_district: 'whole',
   police_precinct: 'whole',
@@ -34,7 +37,7 @@ const NUMERIC = {
   has_3d_tour: 'whole',
   no_fee: 'whole',
   furnished: 'whole',
-} as const satisfies Record<string, 'whole' | 'float'>;
+} as const satisfies Record<string, 'whole' | 'decimal' | 'float'>;
 export type NumericColumn = keyof typeof NUMERIC;
 export const NUMERIC_COLUMNS = Object.keys(NUMERIC) as NumericColumn[];
 type WholeNumberColumn = { [K in NumericColumn]: (typeof NUMERIC)[K] extends 'whole' ? K : never }[NumericColumn];
@@ -42,8 +45,16 @@ const isWholeNumberColumn = (c: NumericColumn): c is WholeNumberColumn => NUMERI
 /** The columns that may be held as codes (see {@link NUMERIC}). */
 export const WHOLE_NUMBER_COLUMNS = NUMERIC_COLUMNS.filter(isWholeNumberColumn);
 
-/** The numeric columns as the index holds them: each a column of floats, or of codes where {@link WHOLE_NUMBER_COLUMNS} allows. */
-export type NumberColumns = { readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : Floats };
+type DecimalColumn = { [K in NumericColumn]: (typeof NUMERIC)[K] extends 'decimal' ? K : never }[NumericColumn];
+const isDecimalColumn = (c: NumericColumn): c is DecimalColumn => NUMERIC[c] === 'decimal';
+
+/** A `decimal` column in memory: floats (NaN for unknown), or {@link Decimals} where every value reads back the same. */
+export type DecimalNumbers = Floats | Decimals;
+
+/** The numeric columns as the index holds them: floats, codes or decimals where {@link NUMERIC} allows. */
+export type NumberColumns = {
+  readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : K extends DecimalColumn ? DecimalNumbers : Floats;
+};
 
 /** The text columns searches filter or sort on; `open_house_until` is `coalesce(open_house_end, open_house_start)`. */
 export const TEXT_COLUMNS = ['id', 'listed_at', 'open_house_until', 'available_at', 'building_type', 'sale_type'] as const;
@@ -160,13 +171,17 @@ export function summaryRowAt(
   };
 }
 
-const numberAt = (values: NumberColumn, slot: number): number | null => valueAt(values, slot);
+const numberAt = (values: NumberColumn | Decimals, slot: number): number | null => valueAt(values, slot);
 const textAt = ({ codes, values }: TextCodes, slot: number): string | null =>
   codes === null ? values.at(slot) : codes[slot] < 0 ? null : values.at(codes[slot]);
 const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values.at(ranks[slot]));
 
-/** Listing `slot`'s value in `column`, null when unknown (NaN in floats, negative in codes). */
-export function valueAt(column: NumberColumn, slot: number): number | null {
+/** Listing `slot`'s value in `column`, null when unknown (NaN in floats and decimals, negative in codes). */
+export function valueAt(column: NumberColumn | Decimals, slot: number): number | null {
+  if (column instanceof Decimals) {
+    const value = column.at(slot);
+    return Number.isNaN(value) ? null : value;
+  }
   const value = column[slot];
   return Number.isNaN(value) || (value < 0 && !isFloats(column)) ? null : value;
 }
@@ -290,15 +305,15 @@ export class ColumnsBuilder {
       }
       return out;
     };
-    const numbers = {} as Record<NumericColumn, NumberColumn>;
+    const numbers = {} as Record<NumericColumn, NumberColumn | Decimals>;
     for (const c of NUMERIC_COLUMNS) {
       const values = this.numbers[c].subarray(0, this.size);
-      numbers[c] =
-        isWholeNumberColumn(c) && fitsWhole(values)
-          ? permutedWhole(values)
-          : fitsSingle(values)
-            ? permutedSingles(values)
-            : permutedDoubles(values);
+      if (isWholeNumberColumn(c) && fitsWhole(values)) numbers[c] = permutedWhole(values);
+      else if (fitsSingle(values)) numbers[c] = permutedSingles(values);
+      else {
+        const doubles = permutedDoubles(values);
+        numbers[c] = (isDecimalColumn(c) && exactDecimals(doubles)) || doubles;
+      }
       yield;
     }
     const texts = {} as Record<TextColumn, TextRanks>;
@@ -312,7 +327,7 @@ export class ColumnsBuilder {
       shown[c] = permutedCodes(this.shown[c], idAt);
       yield;
     }
-    const columns = numbers as NumberColumns;
+    const columns = numbers as unknown as NumberColumns;
     const { areaSlots, unplacedSlots } = slotRuns(columns.area_id, columns.bedroom_count);
     return {
       size: this.size,

@@ -1,4 +1,4 @@
-import { isFloats } from '../lib/narrow-arrays.js';
+import { Decimals, isFloats } from '../lib/narrow-arrays.js';
 import type { ListingColumns, NumberColumn } from './listing-columns.js';
 import type { SearchContext } from './listing-search.js';
 
@@ -12,7 +12,7 @@ export interface Narrowing {
   areas?: readonly number[];
   narrow(slots: Int32Array, n: number): number;
   /** Set when the narrowing keeps `column`'s values within [min, max] ({@link inRange}): two on one column become one pass. */
-  range?: { column: NumberColumn; min: number; max: number };
+  range?: { column: NumberColumn | Decimals; min: number; max: number };
   /** Set when the narrowing keeps what every one of these keeps ({@link allOf}): each then takes its own place in the order. */
   parts?: readonly Narrowing[];
 }
@@ -24,12 +24,18 @@ export interface Narrowing {
 export type InMemory<V> = ((columns: ListingColumns, value: V, ctx: SearchContext) => Narrowing) | null;
 
 /**
- * Keeps listings whose value in `column` is within [min, max]; unknown values never are: NaN in a column of floats, and
- * any negative value in a column of codes (-1, a whole number's unknown or a text's null), whose `min` is raised to 0.
+ * Keeps listings whose value in `column` is within [min, max]; unknown values never are: NaN in a column of floats, any
+ * negative value in a column of codes (-1, a whole number's unknown or a text's null), whose `min` is raised to 0, and
+ * the unknown's units among decimals, whose bounds become units ({@link Decimals.unitsWithin}).
  * One loop written out for each kind of array: V8 keeps what it learns of a loop's array reads per function literal,
  * and one loop shared by three kinds of array read each element about ten times slower.
  */
-export function inRange(column: NumberColumn, min: number, max: number): Narrowing {
+export function inRange(column: NumberColumn | Decimals, min: number, max: number): Narrowing {
+  if (column instanceof Decimals) {
+    // The bounds as units (the unknown's below every one): the Int32 loop over the units.
+    const [lowUnit, highUnit] = column.unitsWithin(min, max);
+    return { ...rangeLoop(column.units, lowUnit, highUnit), range: { column, min, max } };
+  }
   const low = isFloats(column) ? min : Math.max(0, min);
   return { ...rangeLoop(column, low, max), range: { column, min: low, max } };
 }
@@ -176,7 +182,7 @@ export function fused(narrowings: readonly Narrowing[]): Narrowing[] {
   const flat = narrowings.flatMap(function flatten(n): Narrowing[] {
     return n.parts ? n.parts.flatMap(flatten) : [n];
   });
-  const ranges = new Map<NumberColumn, { min: number; max: number }>();
+  const ranges = new Map<NumberColumn | Decimals, { min: number; max: number }>();
   const rest: Narrowing[] = [];
   for (const narrowing of flat) {
     if (!narrowing.range) {
