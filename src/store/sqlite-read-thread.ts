@@ -30,9 +30,10 @@ function startWorker(workerData: ReadWorkerData): Worker {
 }
 
 /**
- * Seconds a read thread may stay idle before it is stopped; the next read starts it again (some 50 ms). With the search
- * index current, a mirror of a million listings reads on these threads only to build the index and the estimates'
- * comparables, and for market figures: two idle workers held some 25 MiB between those reads (docs/performance.md).
+ * Seconds a read thread may stay idle before it is stopped; the next read starts it again (a worker and a connection
+ * opened). With the search index current, a mirror of a million listings reads on these threads only to build the index
+ * and the estimates' comparables, and for market figures: idle workers held their heaps between those reads for nothing
+ * (docs/performance.md has the measure).
  */
 export const READ_THREAD_IDLE_SECONDS = 30;
 
