@@ -57,8 +57,9 @@ export async function clusterListings(
       x.as('x'),
       y.as('y'),
       (eb) => eb.fn.countAll<number>().as('count'),
-      (eb) => eb.fn.avg<number>('latitude').as('latitude'),
-      (eb) => eb.fn.avg<number>('longitude').as('longitude'),
+      // Sums of whole millionths ({@link microDegrees}): exact whatever order the rows come in, as the index's are.
+      sql<number>`sum(floor(latitude * 1000000 + 0.5))`.as('latitude'),
+      sql<number>`sum(floor(longitude * 1000000 + 0.5))`.as('longitude'),
       (eb) => eb.fn.min<number>('price').as('min_price'),
       (eb) => eb.fn.max<number>('price').as('max_price'),
     ])
@@ -66,19 +67,34 @@ export async function clusterListings(
     .orderBy(y)
     .orderBy(x)
     .execute();
-  return rows.map((r) =>
-    clusterOf(grid, Number(r.x), Number(r.y), {
+  return clustersOfSums(
+    grid,
+    rows.map((r) => ({
+      x: Number(r.x),
+      y: Number(r.y),
       count: Number(r.count),
       latitude: Number(r.latitude),
       longitude: Number(r.longitude),
       minPrice: Number(r.min_price),
       maxPrice: Number(r.max_price),
-    }),
+    })),
   );
 }
 
-/** A cell's figures before they are written: its count, mean position (degrees) and price range (dollars). */
-export interface CellFigures {
+/**
+ * A position in whole millionths of a degree, half up: `floor(degrees * 1e6 + 0.5)`, in the double arithmetic the
+ * store's statement uses too. A centroid is the mean of its matches' positions so rounded: summed as whole numbers,
+ * it comes out the same whatever order they are added in (the store's scan, the index's slots, a patch's cells).
+ */
+export const microDegrees = (degrees: number): number => Math.floor(degrees * 1e6 + 0.5);
+
+/**
+ * A map cell's matches before their figures are written: the cell (`x`, `y`), how many, the sums of their latitudes and
+ * longitudes in {@link microDegrees}, and their price range (dollars). Sums, so that two sets of one cell add up.
+ */
+export interface CellSums {
+  x: number;
+  y: number;
   count: number;
   latitude: number;
   longitude: number;
@@ -86,14 +102,23 @@ export interface CellFigures {
   maxPrice: number;
 }
 
+/** The clusters the wire shows of cells' sums, in their order. */
+export const clustersOfSums = (grid: ClusterGrid, cells: readonly CellSums[]): ListingCluster[] =>
+  cells.map((cell) => clusterOf(grid, cell));
+
 const round6 = (v: number) => Math.round(v * 1e6) / 1e6;
 
-/** The cell (`x`, `y`) of `grid` as the wire has it: its figures, positions to a millionth of a degree, and its bounds. */
-export function clusterOf(grid: ClusterGrid, x: number, y: number, figures: CellFigures): ListingCluster {
+/**
+ * A cell of `grid` as the wire has it: its count and price range, its centroid (the mean of its matches' positions,
+ * to a millionth of a degree) and its bounds.
+ */
+function clusterOf(grid: ClusterGrid, { x, y, count, latitude, longitude, minPrice, maxPrice }: CellSums): ListingCluster {
   return {
-    ...figures,
-    latitude: round6(figures.latitude),
-    longitude: round6(figures.longitude),
+    count,
+    latitude: Math.round(latitude / count) / 1e6,
+    longitude: Math.round(longitude / count) / 1e6,
+    minPrice,
+    maxPrice,
     cell: [
       round6(x * grid.longitude - 180),
       round6(y * grid.latitude - 90),

@@ -1,6 +1,6 @@
 import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import type { ListingCluster } from '../wire/cluster.js';
-import { cellAt, cellX, cellY, clusterOf, type ClusterGrid } from './clusters.js';
+import { cellAt, cellX, cellY, clustersOfSums, microDegrees, type CellSums, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
 import { summaryRowAt, type ColumnsBuilder, type DecimalNumbers, type ListingColumns } from './listing-columns.js';
@@ -26,28 +26,8 @@ export interface IndexedWindow {
   total: number;
 }
 
-/**
- * A map cell's matches before their figures are written: the cell (`x`, `y`), how many, the sums of their latitudes and
- * longitudes (degrees), and their price range (dollars). Sums, so that two sets of one cell add up.
- */
-export interface CellSums {
-  x: number;
-  y: number;
-  count: number;
-  latitude: number;
-  longitude: number;
-  minPrice: number;
-  maxPrice: number;
-}
-
 /** Rows before a search's page: none for a keyset page, which starts at its cursor. */
 export const rowsBefore = (search: ListingSearch): number => (search.after ? 0 : (search.page - 1) * search.perPage);
-
-/** The clusters the wire shows of cells' sums, in their order. */
-export const clustersOfSums = (grid: ClusterGrid, cells: readonly CellSums[]): ListingCluster[] =>
-  cells.map(({ x, y, count, latitude, longitude, minPrice, maxPrice }) =>
-    clusterOf(grid, x, y, { count, latitude: latitude / count, longitude: longitude / count, minPrice, maxPrice }),
-  );
 
 /**
  * One kind's active listings in memory: their columns and every order, and the search over them. A search
@@ -226,16 +206,16 @@ export class IndexedListings {
           x,
           y,
           count: 1,
-          latitude,
-          longitude,
+          latitude: microDegrees(latitude),
+          longitude: microDegrees(longitude),
           minPrice: price[slot],
           maxPrice: price[slot],
         });
         continue;
       }
       cell.count++;
-      cell.latitude += latitude;
-      cell.longitude += longitude;
+      cell.latitude += microDegrees(latitude);
+      cell.longitude += microDegrees(longitude);
       cell.minPrice = Math.min(cell.minPrice, price[slot]);
       cell.maxPrice = Math.max(cell.maxPrice, price[slot]);
     }
@@ -259,8 +239,8 @@ export class IndexedListings {
       if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
       const cell = (cellY(grid, latitude) - y0) * width + cellX(grid, longitude) - x0;
       count[cell]++;
-      latitudes[cell] += latitude;
-      longitudes[cell] += longitude;
+      latitudes[cell] += microDegrees(latitude);
+      longitudes[cell] += microDegrees(longitude);
       minPrice[cell] = Math.min(minPrice[cell], price[slot]);
       maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
     }

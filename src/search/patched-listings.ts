@@ -1,8 +1,8 @@
 import type { Outline } from '../domain/outline.js';
 import type { SummaryRow } from '../store/listing-rows.js';
 import type { ListingCluster } from '../wire/cluster.js';
-import type { ClusterGrid } from './clusters.js';
-import { clustersOfSums, IndexedListings, rowsBefore, type CellSums, type IndexedPage } from './indexed-listings.js';
+import { clustersOfSums, type CellSums, type ClusterGrid } from './clusters.js';
+import { IndexedListings, rowsBefore, type IndexedPage } from './indexed-listings.js';
 import { summaryRowAt, type ListingColumns } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 
