@@ -15,10 +15,11 @@ export const DEVICES_OFF = {
   NAMED_STATEMENTS: 'false',
 } as const;
 
-/** One request of the probe: a path and query, with the media type asked (JSON unless said). */
+/** One request of the probe: a path and query, with the media type asked (JSON unless said) and the encoding (none unless said). */
 export interface Probe {
   url: string;
   accept?: string;
+  acceptEncoding?: string;
 }
 
 /**
@@ -60,7 +61,8 @@ export async function probes(rt: TestRuntime, options: { count?: number; recorde
     query.set('page', String(1 + Math.floor(random() * 3)));
     query.set('perPage', String(pick([1, 10, 20, 50])));
     const accept = random() < 0.1 ? pick(['application/geo+json', 'text/csv']) : undefined;
-    out.push({ url: `/v1/search/${kind}?${query}`, accept });
+    const acceptEncoding = random() < 0.3 ? pick(['br', 'gzip', 'gzip, deflate, br', 'identity']) : undefined;
+    out.push({ url: `/v1/search/${kind}?${query}`, accept, acceptEncoding });
     if (listing.latitude !== null && listing.longitude !== null && random() < 0.2) {
       out.push({ url: `/v1/search/${kind}?near=${listing.latitude},${listing.longitude}&radius=800&sort=DISTANCE&perPage=20` });
       const box = [listing.longitude - 0.01, listing.latitude - 0.01, listing.longitude + 0.01, listing.latitude + 0.01];
@@ -69,7 +71,7 @@ export async function probes(rt: TestRuntime, options: { count?: number; recorde
     }
   }
   const some = Array.from({ length: 20 }, () => pick(listings));
-  for (const listing of some) out.push({ url: `/v1/property/${listing.id}` });
+  for (const listing of some) out.push({ url: `/v1/property/${listing.id}`, acceptEncoding: pick([undefined, 'gzip', 'br']) });
   out.push({ url: `/v1/properties?ids=${some.map((l) => l.id).join(',')}` });
   for (const listing of some.slice(0, 5)) out.push({ url: `/v1/property/${listing.id}/comparables?limit=10` });
   for (const listing of some.filter((l) => l.building_id !== null).slice(0, 8)) out.push({ url: `/v1/building/${listing.building_id}` });
@@ -87,20 +89,44 @@ export async function probes(rt: TestRuntime, options: { count?: number; recorde
   return out;
 }
 
-/** One answer as the wire has it: status, media type and the body's bytes. */
-async function answer(rt: TestRuntime, key: string, probe: Probe): Promise<{ status: number; type: unknown; body: string }> {
+/** Headers that differ from one request to the next whatever answers it: its id, the date, and the limits' counts. */
+const OWN_HEADERS = new Set([
+  'x-request-id',
+  'date',
+  'connection',
+  'keep-alive',
+  'ratelimit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+]);
+
+/** One answer as the wire has it: status, every header but the request's own, and the body's bytes (compressed when asked). */
+async function answer(
+  rt: TestRuntime,
+  key: string,
+  probe: Probe,
+  ifNoneMatch?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const res = await rt.app.inject({
     method: 'GET',
     url: probe.url,
-    headers: { authorization: `Bearer ${key}`, ...(probe.accept ? { accept: probe.accept } : {}) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(probe.accept ? { accept: probe.accept } : {}),
+      ...(probe.acceptEncoding ? { 'accept-encoding': probe.acceptEncoding } : {}),
+      ...(ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {}),
+    },
   });
-  return { status: res.statusCode, type: res.headers['content-type'], body: res.body };
+  const headers = Object.fromEntries(Object.entries(res.headers).filter(([name]) => !OWN_HEADERS.has(name)));
+  // Compressed bytes as base64; plain ones as text, which a failure shows readably.
+  return { status: res.statusCode, headers, body: res.rawPayload.toString(res.headers['content-encoding'] ? 'base64' : 'utf8') };
 }
 
 /**
- * Asserts that `fast` answers every probe as `plain` does, byte for byte: each asked of `fast` three times (the
- * third may come from the answer cache, which keeps an answer the second time it is asked) and once of `plain`,
- * and the cursor of each first search page followed on both. Returns how many requests were compared.
+ * Asserts that `fast` answers every probe as `plain` does, byte for byte and header for header: each asked of `fast`
+ * three times (the third may come from the answer cache, which keeps an answer the second time it is asked) and once
+ * of `plain`, then once more of both with its ETag in `If-None-Match`, and the cursor of each first search page
+ * followed on both. Returns how many requests were compared.
  */
 export async function expectSameAnswers(
   fast: { rt: TestRuntime; key: string },
@@ -115,10 +141,25 @@ export async function expectSameAnswers(
     expect(expected.status, `${probe.url} answered ${expected.body.slice(0, 300)}`).toBeLessThan(500);
     for (let i = 0; i < 3; i++) {
       const got = await answer(fast.rt, fast.key, probe);
-      expect(got, `${probe.url} (${probe.accept ?? 'application/json'}), ask ${i + 1}`).toEqual(expected);
+      expect(got, `${probe.url} (${probe.accept ?? 'application/json'}, ${probe.acceptEncoding ?? 'no encoding'}), ask ${i + 1}`).toEqual(
+        expected,
+      );
       compared++;
     }
-    if (probe.url.includes('/search/') && !probe.accept && !probe.url.includes('cursor=') && expected.status === 200) {
+    const etag = expected.headers.etag;
+    if (typeof etag === 'string') {
+      const [got, notModified] = await Promise.all([answer(fast.rt, fast.key, probe, etag), answer(plain.rt, plain.key, probe, etag)]);
+      expect(got, `${probe.url} with If-None-Match`).toEqual(notModified);
+      expect(got.status).toBe(304);
+      compared++;
+    }
+    if (
+      probe.url.includes('/search/') &&
+      !probe.accept &&
+      !probe.acceptEncoding &&
+      !probe.url.includes('cursor=') &&
+      expected.status === 200
+    ) {
       const next = (JSON.parse(expected.body) as { meta: { links?: { next?: string | null } } }).meta.links?.next;
       if (next?.includes('cursor=')) queue.push({ url: next });
     }

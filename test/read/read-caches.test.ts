@@ -119,14 +119,18 @@ describe('read caches', () => {
     expect(again.headers.etag).toBe(fresh.headers.etag);
     expect(again.headers['last-modified']).toBe(fresh.headers['last-modified']);
     expect(Number(again.headers['x-ratelimit-remaining'])).toBe(Number(fresh.headers['x-ratelimit-remaining']) - 1);
-    // A reused answer is compressed like any other, and still answers If-None-Match with 304.
+    // A reused answer is compressed as a computed one (this one, larger than compression's syncThreshold, each time),
+    // and still answers If-None-Match with 304.
     const search = '/v1/search/rentals?areas=300&perPage=50';
     const plain = await get(a.app, search, key);
-    for (let i = 0; i < 2; i++) {
+    const hits = async () => (await a.metrics.answerCache.get()).values.find((v) => v.labels.outcome === 'hit')?.value ?? 0;
+    const hitsBefore = await hits();
+    for (let i = 0; i < 3; i++) {
       const br = await a.app.inject({ url: search, headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'br' } });
       expect(br.headers['content-encoding']).toBe('br');
       expect(JSON.parse(brotliDecompressSync(br.rawPayload).toString())).toEqual(plain.body);
     }
+    expect(await hits()).toBe(hitsBefore + 1);
     const notModified = await a.app.inject({
       url,
       headers: { authorization: `Bearer ${key}`, 'if-none-match': String(fresh.headers.etag) },

@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../../metrics/metrics.js';
+import { cacheControl } from './caching.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,21 +22,27 @@ interface CacheableMeta {
 const DOORKEEPER_KEYS = 20_000;
 
 interface Entry {
+  /** When the answer's data was confirmed (ms since the epoch, its `meta.dataAge`) and for how many seconds it stays fresh: each hit's `Cache-Control` counts down from them. */
+  freshness: { confirmedMs: number; freshnessThreshold: number };
   /**
-   * The answer's `meta` alone (not its data, which the body holds): on a hit the hooks that set headers
-   * from `meta` read it again. Keeping the data objects too would hold several times the body's size.
-   */
-  meta: unknown;
-  /**
-   * The same answer serialized once by the route's serializer, as bytes: a Buffer is compact and outside
-   * the JavaScript heap, where the serializer's string (built by concatenation) may take several times its length.
+   * The answer as it was written: serialized by the route's serializer, then compressed when the request's
+   * `Accept-Encoding` asked for it and compression did it in one call (else before compression, see `keep`). A Buffer is compact and outside the JavaScript heap, where the serializer's
+   * string (built by concatenation) may take several times its length.
    */
   body: Buffer;
-  /** Its ETag (of the plain body, as @fastify/etag makes it before any compression). */
-  etag: string | undefined;
+  /**
+   * The headers the route and the send path set (the media type, `ETag` of the plain body, `Last-Modified`,
+   * `Link`, `Content-Encoding`...): every one not yet set when the cache was asked, but `Content-Length` (Fastify
+   * writes it from the bytes), `Cache-Control` (counted down on each hit) and `Vary` (the caching hook sets it on
+   * every answer). The ones set before (request id, CORS, rate limits) are each request's own.
+   */
+  headers: Record<string, string | number | string[]>;
   /** Milliseconds since the epoch after which the entry is not used. */
   until: number;
 }
+
+/** Headers of a kept answer that are not kept: see {@link Entry.headers}. */
+const NOT_KEPT = new Set(['content-length', 'cache-control', 'vary']);
 
 export interface AnswerCacheOptions {
   /** This process's write counts of the mirror's tables: an entry is only found while they are unchanged. */
@@ -50,15 +57,17 @@ export interface AnswerCacheOptions {
 }
 
 /**
- * The answer cache: the serialized JSON answers of opted-in GET routes (`config.answerCache`), kept
- * from the second time a request is asked (admission, below) and reused when the same caller plan asks
- * the same URL with the same `Accept`, while this process has written nothing to the mirror since, for
- * at most `readCacheSeconds`, and never past the moment the data turns stale.
+/**
+ * The answer cache: the JSON answers of opted-in GET routes (`config.answerCache`), kept as written (compressed
+ * when asked) from the second time a request is asked (admission, below) and reused when the same caller plan
+ * asks the same URL with the same `Accept` and `Accept-Encoding`, while this process has written nothing to the
+ * mirror since, for at most `readCacheSeconds`, and never past the moment the data turns stale.
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
- * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and
- * every header are applied to a reused answer exactly as to a computed one (this runs after them, and
- * the hooks that set headers from `meta` read the kept meta); only the route's work and the
- * serialization are skipped. Another instance's writes show within `readCacheSeconds`, as in the read caches.
+ * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and the
+ * request's own headers are applied to a reused answer exactly as to a computed one (this runs after them); a hit
+ * skips the route, the serialization, the hooks that read `meta` (its headers are kept) and the compression.
+ * `If-None-Match` is answered 304 as for any answer (@fastify/etag reads the kept `ETag`).
+ * Another instance's writes show within `readCacheSeconds`, as in the read caches.
  * While an admitted answer is being computed, identical requests wait for it and are answered from the
  * cache (single flight); each is still counted and limited before it waits. Answers past their time are dropped every
  * `readCacheSeconds`: left until pushed out, they filled the cache to `maxBytes` under distinct searches and held that
@@ -70,7 +79,6 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   // Requests that never repeat (a random listing, a price typed once) then cost no copy and no eviction,
   // and the kept answers are not pushed out, nor the old generation churned, by ones nobody asks again.
   const askedOnce = new LRUCache<string, true>({ max: DOORKEEPER_KEYS });
-  const keys = new WeakMap<FastifyRequest, string>();
   const held = () => options.metrics?.answerCacheBytes.set(entries.calculatedSize);
   const sweep = setInterval(() => {
     const now = options.clock().getTime();
@@ -98,39 +106,52 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   };
 
   /** The kept answer of `key` if still usable, sent on `reply` (true); false when there is none. */
-  const answerFromCache = (key: string, reply: FastifyReply): boolean => {
+  const answerFromCache = (key: string, request: FastifyRequest, reply: FastifyReply): boolean => {
     const entry = entries.get(key);
-    if (!entry || entry.until <= options.clock().getTime()) return false;
-    // With the ETag set, @fastify/etag does not hash the body again (it still answers If-None-Match).
-    if (entry.etag) reply.header('etag', entry.etag);
-    // A Buffer is a valid serialized payload; the serializer type says string only.
-    reply
-      .type('application/json; charset=utf-8')
-      .serializer(() => entry.body as unknown as string)
-      .send({ meta: entry.meta });
+    const now = options.clock().getTime();
+    if (!entry || entry.until <= now) return false;
+    reply.header('cache-control', cacheControl(entry.freshness.freshnessThreshold, entry.freshness.confirmedMs, now));
+    // The client's copy is current: @fastify/etag answers 304 to the empty body, whose encoding is none.
+    if (unchanged(request.headers['if-none-match'], entry.headers.etag)) {
+      const { 'content-encoding': _encoding, ...headers } = entry.headers;
+      reply.headers(headers).send('');
+      return true;
+    }
+    // A Buffer is sent as it is: no serializer and no preSerialization hook. With its ETag and Content-Encoding
+    // set, @fastify/etag does not hash it again and compression leaves it be.
+    reply.headers(entry.headers).send(entry.body);
     return true;
   };
 
+  /** What a computed answer is noted with before it is written: its key, and the headers already set then. */
+  interface Admitted {
+    key: string;
+    before: Set<string>;
+  }
+  const admitted = new WeakMap<FastifyRequest, Admitted>();
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
-    const key = `${options.writeCounts()}|${request.principal?.plan ?? ''}|${request.headers.accept ?? ''}|${request.url}`;
+    const { headers } = request;
+    const noCompression = headers['x-no-compression'] === undefined ? '' : 'x';
+    const key = `${options.writeCounts()}|${request.principal?.plan ?? ''}|${headers.accept ?? ''}|${headers['accept-encoding'] ?? ''}${noCompression}|${request.url}`;
     const count = (outcome: 'hit' | 'miss') => options.metrics?.answerCache.inc({ outcome });
+    const admit = () => admitted.set(request, { key, before: new Set(Object.keys(reply.getHeaders())) });
     // Answered here, so `done` is not called.
-    if (answerFromCache(key, reply)) return void count('hit');
+    if (answerFromCache(key, request, reply)) return void count('hit');
     const inFlight = computing.get(key);
     if (inFlight) {
       // Kept once computed: answered from the cache. Otherwise (not cacheable, an error, the client gone) computed here.
       void inFlight.done.then(() => {
-        if (answerFromCache(key, reply)) return void count('hit');
+        if (answerFromCache(key, request, reply)) return void count('hit');
         count('miss');
-        keys.set(request, key);
+        admit();
         done();
       });
       return;
     }
     count('miss');
     if (askedOnce.has(key)) {
-      keys.set(request, key);
+      admit();
       let resolve!: () => void;
       const flight = new Promise<void>((r) => (resolve = r));
       computing.set(key, { done: flight, resolve });
@@ -148,36 +169,67 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     done();
   });
 
-  // A computed answer worth keeping is noted before serialization (its meta says so), and kept with its
-  // body once serialized, by whatever serializer the route used (its schema's, or JSON.stringify for
-  // sparse fields). This onSend hook runs after @fastify/etag's (registered before it) and before the
-  // route-level one of compression: the body is still plain and its ETag is set.
-  const pending = new WeakMap<FastifyRequest, { key: string; meta: CacheableMeta; until: number }>();
+  // A computed answer worth keeping is noted before serialization (its meta says so), and kept as written, by
+  // whatever serializer the route used (its schema's, or JSON.stringify for sparse fields) and compressed or not.
+  const pending = new WeakMap<FastifyRequest, Admitted & Pick<Entry, 'freshness' | 'until'> & { plain?: string }>();
   app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
-    const key = keys.get(request);
-    // No key: not opted in, asked for the first time, or answered from the cache (a hit sets none).
+    const asked = admitted.get(request);
+    // Not admitted: not opted in, asked for the first time, or answered from the cache (a Buffer skips this hook).
     // Only JSON is kept (no content type set yet means the route's JSON serializer).
     const json = () => String(reply.getHeader('content-type') ?? 'application/json').startsWith('application/json');
-    if (key !== undefined && reply.statusCode === 200 && json()) {
+    if (asked !== undefined && reply.statusCode === 200 && json()) {
       const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
       const until = reusableUntil(meta, options);
-      if (until !== null) pending.set(request, { key, meta: meta!, until });
+      if (until !== null) {
+        const freshness = { confirmedMs: Date.parse(meta!.dataAge!), freshnessThreshold: meta!.freshnessThreshold! };
+        pending.set(request, { ...asked, freshness, until });
+      }
     }
     done(null, payload);
   });
-  app.addHook('onSend', (request, reply, body: unknown, done) => {
+  // The serialized answer before compression (this hook runs before the route-level one of compression).
+  app.addHook('onSend', (request, _reply, body: unknown, done) => {
     const kept = pending.get(request);
-    if (kept && typeof body === 'string' && reply.statusCode === 200) {
-      const etag = reply.getHeader('etag');
+    if (kept && typeof body === 'string') kept.plain = body;
+    done(null, body);
+  });
+  // Kept in the last onSend hook of the route: after @fastify/etag's and the route-level one of compression, so the
+  // bytes are those written and every header is set. Routes get it as they are added (compression adds its own first).
+  // An answer compression streams (one larger than its `syncThreshold`) is kept before compression, without its
+  // Content-Encoding: a hit is then compressed again, as a computed answer is.
+  const keep = (request: FastifyRequest, reply: FastifyReply, body: unknown, done: (error: null, body?: unknown) => void) => {
+    const kept = pending.get(request);
+    const written = typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined;
+    const bytesOf = written ?? kept?.plain;
+    if (kept && reply.statusCode === 200 && bytesOf !== undefined) {
+      const headers: Entry['headers'] = {};
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined && !kept.before.has(name) && !NOT_KEPT.has(name)) headers[name] = value;
+      if (written === undefined) delete headers['content-encoding'];
       // A Buffer of its own: a small Buffer.from() is a slice of a shared 8 KB pool, which it would keep alive.
-      const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
-      bytes.write(body);
-      entries.set(kept.key, { meta: kept.meta, body: bytes, etag: typeof etag === 'string' ? etag : undefined, until: kept.until });
+      const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(bytesOf));
+      if (typeof bytesOf === 'string') bytes.write(bytesOf);
+      else bytesOf.copy(bytes);
+      entries.set(kept.key, { freshness: kept.freshness, body: bytes, headers, until: kept.until });
       held();
     }
     settle(request);
     done(null, body);
+  };
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.config?.answerCache) return;
+    const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
+    route.onSend = [...onSend, keep as never];
   });
+}
+
+/** Whether `If-None-Match` names this ETag, by @fastify/etag's rule (the same, or either one weak). */
+function unchanged(ifNoneMatch: string | undefined, etag: unknown): boolean {
+  return (
+    ifNoneMatch !== undefined &&
+    typeof etag === 'string' &&
+    (ifNoneMatch === etag || ifNoneMatch === `W/${etag}` || `W/${ifNoneMatch}` === etag)
+  );
 }
 
 /**

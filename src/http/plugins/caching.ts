@@ -8,6 +8,14 @@ interface EnvelopeMeta {
   links?: Record<string, string | null>;
 }
 
+/**
+ * `Cache-Control` at `nowMs` of an answer whose data was confirmed at `confirmedMs` (ms since the epoch, its
+ * `meta.dataAge`) and stays fresh `freshnessThreshold` seconds: private, for the whole seconds left.
+ */
+export function cacheControl(freshnessThreshold: number, confirmedMs: number, nowMs: number): string {
+  return `private, max-age=${Math.max(0, Math.floor(freshnessThreshold - (nowMs - confirmedMs) / 1000))}`;
+}
+
 /** The RFC 8288 `Link` header value for `meta.links`: `<path>; rel="first"`, ... (null links left out). */
 export function linkHeader(links: Record<string, string | null>): string {
   return ['first', 'prev', 'next', 'last']
@@ -20,7 +28,7 @@ export function linkHeader(links: Record<string, string | null>): string {
  * HTTP caching of API answers: a strong `ETag` on every 200 GET and `If-None-Match` answered 304
  * (@fastify/etag); for answers in the `{data, meta}` envelope, `Last-Modified` from `meta.dataAge`,
  * `Cache-Control: private, max-age=` the seconds left in the freshness window, and `Link` (RFC 8288)
- * with the pagination links of `meta.links`. `Vary: Authorization, Accept-Encoding` everywhere: what a
+ * with the pagination links of `meta.links`. `Vary: authorization, accept-encoding` everywhere: what a
  * key sees depends on its plan.
  */
 export async function registerCaching(app: FastifyInstance, deps: { clock: () => Date }): Promise<void> {
@@ -35,19 +43,20 @@ export async function registerCaching(app: FastifyInstance, deps: { clock: () =>
         const confirmed = Date.parse(meta.dataAge);
         lastModified = { dataAge: meta.dataAge, confirmed, header: new Date(confirmed).toUTCString() };
       }
-      const { confirmed } = lastModified;
-      reply.header('Last-Modified', lastModified.header);
-      const secondsLeft = Math.max(0, Math.floor((meta.freshnessThreshold ?? 0) - (deps.clock().getTime() - confirmed) / 1000));
-      reply.header('Cache-Control', `private, max-age=${secondsLeft}`);
+      reply.header('last-modified', lastModified.header);
+      reply.header('cache-control', cacheControl(meta.freshnessThreshold ?? 0, lastModified.confirmed, deps.clock().getTime()));
       if (meta.links) {
         const link = linkHeader(meta.links);
-        if (link) reply.header('Link', link);
+        if (link) reply.header('link', link);
       }
     }
     done(null, payload);
   });
+  // Added to a Vary already set (CORS sets `Origin` when it allows a list of origins). In lower case, as compression
+  // looks for `accept-encoding` so: it does not add it a second time.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('Vary', 'Authorization, Accept-Encoding');
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary ? `${vary}, authorization, accept-encoding` : 'authorization, accept-encoding');
     done(null, payload);
   });
 }
