@@ -38,6 +38,7 @@ import { ListingClusterSchema } from './wire/cluster.js';
 import { ListingDetail, ListingSummary } from './wire/listing.js';
 import { Estimate as EstimateSchema, EstimateComparable as EstimateComparableSchema } from './wire/estimate.js';
 import { RouteIndex } from './http/route-index.js';
+import { requestLogger } from './http/request-logger.js';
 import { parameterValidatorCompiler } from './http/validation.js';
 import type { KeysRepository } from './store/keys-repository.js';
 import type { ChangeTail } from './notify/change-tail.js';
@@ -114,7 +115,7 @@ class LeveledRequestLog extends LogController {
     const status = reply.statusCode;
     const ms = reply.elapsedTime;
     const level = error || status >= 500 ? 'error' : status >= 400 || ms >= this.slowMs ? 'info' : 'debug';
-    if (!(request.log as unknown as Logger).isLevelEnabled(level)) return;
+    if (!(request.log as unknown as Pick<Logger, 'isLevelEnabled'>).isLevelEnabled(level)) return;
     const facts = {
       method: request.method,
       url: redactedUrl(request.url),
@@ -132,20 +133,21 @@ class LeveledRequestLog extends LogController {
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let requestCounter = 0;
+  // This process's part of each request id: when it started, in base 36; the count follows.
+  const idPrefix = `req-${Date.now().toString(36)}-`;
   const app = Fastify({
     // Typed as Fastify's base logger so plugins and routes see the usual FastifyInstance.
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: deps.config.trustProxy,
     logController: new LeveledRequestLog(deps.config.slowRequestMs),
+    childLoggerFactory: requestLogger,
     // Path parameters up to this length reach validation (a 400 naming the parameter); longer ones are 414.
     routerOptions: { maxParamLength: 500 },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given)
-        ? given
-        : `req-${Date.now().toString(36)}-${(++requestCounter).toString(36)}`;
+      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : idPrefix + (++requestCounter).toString(36);
     },
   });
   app.setValidatorCompiler(parameterValidatorCompiler());
@@ -192,7 +194,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The rule for every hook here and in http/plugins/: one with nothing to wait for takes a callback, as an
   // async hook costs a promise and a microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
+    reply.header('x-request-id', request.id);
     done();
   });
   const metrics = deps.metrics;

@@ -90,11 +90,13 @@ function strictConversion(schema: JsonSchema): (data: Record<string, unknown>) =
   const types = new Map(
     Object.entries(schema.properties ?? {}).map(([name, s]) => [name, typeof s.type === 'string' ? s.type : undefined]),
   );
+  const hasControl = (value: unknown) => typeof value === 'string' && CONTROL.test(value);
+  // Run on every request: a plain loop over the names, and an array only for a repeated parameter.
   return (data) => {
     const errors: ErrorObject[] = [];
-    for (const [name, value] of Object.entries(data)) {
-      const values = Array.isArray(value) ? value : [value];
-      if (values.some((v) => typeof v === 'string' && CONTROL.test(v))) {
+    for (const name in data) {
+      const value = data[name];
+      if (Array.isArray(value) ? value.some(hasControl) : hasControl(value)) {
         errors.push(problem(name, 'control', 'must not contain control characters'));
         continue;
       }
@@ -127,6 +129,7 @@ export function parameterValidatorCompiler(): FastifySchemaCompiler<JsonSchema> 
       const input = (data ?? {}) as Record<string, unknown>;
       const conversionErrors = convert(input);
       const valid = validate(input);
+      if (valid && conversionErrors.length === 0) return { value: input };
       // A refused conversion leaves a string behind, which the schema would report again: name it once.
       const refused = new Set(conversionErrors.map((e) => e.instancePath));
       const errors = [...conversionErrors, ...(valid ? [] : (validate.errors ?? [])).filter((e) => !refused.has(e.instancePath))];

@@ -64,17 +64,19 @@ describe('request logs', () => {
     const key = await rt.key('pro');
     await get(rt.app, '/v1/property/1545', key);
     expect(text).not.toContain('/v1/property/1545');
-    await get(rt.app, '/v1/property/no-such-listing-anywhere', key);
-    await get(rt.app, '/v1/search/sales?bogus=1', key);
+    const missing = await get(rt.app, '/v1/property/no-such-listing-anywhere', key);
+    const bogus = await get(rt.app, '/v1/search/sales?bogus=1', key);
     const lines = text
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l))
       .filter((l) => l.msg === 'request answered');
-    expect(lines.map((l) => [l.level, l.statusCode, l.url])).toEqual([
-      [30, 404, '/v1/property/no-such-listing-anywhere'],
-      [30, 400, '/v1/search/sales?bogus=1'],
+    // Each line names its request by the id the answer carries (the request's logger is made when it first logs).
+    expect(lines.map((l) => [l.level, l.statusCode, l.url, l.reqId])).toEqual([
+      [30, 404, '/v1/property/no-such-listing-anywhere', missing.headers['x-request-id']],
+      [30, 400, '/v1/search/sales?bogus=1', bogus.headers['x-request-id']],
     ]);
+    expect(missing.headers['x-request-id']).not.toBe(bogus.headers['x-request-id']);
     const slow = await runtime({ SLOW_REQUEST_MS: '0' }, { logger: createLogger('info', sink) });
     await get(slow.app, '/v1/health');
     expect(text).toMatch(/"level":30,.*"url":"\/v1\/health","statusCode":200,"ms":[0-9.]+,"msg":"slow request answered"/);

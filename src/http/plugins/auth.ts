@@ -1,9 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { PLANS, type Config, type Plan } from '../../config.js';
 import { isWellFormedKey, keyDigest } from '../../domain/api-key.js';
 import type { KeyResolver } from '../../access/key-resolver.js';
 import type { ApiKeyRow, KeysRepository } from '../../store/keys-repository.js';
 import { Problem } from '../problem.js';
+
+/** Authorization values whose digests are held (a value is some 50 bytes, its digest 64). */
+const DIGESTS_HELD = 10_000;
 
 /**
  * Who is calling: the plan in force, the key's id (null without a key), and the subject limits are
@@ -78,6 +82,9 @@ export function registerAuth(
   app.decorateRequest('principal', null);
   // last_used_at is kept to the minute: one write per key a minute, not one per request.
   const lastTouched = new Map<string, number>();
+  // The digest of each well-formed Authorization value given lately: a key's form is checked and its digest made once,
+  // not on every request. Whether the key is known, revoked or expired is still the resolver's answer each time.
+  const digests = new LRUCache<string, string>({ max: DIGESTS_HELD });
   /** The digest of the key a request gives; null when it needs none (a public route, or none given to an `anonymous` one). @throws Problem */
   const digestOf = (request: FastifyRequest): string | null => {
     const access = accessOf(request);
@@ -96,11 +103,15 @@ export function registerAuth(
       }
       throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
     }
+    const known = digests.get(header);
+    if (known !== undefined) return known;
     const match = /^Bearer +(\S+) *$/i.exec(header);
     if (!match || !isWellFormedKey(match[1], deps.config.apiKeyPrefix)) {
       throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${deps.config.apiKeyPrefix}_<uuid>".`);
     }
-    return keyDigest(match[1], deps.config.apiKeyPepper);
+    const digest = keyDigest(match[1], deps.config.apiKeyPepper);
+    digests.set(header, digest);
+    return digest;
   };
   /** Sets the principal of the key stored as `row` (undefined: unknown). @throws Problem when the key may not make this request */
   const admit = (request: FastifyRequest, digest: string, row: ApiKeyRow | undefined): void => {

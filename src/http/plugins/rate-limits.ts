@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { Config } from '../../config.js';
+import { PLANS, type Config, type Plan } from '../../config.js';
 import { monthOf, WINDOW_SECONDS, type PlanLimiters } from '../../access/plan-limiters.js';
 import type { QuotaMeter } from '../../access/quota-meter.js';
 import { Problem } from '../problem.js';
@@ -13,12 +13,19 @@ declare module 'fastify' {
   }
 }
 
-function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetSeconds: number): void {
-  reply.header('RateLimit-Policy', `"per-minute";q=${limit};w=${WINDOW_SECONDS}`);
-  reply.header('RateLimit', `"per-minute";r=${remaining};t=${resetSeconds}`);
-  reply.header('X-RateLimit-Limit', String(limit));
-  reply.header('X-RateLimit-Remaining', String(remaining));
-  reply.header('X-RateLimit-Reset', String(resetSeconds));
+/** A plan's headers that are the same on every answer: its policy and its limit (written once, not per request). */
+interface PolicyHeaders {
+  policy: string;
+  limit: string;
+}
+
+/** The per-minute headers, by names in lower case: Fastify keeps them so, and lowers any other on every call. */
+function setHeaders(reply: FastifyReply, plan: PolicyHeaders, remaining: number, resetSeconds: number): void {
+  reply.header('ratelimit-policy', plan.policy);
+  reply.header('ratelimit', `"per-minute";r=${remaining};t=${resetSeconds}`);
+  reply.header('x-ratelimit-limit', plan.limit);
+  reply.header('x-ratelimit-remaining', String(remaining));
+  reply.header('x-ratelimit-reset', String(resetSeconds));
 }
 
 /**
@@ -32,6 +39,12 @@ export function registerRateLimits(
   deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date; logger: Logger },
 ): void {
   const countedMonth = new WeakMap<FastifyRequest, string>();
+  const policies = Object.fromEntries(
+    PLANS.map((plan) => {
+      const limit = deps.config.plans[plan].perMinute;
+      return [plan, { policy: `"per-minute";q=${limit};w=${WINDOW_SECONDS}`, limit: String(limit) }];
+    }),
+  ) as Record<Plan, PolicyHeaders>;
   // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
   // Only a 304 has something to wait for here (see app.ts on callback hooks).
   app.addHook('onResponse', (request, reply, done) => {
@@ -62,7 +75,7 @@ export function registerRateLimits(
     };
     deps.limiters.consume(plan, subject).then(
       (state) => {
-        setHeaders(reply, limits.perMinute, state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+        setHeaders(reply, policies[plan], state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
         const { month, secondsLeft } = monthOf(deps.clock());
         countedMonth.set(request, month);
         const used = deps.quotas.countKnown(subject, month);
@@ -75,7 +88,7 @@ export function registerRateLimits(
           return done();
         }
         const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-        setHeaders(reply, limits.perMinute, 0, retryAfter);
+        setHeaders(reply, policies[plan], 0, retryAfter);
         done(
           new Problem('RATE_LIMIT_EXCEEDED', `The ${plan} plan allows ${limits.perMinute} requests a minute.`, {
             retryAfter,
