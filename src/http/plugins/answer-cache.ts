@@ -1,7 +1,8 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../../metrics/metrics.js';
-import { cacheControl } from './caching.js';
+import { cacheControl, varyOf } from './caching.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,12 +23,16 @@ interface CacheableMeta {
 const DOORKEEPER_KEYS = 20_000;
 
 interface Entry {
-  /** When the answer's data was confirmed (ms since the epoch, its `meta.dataAge`) and for how many seconds it stays fresh: each hit's `Cache-Control` counts down from them. */
+  /**
+   * When the answer's data was confirmed (ms since the epoch, its `meta.dataAge`) and for how many seconds it stays
+   * fresh: each hit's `Cache-Control` counts down from them.
+   */
   freshness: { confirmedMs: number; freshnessThreshold: number };
   /**
    * The answer as it was written: serialized by the route's serializer, then compressed when the request's
-   * `Accept-Encoding` asked for it and compression did it in one call (else before compression, see `keep`). A Buffer is compact and outside the JavaScript heap, where the serializer's
-   * string (built by concatenation) may take several times its length.
+   * `Accept-Encoding` asked for it and compression did it in one call (else before compression: see `written`). A
+   * Buffer is compact and outside the JavaScript heap, where the serializer's string (built by concatenation) may
+   * take several times its length.
    */
   body: Buffer;
   /**
@@ -37,6 +42,11 @@ interface Entry {
    * every answer). The ones set before (request id, CORS, rate limits) are each request's own.
    */
   headers: Record<string, string | number | string[]>;
+  /**
+   * Whether `body` is what was written: then a hit writes it itself. Otherwise (an answer compression streamed) it
+   * is the body before compression, and a hit goes through the send path to be compressed again.
+   */
+  written: boolean;
   /** Milliseconds since the epoch after which the entry is not used. */
   until: number;
 }
@@ -57,7 +67,6 @@ export interface AnswerCacheOptions {
 }
 
 /**
-/**
  * The answer cache: the JSON answers of opted-in GET routes (`config.answerCache`), kept as written (compressed
  * when asked) from the second time a request is asked (admission, below) and reused when the same caller plan
  * asks the same URL with the same `Accept` and `Accept-Encoding`, while this process has written nothing to the
@@ -65,8 +74,9 @@ export interface AnswerCacheOptions {
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and the
  * request's own headers are applied to a reused answer exactly as to a computed one (this runs after them); a hit
- * skips the route, the serialization, the hooks that read `meta` (its headers are kept) and the compression.
- * `If-None-Match` is answered 304 as for any answer (@fastify/etag reads the kept `ETag`).
+ * skips the route, the serialization, the hooks that read `meta` (its headers are kept) and the compression: it
+ * writes the kept bytes and headers itself, and a conditional one (`If-None-Match`), or one whose answer compression
+ * streamed, goes through the send path with them, where @fastify/etag answers 304 and compression compresses.
  * Another instance's writes show within `readCacheSeconds`, as in the read caches.
  * While an admitted answer is being computed, identical requests wait for it and are answered from the
  * cache (single flight); each is still counted and limited before it waits. Answers past their time are dropped every
@@ -110,9 +120,23 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     const entry = entries.get(key);
     const now = options.clock().getTime();
     if (!entry || entry.until <= now) return false;
-    reply.header('cache-control', cacheControl(entry.freshness.freshnessThreshold, entry.freshness.confirmedMs, now));
+    const control = cacheControl(entry.freshness.freshnessThreshold, entry.freshness.confirmedMs, now);
+    const conditional = request.headers['if-none-match'] !== undefined;
+    if (entry.written && !conditional) {
+      // The bytes and headers the send path wrote, written here: the request's own headers (its id, CORS, the
+      // limits), the kept ones, and those the send path's hooks set on every answer. onResponse hooks still run.
+      const headers: OutgoingHttpHeaders = reply.getHeaders() as OutgoingHttpHeaders;
+      Object.assign(headers, entry.headers);
+      headers['cache-control'] = control;
+      headers.vary = varyOf(headers.vary);
+      headers['content-length'] = entry.body.length;
+      reply.hijack();
+      reply.raw.writeHead(200, headers).end(entry.body);
+      return true;
+    }
+    reply.header('cache-control', control);
     // The client's copy is current: @fastify/etag answers 304 to the empty body, whose encoding is none.
-    if (unchanged(request.headers['if-none-match'], entry.headers.etag)) {
+    if (conditional && unchanged(request.headers['if-none-match'], entry.headers.etag)) {
       const { 'content-encoding': _encoding, ...headers } = entry.headers;
       reply.headers(headers).send('');
       return true;
@@ -210,7 +234,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
       const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(bytesOf));
       if (typeof bytesOf === 'string') bytes.write(bytesOf);
       else bytesOf.copy(bytes);
-      entries.set(kept.key, { freshness: kept.freshness, body: bytes, headers, until: kept.until });
+      entries.set(kept.key, { freshness: kept.freshness, body: bytes, headers, written: written !== undefined, until: kept.until });
       held();
     }
     settle(request);

@@ -25,6 +25,15 @@ export function linkHeader(links: Record<string, string | null>): string {
 }
 
 /**
+ * An answer's `Vary`: what a key sees depends on its plan, and its bytes on the encoding asked, added to a Vary already
+ * set (CORS sets `Origin` when it allows a list of origins). In lower case, as compression looks for `accept-encoding`
+ * so: it does not add it a second time.
+ */
+export function varyOf(already: unknown): string {
+  return already ? `${already}, authorization, accept-encoding` : 'authorization, accept-encoding';
+}
+
+/**
  * HTTP caching of API answers: a strong `ETag` on every 200 GET and `If-None-Match` answered 304
  * (@fastify/etag); for answers in the `{data, meta}` envelope, `Last-Modified` from `meta.dataAge`,
  * `Cache-Control: private, max-age=` the seconds left in the freshness window, and `Link` (RFC 8288)
@@ -52,11 +61,8 @@ export async function registerCaching(app: FastifyInstance, deps: { clock: () =>
     }
     done(null, payload);
   });
-  // Added to a Vary already set (CORS sets `Origin` when it allows a list of origins). In lower case, as compression
-  // looks for `accept-encoding` so: it does not add it a second time.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    const vary = reply.getHeader('vary');
-    reply.header('vary', vary ? `${vary}, authorization, accept-encoding` : 'authorization, accept-encoding');
+    reply.header('vary', varyOf(reply.getHeader('vary')));
     done(null, payload);
   });
 }
