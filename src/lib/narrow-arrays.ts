@@ -115,6 +115,12 @@ export function exactDoubles(values: ArrayLike<number>): ExactDoubles {
   return exactDecimals(values) ?? Float64Array.from(values);
 }
 
+/** Numbers held as floats or as {@link Decimals}: what {@link doubleAt} and {@link readerOf} read. */
+export type Doubles = Floats | Decimals;
+
 /** Number `index` of `values` (NaN when unknown). */
-export const doubleAt = (values: ExactDoubles, index: number): number =>
-  values instanceof Float64Array ? values[index] : values.at(index);
+export const doubleAt = (values: Doubles, index: number): number => (values instanceof Decimals ? values.at(index) : values[index]);
+
+/** A reader of `values`' numbers by index (NaN when unknown), chosen once for its kind: for a loop over many. */
+export const readerOf = (values: Doubles): ((index: number) => number) =>
+  values instanceof Decimals ? (index) => values.at(index) : (index) => values[index];

@@ -3,8 +3,8 @@ import type { ListingCluster } from '../wire/cluster.js';
 import { cellAt, cellX, cellY, clustersOfSums, microDegrees, type CellSums, type ClusterGrid } from './clusters.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
-import { summaryRowAt, type ColumnsBuilder, type DecimalNumbers, type ListingColumns } from './listing-columns.js';
-import { Decimals } from '../lib/narrow-arrays.js';
+import { summaryRowAt, type ColumnsBuilder, type ListingColumns } from './listing-columns.js';
+import { readerOf } from '../lib/narrow-arrays.js';
 import type { Steps } from '../lib/stepwise.js';
 import { priceRun, type SlotRun } from './slot-order.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -272,9 +272,7 @@ export class IndexedListings {
 
   /** Readers of a slot's latitude and longitude in degrees (NaN when unknown), whichever way the columns hold them. */
   private positions(): [latitude: (slot: number) => number, longitude: (slot: number) => number] {
-    const reader = (column: DecimalNumbers) =>
-      column instanceof Decimals ? (slot: number) => column.at(slot) : (slot: number) => column[slot];
-    return [reader(this.columns.numbers.latitude), reader(this.columns.numbers.longitude)];
+    return [readerOf(this.columns.numbers.latitude), readerOf(this.columns.numbers.longitude)];
   }
 
   /** The page from the matches' sort keys, sorted: for few matches. */

@@ -1,5 +1,5 @@
 import type { SummaryRow } from '../store/listing-rows.js';
-import { codesFor, Decimals, exactDecimals, fitsSingle, isFloats, type Codes, type Floats } from '../lib/narrow-arrays.js';
+import { codesFor, Decimals, exactDecimals, fitsSingle, isFloats, type Codes, type Doubles, type Floats } from '../lib/narrow-arrays.js';
 import { runNow, type Steps } from '../lib/stepwise.js';
 import { TextList, type Texts } from '../lib/text-list.js';
 import { PathList } from '../lib/path-list.js';
@@ -48,12 +48,9 @@ export const WHOLE_NUMBER_COLUMNS = NUMERIC_COLUMNS.filter(isWholeNumberColumn);
 type DecimalColumn = { [K in NumericColumn]: (typeof NUMERIC)[K] extends 'decimal' ? K : never }[NumericColumn];
 const isDecimalColumn = (c: NumericColumn): c is DecimalColumn => NUMERIC[c] === 'decimal';
 
-/** A `decimal` column in memory: floats (NaN for unknown), or {@link Decimals} where every value reads back the same. */
-export type DecimalNumbers = Floats | Decimals;
-
 /** The numeric columns as the index holds them: floats, codes or decimals where {@link NUMERIC} allows. */
 export type NumberColumns = {
-  readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : K extends DecimalColumn ? DecimalNumbers : Floats;
+  readonly [K in NumericColumn]: K extends WholeNumberColumn ? NumberColumn : K extends DecimalColumn ? Doubles : Floats;
 };
 
 /** The text columns searches filter or sort on; `open_house_until` is `coalesce(open_house_end, open_house_start)`. */

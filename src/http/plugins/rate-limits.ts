@@ -7,6 +7,10 @@ import type { QuotaMeter } from '../../access/quota-meter.js';
 import { Problem } from '../problem.js';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The month (`YYYY-MM`, UTC) whose quota counted this request, once counted: a 304 gives it back to that month. */
+    countedMonth: string | null;
+  }
   interface FastifyContextConfig {
     /** false: the route neither counts against nor is refused by rate limits and quotas. */
     limited?: boolean;
@@ -38,7 +42,7 @@ export function registerRateLimits(
   app: FastifyInstance,
   deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date; logger: Logger },
 ): void {
-  const countedMonth = new WeakMap<FastifyRequest, string>();
+  app.decorateRequest('countedMonth', null);
   const policies = Object.fromEntries(
     PLANS.map((plan) => {
       const limit = deps.config.plans[plan].perMinute;
@@ -48,7 +52,7 @@ export function registerRateLimits(
   // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
   // Only a 304 has something to wait for here (see app.ts on callback hooks).
   app.addHook('onResponse', (request, reply, done) => {
-    const month = countedMonth.get(request);
+    const month = request.countedMonth;
     if (reply.statusCode !== 304 || !month || !request.principal) return done();
     const { plan, subject } = request.principal;
     deps.limiters.refund(plan, subject).then(
@@ -64,7 +68,9 @@ export function registerRateLimits(
     if (!request.principal || request.routeOptions.config?.limited === false) return done();
     const { plan, subject } = request.principal;
     const limits = deps.config.plans[plan];
-    const withinQuota = (used: number, secondsLeft: number) => {
+    /** Notes the month once this request is counted in it (`used` with it), then holds the count to the quota. */
+    const counted = (month: string, used: number, secondsLeft: number) => {
+      request.countedMonth = month;
       if (used <= limits.perMonth) return done();
       done(
         new Problem('QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
@@ -77,10 +83,9 @@ export function registerRateLimits(
       (state) => {
         setHeaders(reply, policies[plan], state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
         const { month, secondsLeft } = monthOf(deps.clock());
-        countedMonth.set(request, month);
         const used = deps.quotas.countKnown(subject, month);
-        if (used !== undefined) return withinQuota(used, secondsLeft);
-        deps.quotas.count(subject, month).then((counted) => withinQuota(counted, secondsLeft), done);
+        if (used !== undefined) return counted(month, used, secondsLeft);
+        deps.quotas.count(subject, month).then((read) => counted(month, read, secondsLeft), done);
       },
       (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) {
