@@ -8,8 +8,12 @@ import { Type, type Static } from 'typebox';
 export const ListingClusterSchema = Type.Object(
   {
     count: Type.Integer({ minimum: 1, description: 'Matching listings in the cell.' }),
-    latitude: Type.Number({ description: 'Centroid of their positions: the mean latitude.' }),
-    longitude: Type.Number({ description: 'Centroid of their positions: the mean longitude.' }),
+    latitude: Type.Number({
+      description: 'Centroid of their positions: the mean latitude, each rounded to a millionth of a degree, rounded so.',
+    }),
+    longitude: Type.Number({
+      description: 'Centroid of their positions: the mean longitude, each rounded to a millionth of a degree, rounded so.',
+    }),
     minPrice: Type.Integer({ description: 'Lowest price in the cell, dollars (a month for rentals).' }),
     maxPrice: Type.Integer({ description: 'Highest price in the cell, dollars (a month for rentals).' }),
     cell: Type.Array(Type.Number(), {
