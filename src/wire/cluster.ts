@@ -9,10 +9,10 @@ export const ListingClusterSchema = Type.Object(
   {
     count: Type.Integer({ minimum: 1, description: 'Matching listings in the cell.' }),
     latitude: Type.Number({
-      description: 'Centroid of their positions: the mean latitude, each rounded to a millionth of a degree, rounded so.',
+      description: 'Centroid of their positions: the mean of their latitudes, each taken to a millionth of a degree, to a millionth.',
     }),
     longitude: Type.Number({
-      description: 'Centroid of their positions: the mean longitude, each rounded to a millionth of a degree, rounded so.',
+      description: 'Centroid of their positions: the mean of their longitudes, each taken to a millionth of a degree, to a millionth.',
     }),
     minPrice: Type.Integer({ description: 'Lowest price in the cell, dollars (a month for rentals).' }),
     maxPrice: Type.Integer({ description: 'Highest price in the cell, dollars (a month for rentals).' }),

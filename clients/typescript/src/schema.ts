@@ -682,9 +682,9 @@ export interface components {
         ListingCluster: {
             /** @description Matching listings in the cell. */
             count: number;
-            /** @description Centroid of their positions: the mean latitude. */
+            /** @description Centroid of their positions: the mean of their latitudes, each taken to a millionth of a degree, to a millionth. */
             latitude: number;
-            /** @description Centroid of their positions: the mean longitude. */
+            /** @description Centroid of their positions: the mean of their longitudes, each taken to a millionth of a degree, to a millionth. */
             longitude: number;
             /** @description Lowest price in the cell, dollars (a month for rentals). */
             minPrice: number;
