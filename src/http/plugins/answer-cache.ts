@@ -156,8 +156,9 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
     const { headers } = request;
+    // Joined by a line feed, which no header value nor URL may hold: no two distinct requests share a key.
     const noCompression = headers['x-no-compression'] === undefined ? '' : 'x';
-    const key = `${options.writeCounts()}|${request.principal?.plan ?? ''}|${headers.accept ?? ''}|${headers['accept-encoding'] ?? ''}${noCompression}|${request.url}`;
+    const key = `${options.writeCounts()}\n${request.principal?.plan ?? ''}\n${headers.accept ?? ''}\n${headers['accept-encoding'] ?? ''}\n${noCompression}\n${request.url}`;
     const count = (outcome: 'hit' | 'miss') => options.metrics?.answerCache.inc({ outcome });
     const admit = () => admitted.set(request, { key, before: new Set(Object.keys(reply.getHeaders())) });
     // Answered here, so `done` is not called.
