@@ -115,6 +115,21 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     computing.delete(key);
   };
 
+  /**
+   * A kept answer written as the send path wrote it, past that path: the request's own headers (its id, CORS, the
+   * limits), the kept ones, and those the send path's hooks set on every answer, with `control` as its
+   * Cache-Control. onResponse hooks still run.
+   */
+  const writeDirectly = (entry: Entry, control: string, reply: FastifyReply) => {
+    const headers: OutgoingHttpHeaders = reply.getHeaders() as OutgoingHttpHeaders;
+    Object.assign(headers, entry.headers);
+    headers['cache-control'] = control;
+    headers.vary = varyOf(headers.vary);
+    headers['content-length'] = entry.body.length;
+    reply.hijack();
+    reply.raw.writeHead(200, headers).end(entry.body);
+  };
+
   /** The kept answer of `key` if still usable, sent on `reply` (true); false when there is none. */
   const answerFromCache = (key: string, request: FastifyRequest, reply: FastifyReply): boolean => {
     const entry = entries.get(key);
@@ -123,15 +138,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     const control = cacheControl(entry.freshness.freshnessThreshold, entry.freshness.confirmedMs, now);
     const conditional = request.headers['if-none-match'] !== undefined;
     if (entry.written && !conditional) {
-      // The bytes and headers the send path wrote, written here: the request's own headers (its id, CORS, the
-      // limits), the kept ones, and those the send path's hooks set on every answer. onResponse hooks still run.
-      const headers: OutgoingHttpHeaders = reply.getHeaders() as OutgoingHttpHeaders;
-      Object.assign(headers, entry.headers);
-      headers['cache-control'] = control;
-      headers.vary = varyOf(headers.vary);
-      headers['content-length'] = entry.body.length;
-      reply.hijack();
-      reply.raw.writeHead(200, headers).end(entry.body);
+      writeDirectly(entry, control, reply);
       return true;
     }
     reply.header('cache-control', control);
