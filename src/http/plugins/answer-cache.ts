@@ -69,8 +69,9 @@ export interface AnswerCacheOptions {
 /**
  * The answer cache: the JSON answers of opted-in GET routes (`config.answerCache`), kept as written (compressed
  * when asked) from the second time a request is asked (admission, below) and reused when the same caller plan
- * asks the same URL with the same `Accept` and `Accept-Encoding`, while this process has written nothing to the
- * mirror since, for at most `readCacheSeconds`, and never past the moment the data turns stale.
+ * asks the same URL with the same `Accept`, `Accept-Encoding` and `X-No-Compression`, while this process has
+ * written nothing to the mirror since, for at most `readCacheSeconds`, and never past the moment the data turns
+ * stale.
  * Only answers whose `meta.source` is `cached` and that started no refresh are kept, so a request that
  * must judge stale data or trigger a refresh always runs the route. Rate limits, quotas, auth and the
  * request's own headers are applied to a reused answer exactly as to a computed one (this runs after them); a hit
