@@ -33,7 +33,7 @@ function startWorker(workerData: ReadWorkerData): Worker {
  * Seconds a read thread may stay idle before it is stopped; the next read starts it again (a worker and a connection
  * opened). With the search index current, a mirror of a million listings reads on these threads only to build the index
  * and the estimates' comparables, and for market figures: idle workers held their heaps between those reads for nothing
- * (docs/performance.md has the measure).
+ * (docs/benchmark-history.md has the measure).
  */
 export const READ_THREAD_IDLE_SECONDS = 30;
 
