@@ -11,13 +11,13 @@ const LAYERS = [
   ['reference'],
   ['store'],
   ['dataset'],
-  ['freshness', 'search', 'estimate', 'access', 'keys', 'notify'],
+  ['freshness', 'search', 'estimate', 'access', 'keys', 'notify', 'billing'],
   ['presenters'],
   ['read'],
   ['sync'],
   ['http'],
   ['agents'],
-  ['app', 'local-site'],
+  ['app', 'local-site', 'local-stripe'],
   ['runtime'],
   ['cli'],
   ['main'],
@@ -35,7 +35,7 @@ const upward = LAYERS.slice(0, -1).map((layer, i) => ({
 }));
 
 /** Peers of one layer that stay apart: each is its own slice. */
-const peers = ['freshness', 'search', 'estimate', 'access', 'keys', 'notify'].map((name, _, all) => ({
+const peers = ['freshness', 'search', 'estimate', 'access', 'keys', 'notify', 'billing'].map((name, _, all) => ({
   name: `apart-${name}`,
   comment: `${name} does not import its peers of the same layer`,
   severity: 'error',
@@ -51,7 +51,7 @@ module.exports = {
       name: 'request-path-without-stand-ins',
       comment: "the request path does not read the stand-ins' data builders or the background jobs",
       severity: 'error',
-      from: { path: place(['http', 'read', 'search', 'estimate', 'freshness', 'access', 'agents', 'presenters']) },
+      from: { path: place(['http', 'read', 'search', 'estimate', 'freshness', 'access', 'agents', 'presenters', 'billing']) },
       to: { path: place(['dataset', 'sync']) },
     },
     {
@@ -65,7 +65,7 @@ module.exports = {
       name: 'production-without-local-upstreams',
       comment: 'only the composition (runtime, local-site, the command line) starts the local stand-ins',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(runtime|local-site|main)\\.ts$|^src/cli/|^src/upstream/local|^src/dataset/' },
+      from: { path: '^src/', pathNot: '^src/(runtime|local-site|local-stripe|main)\\.ts$|^src/cli/|^src/upstream/local|^src/dataset/' },
       to: { path: '^src/upstream/local' },
     },
     {

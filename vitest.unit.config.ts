@@ -11,6 +11,7 @@ export const UNIT_TESTS = [
   'test/access/key-resolver.test.ts',
   'test/access/plan-limiters.test.ts',
   'test/access/quota-meter.test.ts',
+  'test/billing/billing-repository.test.ts',
   'test/domain/api-key.test.ts',
   'test/domain/city-records.test.ts',
   'test/domain/market.test.ts',
@@ -25,6 +26,7 @@ export const UNIT_TESTS = [
   'test/search/filters.test.ts',
   'test/upstream/mappers.test.ts',
   'test/upstream/soql.test.ts',
+  'test/upstream/stripe-emulator.test.ts',
 ];
 
 export default defineConfig({

@@ -30,6 +30,9 @@ import { registerUsageRoutes } from './http/routes/usage.js';
 import { registerRecordedSalesRoutes } from './http/routes/recorded-sales.js';
 import { registerAgentRoutes } from './agents/routes.js';
 import { registerExploreRoutes } from './http/routes/explore.js';
+import { registerBillingRoutes } from './http/routes/billing.js';
+import { registerAccountRoutes } from './http/routes/account.js';
+import type { Billing } from './billing/billing.js';
 import type { CityRecords } from './read/city-records.js';
 import { RecordedSaleSchema } from './wire/recorded-sale.js';
 import { AreaSchema, BuildingSchema } from './wire/building.js';
@@ -75,6 +78,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** When a scope whose last success was at the given instant is next due (null: scheduler off). */
   nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
+  /** Plans sold through the subscription provider: /pricing, /billing/..., /account (absent: none of them is served). */
+  billing?: Billing;
   /** An API-only instance (`serve --api-only`): 503 UNAVAILABLE on every non-public route until the mirror holds a listing. */
   apiOnly?: boolean;
   clock: () => Date;
@@ -282,7 +287,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   registerSearchRoutes(app, { reads: deps.reads, config: deps.config });
-  registerUsageRoutes(app, { config: deps.config, limiters: deps.limiters, quotas: deps.quotas, clock: deps.clock });
+  const billing = deps.billing;
+  registerUsageRoutes(app, {
+    config: deps.config,
+    limiters: deps.limiters,
+    quotas: deps.quotas,
+    clock: deps.clock,
+    subscriptionOf: async (keyId) => {
+      const key = await deps.keys.findById(keyId);
+      const subscription = key && billing ? await billing.subscriptionOf(key) : undefined;
+      return key && subscription
+        ? {
+            status: key.subscription_status ?? subscription.status,
+            currentPeriodEnd: subscription.current_period_end,
+            cancelAt: subscription.cancel_at,
+          }
+        : null;
+    },
+  });
   registerPropertyRoutes(app, { reads: deps.reads, comparablesPlan: deps.config.featurePlans.comparables });
   registerEstimateRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords, plan: deps.config.featurePlans.estimates });
   registerBuildingRoutes(app, { reads: deps.reads, cityRecords: deps.cityRecords });
@@ -306,6 +328,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerIndexRoutes(app, { version: SERVICE_VERSION });
   registerAgentRoutes(app);
   registerExploreRoutes(app);
+  if (billing) {
+    registerBillingRoutes(app, { billing, config: deps.config });
+    registerAccountRoutes(app, { billing, keys: deps.keys, quotas: deps.quotas, config: deps.config, clock: deps.clock });
+  }
   registerHealthRoutes(app, {
     scopes: deps.scopes,
     listings: deps.listings,

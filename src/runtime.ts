@@ -46,6 +46,11 @@ import { CityPolygons } from './reference/city-polygons.js';
 import type { GeoPoint } from './wire/common.js';
 import { CityRecords } from './read/city-records.js';
 import { NO_SEARCH_INDEX } from './search/search-index.js';
+import { KeyChanges } from './access/key-changes.js';
+import { Billing } from './billing/billing.js';
+import { BillingRepository } from './store/billing-repository.js';
+import { startStripe } from './local-stripe.js';
+import type { LocalStripe, LocalStripeOptions } from './upstream/local-stripe/server.js';
 
 /** Everything a running service holds; `close()` releases it all. */
 export interface Runtime {
@@ -77,6 +82,10 @@ export interface Runtime {
   /** Delivers change events to webhook subscriptions (running unless `webhooks: false`). */
   dispatcher: WebhookDispatcher;
   redis: Redis | null;
+  /** Plans sold through Stripe (null on an API-only instance without `STRIPE_SECRET_KEY`). */
+  billing: Billing | null;
+  /** The local Stripe emulator (null with `STRIPE_SECRET_KEY` set, or on an API-only instance). */
+  stripe: LocalStripe | null;
   /** The Prometheus metrics, and the server that answers them on METRICS_PORT (null when unset). */
   metrics: Metrics;
   metricsServer: MetricsServer | null;
@@ -101,6 +110,10 @@ export interface RuntimeOptions {
   scheduler?: boolean;
   /** Deliver webhooks from this process (default true; one-shot commands turn it off). */
   webhooks?: boolean;
+  /** Sell plans through Stripe (default true; the one-shot commands and the worker, which serve no pages, turn it off). */
+  billing?: boolean;
+  /** The local Stripe emulator's options (tests: quick retries of its event deliveries, the portal's cancellation). */
+  localStripe?: Partial<LocalStripeOptions>;
   /** Keep the text of every query the local upstream answers in `upstream.queries` (tests; default off). */
   recordUpstreamQueries?: boolean;
   /**
@@ -120,7 +133,8 @@ export interface RuntimeOptions {
  * are logged and left to later refreshes (requests then see them as stale and trigger one).
  * @throws Error when the store cannot be opened or migrated, or the local upstream cannot start.
  */
-export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+export async function startRuntime(given: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  let config = given;
   if (options.apiOnly) {
     if (!config.upstreamUrl || !config.openData.url) {
       throw new Error(
@@ -139,10 +153,19 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   });
   let upstreams: Upstreams | null = null;
   let redis: Redis | null = null;
+  let stripe: LocalStripe | null = null;
+  let keyChanges: KeyChanges | null = null;
   let metricsServer: MetricsServer | null = null;
   const metrics = new Metrics();
   try {
     upstreams = await startUpstreams(config, options, { clock, logger, metrics });
+    const stripeSetup =
+      (options.billing ?? true)
+        ? await startStripe(config, { apiOnly: options.apiOnly, clock, logger, emulator: options.localStripe })
+        : { config, provider: null, emulator: null };
+    stripe = stripeSetup.emulator;
+    // The emulator's key, secret, address and prices stand for the unset Stripe settings.
+    config = stripeSetup.config;
     const { upstream, marketClock, client, soda, sodaClient } = upstreams;
     // The city's polygons, read on first use (the files take a moment): listings and recorded sales are given their
     // districts when written, and a building's facts are looked up in them.
@@ -276,6 +299,17 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
       return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
     };
+    const keyResolver = new KeyResolver(keys, config.keyCacheSeconds);
+    if (redis) {
+      // A plan or status changed on one instance is seen at once on every other.
+      keyChanges = new KeyChanges(redis, config.redisKeyPrefix, logger);
+      const changes = keyChanges;
+      keys.onChange(() => changes.publish());
+      changes.listen(() => keyResolver.clear());
+    }
+    const billing = stripeSetup.provider
+      ? new Billing({ provider: stripeSetup.provider, repository: new BillingRepository(store.db), keys, config, clock, logger, metrics })
+      : null;
     const webhooks = new WebhooksRepository(store.db);
     const dispatcher = new WebhookDispatcher({
       webhooks,
@@ -293,7 +327,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       cityRecords: cityFacts,
       keys,
       quotas,
-      keyResolver: new KeyResolver(keys, config.keyCacheSeconds),
+      keyResolver,
+      billing: billing ?? undefined,
       limiters: new PlanLimiters(config, redis, config.redisKeyPrefix),
       scopes,
       listings,
@@ -383,6 +418,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       webhooks,
       dispatcher,
       redis,
+      billing,
+      stripe,
       metrics,
       metricsServer,
       app,
@@ -398,7 +435,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
           changeTail.close();
           await app.close();
           await quotas.close();
+          keyChanges?.close();
           redis?.disconnect();
+          await stripe?.close();
           await coordinator.idle();
           await upstreams?.close();
           await store.close();
@@ -406,7 +445,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     };
   } catch (error) {
     await metricsServer?.close();
+    keyChanges?.close();
     redis?.disconnect();
+    await stripe?.close();
     await upstreams?.close();
     await store.close();
     throw error;

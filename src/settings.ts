@@ -158,6 +158,45 @@ export const SETTINGS = {
     meaning: "one subscription's webhook attempts in flight (a slow receiver holds back only its own)",
   },
   WEBHOOK_ALLOW_PRIVATE_TARGETS: { default: false, meaning: 'allow plain http and private, loopback or link-local webhook targets' },
+  KEY_ROTATION_GRACE_SECONDS: {
+    default: 86400,
+    meaning: 'how long a key replaced by a rotation (`/account`, `keys rotate`) keeps working beside the new one',
+  },
+  PUBLIC_URL: {
+    default: null,
+    shownDefault: "(unset: each request's own scheme and host)",
+    meaning:
+      'the address people reach the service at, e.g. `https://api.example.com`: where Stripe sends a subscriber back after checkout and the customer portal',
+  },
+  STRIPE_SECRET_KEY: {
+    default: null,
+    shownDefault: '(unset: the local Stripe emulator)',
+    meaning:
+      "Stripe's secret API key (`sk_live_...`, `sk_test_...`, or a restricted key); unset starts the local Stripe emulator on loopback (docs/billing.md)",
+  },
+  STRIPE_WEBHOOK_SECRET: {
+    default: null,
+    shownDefault: "(the emulator's own)",
+    meaning: "the signing secret of the webhook endpoint `/billing/stripe/webhook` (`whsec_...`), from Stripe's dashboard",
+  },
+  STRIPE_PRICE_STARTER: {
+    default: null,
+    shownDefault: "(the emulator's own)",
+    meaning:
+      'the Stripe price ids that sell the starter plan, comma-separated (a monthly and a yearly one, say); none: the plan is not sold',
+  },
+  STRIPE_PRICE_PRO: { default: null, shownDefault: "(the emulator's own)", meaning: 'the same for the pro plan' },
+  STRIPE_PRICE_BUSINESS: { default: null, shownDefault: "(the emulator's own)", meaning: 'the same for the business plan' },
+  STRIPE_API_URL: {
+    default: 'https://api.stripe.com',
+    meaning: "Stripe's API (another address for an emulator of your own; the local one sets its own when `STRIPE_SECRET_KEY` is unset)",
+  },
+  LOCAL_STRIPE_PORT: { default: 0, meaning: 'local Stripe emulator: its port (API, Checkout and the customer portal); 0 picks a free one' },
+  LOCAL_STRIPE_STATE_FILE: {
+    default: null,
+    shownDefault: 'beside the SQLite database (`stripe-emulator.json`); in memory on PostgreSQL',
+    meaning: "local Stripe emulator: the file that keeps its customers, subscriptions and secrets across restarts ('-': in memory)",
+  },
   KEY_CACHE_SECONDS: { default: 30, meaning: 'how long a key looked up is reused: how long a revoke made elsewhere takes to be seen' },
   QUOTA_FLUSH_SECONDS: { default: 1, meaning: 'between two writes of the monthly counts (the most a crash leaves uncounted)' },
   SEARCH_INDEX: {

@@ -36,6 +36,11 @@ export class KeyResolver {
     return row;
   }
 
+  /** Forgets every key held (another instance changed keys: access/key-changes.ts). */
+  clear(): void {
+    this.cache.clear();
+  }
+
   /** What {@link find} would answer without reading the store: the row, null for a digest known to be unknown, undefined when not held. */
   known(digest: string): ApiKeyRow | null | undefined {
     return this.cache.get(digest)?.row;

@@ -5,17 +5,23 @@ import { PLANS, type Config, type Plan } from '../config.js';
 /** Seconds of the per-minute window. */
 export const WINDOW_SECONDS = 60;
 
-/** The month last asked of {@link monthOf}: every request asks it, and a month's name and end are the same all month. */
-let lastMonth = { start: 0, end: 0, month: '' };
+/** The day last asked of {@link monthOf}: every request asks it, and a day's name and its month's end are the same all day. */
+let lastDay = { start: 0, end: 0, day: '', month: '', monthEnd: 0 };
 
-/** The month (`YYYY-MM`, UTC) of `now`, and seconds until the next one begins (at least 1). */
-export function monthOf(now: Date): { month: string; secondsLeft: number } {
+/** The month (`YYYY-MM`, UTC) and day (`YYYY-MM-DD`, UTC) of `now`, and seconds until the next month begins (at least 1). */
+export function monthOf(now: Date): { month: string; day: string; secondsLeft: number } {
   const time = now.getTime();
-  if (!(time >= lastMonth.start && time < lastMonth.end)) {
-    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    lastMonth = { start, end: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1), month: now.toISOString().slice(0, 7) };
+  if (!(time >= lastDay.start && time < lastDay.end)) {
+    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    lastDay = {
+      start,
+      end: start + 86_400_000,
+      day: now.toISOString().slice(0, 10),
+      month: now.toISOString().slice(0, 7),
+      monthEnd: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+    };
   }
-  return { month: lastMonth.month, secondsLeft: Math.max(1, Math.ceil((lastMonth.end - time) / 1000)) };
+  return { month: lastDay.month, day: lastDay.day, secondsLeft: Math.max(1, Math.ceil((lastDay.monthEnd - time) / 1000)) };
 }
 
 /**

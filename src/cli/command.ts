@@ -73,7 +73,7 @@ export async function apiDocument(config: Config): Promise<{ paths: Record<strin
   const [{ startRuntime }, { openApiDocument }] = await Promise.all([import('../runtime.js'), import('../http/openapi.js')]);
   const runtime = await startRuntime(
     { ...config, databaseUrl: ':memory:', upstreamUrl: 'http://127.0.0.1:9/' },
-    { logger, initialSync: false, scheduler: false, webhooks: false },
+    { logger, initialSync: false, scheduler: false, webhooks: false, billing: false },
   );
   try {
     return openApiDocument(runtime.app) as never;

@@ -8,11 +8,14 @@ export const keysCommand: Command = {
   usage: `  keys issue --plan P [--label L] [--expires YYYY-MM-DD] [--origins https://app.example,...] [--operations id,...]
                               print a new key (alone, on stdout); with --origins, a publishable key for web pages;
                               with --operations (operation ids of /v1/openapi.json), a key that may call only those
-  keys list                   list keys (never the keys themselves)
+  keys list                   list keys (never the keys themselves): source (cli, import, stripe), customer,
+                              subscription and its status
   keys revoke <id>            revoke a key
+  keys rotate <id>            print a new key replacing key <id> (same plan, subscription and quota); the old one
+                              works for KEY_ROTATION_GRACE_SECONDS more
   keys import <file.json|file.csv>   import keys issued by the subscription provider (idempotent)`,
   async run(rest, config) {
-    const [{ KeysRepository }, { issueKey, importKeys, listKeys, parseOrigins }] = await Promise.all([
+    const [{ KeysRepository }, { issueKey, importKeys, listKeys, parseOrigins, rotateKey }] = await Promise.all([
       import('../store/keys-repository.js'),
       import('../keys/key-admin.js'),
     ]);
@@ -60,18 +63,23 @@ export const keysCommand: Command = {
           `${await issueKey(keys, config, { plan: values.plan as Plan, label: values.label ?? null, expires: values.expires ?? null, origins, operations })}\n`,
         );
       } else if (sub === 'list') {
-        process.stdout.write(`${listKeys(await keys.list())}\n`);
+        process.stdout.write(`${listKeys(await keys.listWithCustomers())}\n`);
       } else if (sub === 'revoke' && args[0]) {
         if (!(await keys.revoke(args[0], new Date().toISOString()))) throw new Error(`no active key with id ${args[0]}`);
         process.stderr.write(`revoked ${args[0]}\n`);
+      } else if (sub === 'rotate' && args[0]) {
+        const rotated = await rotateKey(keys, config, args[0], new Date());
+        if (!rotated) throw new Error(`no key with id ${args[0]} that works now (unknown, revoked, expired or already replaced)`);
+        process.stdout.write(`${rotated.key}\n`);
+        process.stderr.write(`key ${args[0]} works until ${rotated.previousExpiresAt}; the new key's id is ${rotated.id}\n`);
       } else if (sub === 'import' && args[0]) {
         const result = await importKeys(keys, config, args[0], readFileSync(args[0], 'utf8'));
         process.stderr.write(`imported ${result.inserted} new, ${result.updated} updated\n`);
       } else {
         throw new UsageError(
           sub
-            ? `unknown keys command "${sub}" (issue, list, revoke <id>, import <file>)`
-            : 'keys needs a command: issue, list, revoke <id>, import <file>',
+            ? `unknown keys command "${sub}" (issue, list, revoke <id>, rotate <id>, import <file>)`
+            : 'keys needs a command: issue, list, revoke <id>, rotate <id>, import <file>',
         );
       }
       return 0;

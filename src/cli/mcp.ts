@@ -15,7 +15,7 @@ export const mcpCommand: Command = {
       import('../agents/mcp-server.js'),
       import('@modelcontextprotocol/sdk/server/stdio.js'),
     ]);
-    const runtime = await startRuntime(config, { logger, webhooks: false });
+    const runtime = await startRuntime(config, { logger, webhooks: false, billing: false });
     const server = createMcpServer(runtime.app, { authorization: key ? `Bearer ${key}` : undefined, remoteAddress: '127.0.0.1' });
     const transport = new StdioServerTransport();
     transport.onclose = () => void runtime.close().then(() => process.exit(0));

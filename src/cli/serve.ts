@@ -40,10 +40,20 @@ export const serveCommand: Command = {
     for (const kind of ['rental', 'sale'] as const) await estimator.model(kind).catch(() => undefined);
     logger.info({ estimates: estimator.state().kinds }, 'estimates: comparables read and the interval calibrated');
     const address = await runtime.app.listen(listen);
+    // The local Stripe emulator sends its events here, as `stripe listen --forward-to` would.
+    runtime.stripe?.forwardTo(`${address}/billing/stripe/webhook`);
     const [rentals, sales] = [await runtime.listings.count('rental'), await runtime.listings.count('sale')];
     logger.info(
-      { address, docs: `${address}/docs`, explorer: `${address}/explore`, rentals, sales, role: apiOnly ? 'api' : 'all' },
-      `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore): ${rentals} rentals, ${sales} sales`,
+      {
+        address,
+        docs: `${address}/docs`,
+        explorer: `${address}/explore`,
+        pricing: runtime.billing ? `${address}/pricing` : null,
+        rentals,
+        sales,
+        role: apiOnly ? 'api' : 'all',
+      },
+      `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore${runtime.billing ? `, plans ${address}/pricing` : ''}): ${rentals} rentals, ${sales} sales`,
     );
     const stop = async () => {
       logger.info('shutting down');

@@ -11,7 +11,7 @@ export const syncCommand: Command = {
     if (!['all', 'listings', 'open-data'].includes(values.source)) throw new UsageError('--source must be all, listings or open-data');
     const logger = await cliLogger(config.logLevel);
     const { startRuntime } = await import('../runtime.js');
-    const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false, webhooks: values.watch });
+    const runtime = await startRuntime(config, { logger, initialSync: false, scheduler: false, webhooks: values.watch, billing: false });
     const failed: string[] = [];
     if (values.source !== 'open-data') {
       failed.push(...(await runtime.syncer.syncAll({ progress: await syncProgress() })));

@@ -7,6 +7,11 @@ export function newApiKey(prefix: string): string {
   return `${prefix}_${randomUUID()}`;
 }
 
+/** What a key is listed by: the first 8 characters of its uuid (never enough to use it). */
+export function keyHint(key: string, prefix: string): string {
+  return key.slice(prefix.length + 1, prefix.length + 9);
+}
+
 /** The key pattern of each prefix, compiled once (it is tested on every request). */
 const keyPatterns = new Map<string, RegExp>();
 

@@ -24,7 +24,10 @@ upstream while you wait, ahead of background refreshes (502/504 if it fails, 503
 shows the size in effect. Without a key the two search endpoints answer as Free, limited per client IP; the other
 endpoints need \`Authorization: Bearer SERVICE_<uuid>\`. A publishable key (issued with origins) may be shown in a web page:
 it is accepted only from the origins it lists (\`Origin\`, else \`Referer\`), and is 403 ORIGIN_NOT_ALLOWED elsewhere. A key may
-be limited to some operations (by their operation ids): 403 OPERATION_NOT_ALLOWED on the others.
+be limited to some operations (by their operation ids): 403 OPERATION_NOT_ALLOWED on the others. Keys are sold at /pricing
+(Stripe Checkout): a subscription's key follows its plan at once, keeps working while a payment is retried (\`past_due\`, as
+GET /v1/usage says), and is 403 SUBSCRIPTION_INACTIVE once the subscription is canceled, unpaid or paused; /account shows
+a key's plan, status and usage, opens the billing portal and rotates the key.
 
 **Rate limits.** Per minute: Free 10, Starter 30, Pro 60, Business 120; per calendar month (UTC): 100 / 5,000 / 25,000 /
 100,000 (configurable). Counted per key, or per client IP without one. Every limited answer carries \`RateLimit-Policy\`,
@@ -32,7 +35,7 @@ be limited to some operations (by their operation ids): 403 OPERATION_NOT_ALLOWE
 (seconds until the minute window resets). GET /v1/usage shows a key's plan, limits and usage without counting.
 
 **Errors** are RFC 9457 application/problem+json with a stable \`code\` and, for bad parameters, \`errors[]\` naming each one:
-INVALID_PARAMS and BAD_REQUEST 400, MISSING_API_KEY / INVALID_API_KEY / EXPIRED_API_KEY 401, PLAN_REQUIRED / ORIGIN_NOT_ALLOWED / OPERATION_NOT_ALLOWED 403, NOT_FOUND 404 (an unknown path
+INVALID_PARAMS and BAD_REQUEST 400, MISSING_API_KEY / INVALID_API_KEY / EXPIRED_API_KEY 401, PLAN_REQUIRED / ORIGIN_NOT_ALLOWED / OPERATION_NOT_ALLOWED / SUBSCRIPTION_INACTIVE 403, NOT_FOUND 404 (an unknown path
 points to /docs), METHOD_NOT_ALLOWED 405 (with \`Allow\`: every operation is GET or HEAD), PAYLOAD_TOO_LARGE 413, URI_TOO_LONG 414,
 RATE_LIMIT_EXCEEDED / QUOTA_EXCEEDED 429, HEADERS_TOO_LARGE 431, INTERNAL_ERROR 500, UPSTREAM_ERROR 502, UPSTREAM_BUSY 503 (too
 many lookups waiting for the upstream; \`Retry-After\`), DATABASE_UNAVAILABLE 503 (the mirror's database is restarting or
@@ -93,7 +96,7 @@ export function openApiDocument(app: FastifyInstance): Record<string, unknown> {
       responses['403'] = {
         ...responses['401'],
         description:
-          'ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.',
+          "ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`).",
       } as never;
     // Any request whose head (request line and headers) outgrows Node's limit is refused before routing.
     const problem = responses?.['500'];

@@ -4,14 +4,20 @@ import { STATUS_CODES } from 'node:http';
 export const PROBLEM_CODES = {
   BAD_REQUEST: 400,
   INVALID_PARAMS: 400,
+  WEBHOOK_SIGNATURE_INVALID: 400,
   MISSING_API_KEY: 401,
   INVALID_API_KEY: 401,
   EXPIRED_API_KEY: 401,
   PLAN_REQUIRED: 403,
   ORIGIN_NOT_ALLOWED: 403,
   OPERATION_NOT_ALLOWED: 403,
+  SUBSCRIPTION_INACTIVE: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  KEY_REPLACED: 409,
+  CHECKOUT_NOT_PAID: 409,
+  PLAN_NOT_SOLD: 409,
+  KEY_ALREADY_SHOWN: 410,
   CURSOR_EXPIRED: 410,
   OFF_LAND: 422,
   ADDRESS_NOT_FOUND: 422,
@@ -23,6 +29,7 @@ export const PROBLEM_CODES = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,
+  PAYMENT_PROVIDER_ERROR: 502,
   UNAVAILABLE: 503,
   DATABASE_UNAVAILABLE: 503,
   UPSTREAM_BUSY: 503,
@@ -40,14 +47,20 @@ export interface ParamError {
 const TITLES: Record<ProblemCode, string> = {
   BAD_REQUEST: 'Malformed request',
   INVALID_PARAMS: 'Invalid parameters',
+  WEBHOOK_SIGNATURE_INVALID: 'Event not verified',
   MISSING_API_KEY: 'API key required',
   INVALID_API_KEY: 'Invalid API key',
   EXPIRED_API_KEY: 'Expired API key',
   PLAN_REQUIRED: 'Plan does not include this',
   ORIGIN_NOT_ALLOWED: 'Key not valid from this origin',
   OPERATION_NOT_ALLOWED: 'Key not valid for this operation',
+  SUBSCRIPTION_INACTIVE: 'Subscription inactive',
   NOT_FOUND: 'Not found',
   METHOD_NOT_ALLOWED: 'Method not allowed',
+  KEY_REPLACED: 'Key already replaced',
+  CHECKOUT_NOT_PAID: 'Checkout not paid',
+  PLAN_NOT_SOLD: 'Plan not sold',
+  KEY_ALREADY_SHOWN: 'Key shown already',
   CURSOR_EXPIRED: 'Cursor too old',
   OFF_LAND: "Point off the city's land",
   ADDRESS_NOT_FOUND: 'Address not found',
@@ -59,6 +72,7 @@ const TITLES: Record<ProblemCode, string> = {
   HEADERS_TOO_LARGE: 'Request headers too large',
   INTERNAL_ERROR: 'Internal error',
   UPSTREAM_ERROR: 'Upstream error',
+  PAYMENT_PROVIDER_ERROR: 'Payment provider error',
   UNAVAILABLE: 'Service unavailable',
   DATABASE_UNAVAILABLE: 'Database unavailable',
   UPSTREAM_BUSY: 'Upstream queue full',
@@ -76,7 +90,13 @@ export class Problem extends Error {
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
-    readonly extra: { errors?: ParamError[]; retryAfter?: number; headers?: Record<string, string> } = {},
+    readonly extra: {
+      errors?: ParamError[];
+      retryAfter?: number;
+      headers?: Record<string, string>;
+      /** Extension members of the document (RFC 9457, section 3.2), e.g. where to go next. */
+      members?: Record<string, string>;
+    } = {},
   ) {
     super(detail);
     this.status = PROBLEM_CODES[code];
@@ -93,6 +113,7 @@ export class Problem extends Error {
       code: this.code,
       ...(this.extra.errors ? { errors: this.extra.errors } : {}),
       ...(this.extra.retryAfter !== undefined ? { retryAfter: this.extra.retryAfter } : {}),
+      ...this.extra.members,
     };
   }
 

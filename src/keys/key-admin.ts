@@ -1,6 +1,7 @@
 import Papa from 'papaparse';
 import { PLANS, type Config, type Plan } from '../config.js';
-import { isWellFormedKey, keyDigest, newApiKey } from '../domain/api-key.js';
+import { isWellFormedKey, keyDigest, keyHint, newApiKey } from '../domain/api-key.js';
+import { keyAccess } from '../domain/subscription.js';
 import type { ApiKeyRow, KeysRepository } from '../store/keys-repository.js';
 
 /** `YYYY-MM-DD` or an ISO instant -> ISO instant (UTC); a bare date expires at its start. */
@@ -61,7 +62,7 @@ export async function issueKey(
   const key = newApiKey(config.apiKeyPrefix);
   await keys.insert({
     digest: keyDigest(key, config.apiKeyPepper),
-    hint: key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9),
+    hint: keyHint(key, config.apiKeyPrefix),
     plan: input.plan,
     label: input.label,
     expiresAt,
@@ -72,8 +73,46 @@ export async function issueKey(
   return key;
 }
 
-/** A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, a publishable key's origins, the operations a key is limited to. */
-export function listKeys(rows: ApiKeyRow[]): string {
+/**
+ * Replaces the key `id` by a new one (same plan, subscription, origins and operations; limits and quota counted
+ * together): the old one keeps working for `KEY_ROTATION_GRACE_SECONDS` more. Returns the new plain key, which is not
+ * stored and cannot be shown again, and when the old one stops working (UTC); undefined when `id` is not a key that
+ * works now (unknown, revoked, expired or already replaced).
+ */
+export async function rotateKey(
+  keys: KeysRepository,
+  config: Config,
+  id: string,
+  now: Date,
+): Promise<{ key: string; id: string; previousExpiresAt: string } | undefined> {
+  const key = newApiKey(config.apiKeyPrefix);
+  const graceUntil = new Date(now.getTime() + config.billing.keyRotationGraceSeconds * 1000).toISOString();
+  const created = await keys.rotate(
+    id,
+    { digest: keyDigest(key, config.apiKeyPepper), hint: keyHint(key, config.apiKeyPrefix) },
+    now.toISOString(),
+    graceUntil,
+  );
+  if (!created) return undefined;
+  const previous = await keys.findById(id);
+  return { key, id: created, previousExpiresAt: previous?.expires_at ?? graceUntil };
+}
+
+/** A key's state for people: `revoked`, `replaced` (in its grace), `expired`, its subscription's refusal, or `active`. */
+export function keyState(row: ApiKeyRow, now: number): string {
+  if (row.revoked_at) return `revoked ${row.revoked_at}`;
+  if (row.expires_at && Date.parse(row.expires_at) <= now) return 'expired';
+  if (row.subscription_status && keyAccess(row.subscription_status) === 'refused') return 'inactive';
+  if (row.replaced_at) return `replaced, works until ${row.expires_at}`;
+  return 'active';
+}
+
+/**
+ * A table of keys for people: id, plan, label, the key's first 8 uuid characters, dates, its state, where it came
+ * from (`cli`, `import`, `stripe`), its customer, subscription and the subscription's status, a publishable key's
+ * origins, the operations a key is limited to.
+ */
+export function listKeys(rows: (ApiKeyRow & { customer_id?: string | null })[], now = Date.now()): string {
   const lines = rows.map((r) =>
     [
       r.id,
@@ -82,13 +121,20 @@ export function listKeys(rows: ApiKeyRow[]): string {
       `${r.prefix_hint}…`,
       r.created_at,
       r.expires_at ?? '-',
-      r.revoked_at ? `revoked ${r.revoked_at}` : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active',
+      keyState(r, now),
       r.last_used_at ?? '-',
+      r.source,
+      r.customer_id ?? '-',
+      r.subscription_id ?? '-',
+      r.subscription_status ?? '-',
       r.origins ? `publishable: ${r.origins}` : 'secret',
       r.operations ?? 'all',
     ].join('\t'),
   );
-  return ['id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tkind\toperations', ...lines].join('\n');
+  return [
+    'id\tplan\tlabel\tkey\tcreated\texpires\tstatus\tlast used\tsource\tcustomer\tsubscription\tsubscription status\tkind\toperations',
+    ...lines,
+  ].join('\n');
 }
 
 /**
@@ -141,9 +187,10 @@ export async function importKeys(
     } else {
       await keys.insert({
         digest,
-        hint: row.key.slice(config.apiKeyPrefix.length + 1, config.apiKeyPrefix.length + 9),
+        hint: keyHint(row.key, config.apiKeyPrefix),
         ...row,
         createdAt: new Date().toISOString(),
+        source: 'import',
       });
       inserted++;
     }

@@ -132,6 +132,17 @@ export class Metrics {
   });
 
   /** Bytes of answers the answer cache holds, each counted with a kilobyte for its key and meta (http/plugins/answer-cache.ts). */
+  /**
+   * Events from the subscription provider's webhook, by type (`unverified` for a rejected one) and outcome: `applied`,
+   * `duplicate` (an id applied already), `ignored` (a type the service does not act on), `rejected` (forged, stale,
+   * unsigned or malformed: a 400), `failed` (not applied, answered 5xx: the provider sends it again).
+   */
+  readonly billingEvents = new Counter({
+    name: 'nyc_listings_billing_events_total',
+    help: 'Subscription provider events received, by type and outcome (applied, duplicate, ignored, rejected, failed)',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly answerCacheBytes = new Gauge({
     name: 'nyc_listings_answer_cache_bytes',
     help: 'Bytes of serialized answers the answer cache holds (each counted with a kilobyte for its key and meta)',

@@ -25,6 +25,7 @@ import * as districts from './migrations/028-districts.js';
 import * as mapCellsIndex from './migrations/029-map-cells-index.js';
 import * as pricePositions from './migrations/030-price-positions.js';
 import * as listingRowVersions from './migrations/031-listing-row-versions.js';
+import * as billing from './migrations/032-billing.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '029-map-cells-index': mapCellsIndex,
   '030-price-positions': pricePositions,
   '031-listing-row-versions': listingRowVersions,
+  '032-billing': billing,
 };
 
 class InCodeMigrations implements MigrationProvider {
@@ -193,6 +195,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as Error & { code?: string }).code;
   if (code && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
-  // pg's own words when a connection ends under a query, or none comes within connectionTimeoutMillis.
-  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(error.message);
+  // pg's own words when a connection ends under a query, or none comes within connectionTimeoutMillis; the server's
+  // when an operator closed the database to connections (ALTER DATABASE ... ALLOW_CONNECTIONS false).
+  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|is not currently accepting connections/.test(
+    error.message,
+  );
 }

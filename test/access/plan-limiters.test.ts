@@ -17,7 +17,7 @@ describe('the month of an instant', () => {
     ['2026-11-30T23:59:58.200Z', '2026-11', 2],
     ['2028-02-28T00:00:00.000Z', '2028-02', 2 * 86_400],
   ])('%s is in %s, with %s s to the next month', (at, month, secondsLeft) => {
-    expect(monthOf(new Date(at))).toEqual({ month, secondsLeft });
+    expect(monthOf(new Date(at))).toEqual({ month, day: at.slice(0, 10), secondsLeft });
   });
 
   it('the remembered month is left when an instant falls before or after it', () => {

@@ -144,6 +144,7 @@ async function syncTemplate(file: string, siteData: SiteData, openData: boolean)
       logger: pino({ level: 'silent' }),
       scheduler: false,
       initialOpenDataSync: openData,
+      billing: false,
     });
     // The template is fully hydrated: wait for the background hydration (and open data sync) the first sync started.
     await runtime.coordinator.idle();

@@ -184,3 +184,57 @@ describe('with a key', () => {
     expect(await lastUsed()).toBe(second);
   });
 });
+
+describe('a key of a subscription', () => {
+  const subscribed = async (status: string, subject: string | null = 'subscription:sub_1') => {
+    const issued = await issue('pro');
+    await store.db
+      .updateTable('api_keys')
+      .set({ subscription_id: 'sub_1', subscription_status: status, subject, source: 'stripe' })
+      .where('id', '=', issued.id)
+      .execute();
+    keys.changed();
+    return issued;
+  };
+
+  it.each(['active', 'trialing', 'past_due'])('%s: works, counted against the subscription', async (status) => {
+    const { key, id } = await subscribed(status);
+    expect(await call('/key', `Bearer ${key}`)).toMatchObject({
+      status: 200,
+      body: { principal: { plan: 'pro', keyId: id, subject: 'subscription:sub_1' } },
+    });
+  });
+
+  it.each(['canceled', 'unpaid', 'paused', 'incomplete', 'incomplete_expired', 'unknown_price', 'a_status_added_later'])(
+    '%s: 403 SUBSCRIPTION_INACTIVE on every route that reads a key, saying why and where to go',
+    async (status) => {
+      const { key } = await subscribed(status);
+      for (const url of ['/anonymous', '/key', '/pro']) {
+        const res = await app.inject({ url, headers: { authorization: `Bearer ${key}` } });
+        expect(res.statusCode).toBe(403);
+        expect(res.headers.link).toBe('</account>; rel="help"');
+        expect(res.json()).toMatchObject({
+          code: 'SUBSCRIPTION_INACTIVE',
+          subscriptionStatus: status,
+          account: '/account',
+          pricing: '/pricing',
+        });
+        expect(res.json().detail).toMatch(/\/account/);
+      }
+      expect((await call('/public', `Bearer ${key}`)).status).toBe(200);
+    },
+  );
+
+  it('replaced by a rotation, past its grace: 401 EXPIRED_API_KEY saying it was replaced', async () => {
+    const { key, id } = await subscribed('active');
+    await store.db
+      .updateTable('api_keys')
+      .set({ replaced_at: new Date(now - 1000).toISOString(), expires_at: new Date(now).toISOString() })
+      .where('id', '=', id)
+      .execute();
+    keys.changed();
+    const res = await call('/key', `Bearer ${key}`);
+    expect(res).toMatchObject({ status: 401, body: { code: 'EXPIRED_API_KEY' } });
+    expect(res.body.detail).toMatch(/replaced by a new one/);
+  });
+});

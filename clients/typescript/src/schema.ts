@@ -558,7 +558,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {unknown}
              */
-            code: "BAD_REQUEST" | "INVALID_PARAMS" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CURSOR_EXPIRED" | "OFF_LAND" | "ADDRESS_NOT_FOUND" | "ADDRESS_AMBIGUOUS" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
+            code: "BAD_REQUEST" | "INVALID_PARAMS" | "WEBHOOK_SIGNATURE_INVALID" | "MISSING_API_KEY" | "INVALID_API_KEY" | "EXPIRED_API_KEY" | "PLAN_REQUIRED" | "ORIGIN_NOT_ALLOWED" | "OPERATION_NOT_ALLOWED" | "SUBSCRIPTION_INACTIVE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "KEY_REPLACED" | "CHECKOUT_NOT_PAID" | "PLAN_NOT_SOLD" | "KEY_ALREADY_SHOWN" | "CURSOR_EXPIRED" | "OFF_LAND" | "ADDRESS_NOT_FOUND" | "ADDRESS_AMBIGUOUS" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "PAYMENT_PROVIDER_ERROR" | "UNAVAILABLE" | "DATABASE_UNAVAILABLE" | "UPSTREAM_BUSY" | "UPSTREAM_TIMEOUT";
             /** @description INVALID_PARAMS: each bad or unknown parameter. */
             errors?: {
                 name: string;
@@ -567,6 +567,12 @@ export interface components {
             }[];
             /** @description Seconds to wait before retrying (429, 503). */
             retryAfter?: number;
+            /** @description SUBSCRIPTION_INACTIVE: the key's subscription status (`canceled`, `unpaid`, `paused`...). */
+            subscriptionStatus?: string;
+            /** @description SUBSCRIPTION_INACTIVE: the page that shows the key and its subscription. */
+            account?: string;
+            /** @description SUBSCRIPTION_INACTIVE: the page that sells a new subscription. */
+            pricing?: string;
         };
         ListingSummary: {
             /** @description The upstream site's listing id. */
@@ -1200,7 +1206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -1495,7 +1501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -1800,7 +1806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2113,7 +2119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2268,6 +2274,22 @@ export interface operations {
                                 remaining: number;
                                 resetSeconds: number;
                             };
+                            subscription: {
+                                /** @description Stripe's status of the key's subscription: `active`, `trialing`, `past_due` (the last payment failed and Stripe retries it; the key keeps working meanwhile), or another, whose key is refused (403 SUBSCRIPTION_INACTIVE). */
+                                status: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the period paid for ends (UTC).
+                                 */
+                                currentPeriodEnd: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the subscription is set to end (UTC); null when not.
+                                 */
+                                cancelAt: string | null;
+                                /** @description What the holder should know, for a person (a payment being retried, an end set). */
+                                notice: string | null;
+                            } | null;
                         };
                         meta: components["schemas"]["SingleMeta"];
                     };
@@ -2297,7 +2319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2457,7 +2479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2716,7 +2738,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -2920,7 +2942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -3188,7 +3210,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -3474,7 +3496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -3739,7 +3761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -3962,7 +3984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -4321,7 +4343,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -4540,7 +4562,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -4770,7 +4792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -5014,7 +5036,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -5270,7 +5292,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -5502,7 +5524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -5734,7 +5756,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -5996,7 +6018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -6225,7 +6247,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations. */
+            /** @description PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`). */
             403: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { PLANS, type Config, type Plan } from '../../config.js';
 import { isWellFormedKey, keyDigest } from '../../domain/api-key.js';
+import { keyAccess, refusalReason } from '../../domain/subscription.js';
 import type { KeyResolver } from '../../access/key-resolver.js';
 import type { ApiKeyRow, KeysRepository } from '../../store/keys-repository.js';
 import { Problem } from '../problem.js';
@@ -12,7 +13,8 @@ const DIGESTS_HELD = 10_000;
 /**
  * Who is calling: the plan in force, the key's id (null without a key), and the subject limits are
  * counted against: `key:<digest>` for a key (the same key counts once across every instance and
- * database that holds it), `ip:<address>` for an anonymous caller.
+ * database that holds it), `subscription:<id>` for a key of a subscription (every key it was issued, so a rotation
+ * keeps the month's count), `ip:<address>` for an anonymous caller.
  */
 export interface Principal {
   plan: Plan;
@@ -71,8 +73,8 @@ export function accessOf(request: FastifyRequest): Access {
  * Resolves `Authorization: Bearer <key>` (or, on a `queryToken` route, `?access_token=<key>`) to a {@link Principal}, deciding from the matched route's
  * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
  * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
- * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key:
- * 401 EXPIRED_API_KEY; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED; a key limited to
+ * revoked: 401 INVALID_API_KEY everywhere (never a fall-back to anonymous); an expired key (or a replaced one past its
+ * grace): 401 EXPIRED_API_KEY; a key whose subscription is inactive (domain/subscription.ts): 403 SUBSCRIPTION_INACTIVE; a publishable key from an origin it does not list (or from none): 403 ORIGIN_NOT_ALLOWED; a key limited to
  * some operations, on another route: 403 OPERATION_NOT_ALLOWED. A guard before every handler refuses to run a non-public route without a principal.
  */
 export function registerAuth(
@@ -118,7 +120,22 @@ export function registerAuth(
     if (!row || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
     if (row.expires_at && Date.parse(row.expires_at) <= now.getTime())
-      throw unauthorized('EXPIRED_API_KEY', `The API key expired at ${row.expires_at}.`);
+      throw unauthorized(
+        'EXPIRED_API_KEY',
+        row.replaced_at
+          ? `The API key was replaced by a new one at ${row.replaced_at}; it worked beside it until ${row.expires_at}.`
+          : `The API key expired at ${row.expires_at}.`,
+      );
+    if (row.subscription_status !== null && keyAccess(row.subscription_status) === 'refused') {
+      throw new Problem(
+        'SUBSCRIPTION_INACTIVE',
+        `This key no longer works: ${refusalReason(row.subscription_status)}. See it at /account; a new subscription at /pricing comes with a new key.`,
+        {
+          members: { subscriptionStatus: row.subscription_status, account: '/account', pricing: '/pricing' },
+          headers: { Link: '</account>; rel="help"' },
+        },
+      );
+    }
     if (row.origins) {
       const from = originOf(request);
       if (!from || !row.origins.split(',').includes(from)) {
@@ -138,7 +155,7 @@ export function registerAuth(
         );
       }
     }
-    request.principal = { plan: row.plan as Plan, keyId: row.id, subject: `key:${digest}` };
+    request.principal = { plan: row.plan as Plan, keyId: row.id, subject: row.subject ?? `key:${digest}` };
     if (now.getTime() - (lastTouched.get(row.id) ?? 0) >= 60_000) {
       lastTouched.set(row.id, now.getTime());
       // Last use is bookkeeping: do not hold the answer for it.

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../store/database.js';
 import { UpstreamError } from '../../upstream/errors.js';
+import { BillingProviderError } from '../../billing/provider.js';
 import { Problem, invalidParams, notFound, type ParamError, type ProblemCode } from '../problem.js';
 import type { RouteIndex } from '../route-index.js';
 
@@ -106,9 +107,19 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   socket.end(problem.rawResponse('/'));
 }
 
+/** The problem of a subscription provider's failure (a documented upstream failure: 502, retry shortly); null for any other error. */
+export function providerProblem(error: unknown): Problem | null {
+  return error instanceof BillingProviderError
+    ? new Problem('PAYMENT_PROVIDER_ERROR', 'The payment provider could not be reached or failed; try again shortly.', {
+        headers: { 'Retry-After': '5' },
+        retryAfter: 5,
+      })
+    : null;
+}
+
 /**
  * Every error becomes a problem document: validation errors 400 `INVALID_PARAMS` naming each bad
- * parameter; upstream failures 502 (504 for a timeout, 503 when its queue is full); Fastify's own
+ * parameter; upstream failures 502 (504 for a timeout, 503 when its queue is full), the payment provider's 502; Fastify's own
  * client errors keep their status (413, 414, 431; others 400 `BAD_REQUEST`) with a fixed text; anything
  * else 500. A known path asked with another method is 405 with `Allow`; an unknown path 404 pointing to
  * the documentation.
@@ -137,6 +148,11 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
     if (request.is404 && (error.statusCode === 400 || error.statusCode === 415)) return unrouted(request, reply);
     if (error.validation)
       return sendProblem(request, reply, invalidParams(paramErrors(error.validation as AjvError[], error.validationContext ?? 'query')));
+    const provider = providerProblem(error);
+    if (provider) {
+      request.log.warn({ err: error.message }, 'payment provider failure answered');
+      return sendProblem(request, reply, provider);
+    }
     if (error instanceof UpstreamError) {
       request.log.info({ failure: error.failure, err: error.message }, 'upstream failure answered');
       const [code, detail]: [ProblemCode, string] =

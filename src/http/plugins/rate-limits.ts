@@ -8,8 +8,8 @@ import { Problem } from '../problem.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The month (`YYYY-MM`, UTC) whose quota counted this request, once counted: a 304 gives it back to that month. */
-    countedMonth: string | null;
+    /** The day (`YYYY-MM-DD`, UTC) whose quota counted this request, once counted: a 304 gives it back to that day. */
+    countedDay: string | null;
   }
   interface FastifyContextConfig {
     /** false: the route neither counts against nor is refused by rate limits and quotas. */
@@ -42,7 +42,7 @@ export function registerRateLimits(
   app: FastifyInstance,
   deps: { config: Config; limiters: PlanLimiters; quotas: QuotaMeter; clock: () => Date; logger: Logger },
 ): void {
-  app.decorateRequest('countedMonth', null);
+  app.decorateRequest('countedDay', null);
   const policies = Object.fromEntries(
     PLANS.map((plan) => {
       const limit = deps.config.plans[plan].perMinute;
@@ -52,12 +52,12 @@ export function registerRateLimits(
   // A 304 (the client's copy is current) costs nothing: it is given back to both limits, as peers do.
   // Only a 304 has something to wait for here (see app.ts on callback hooks).
   app.addHook('onResponse', (request, reply, done) => {
-    const month = request.countedMonth;
-    if (reply.statusCode !== 304 || !month || !request.principal) return done();
+    const day = request.countedDay;
+    if (reply.statusCode !== 304 || !day || !request.principal) return done();
     const { plan, subject } = request.principal;
     deps.limiters.refund(plan, subject).then(
       () => {
-        deps.quotas.uncount(subject, month);
+        deps.quotas.uncount(subject, day);
         done();
       },
       (error: Error) => done(error),
@@ -68,9 +68,9 @@ export function registerRateLimits(
     if (!request.principal || request.routeOptions.config?.limited === false) return done();
     const { plan, subject } = request.principal;
     const limits = deps.config.plans[plan];
-    /** Notes the month once this request is counted in it (`used` with it), then holds the count to the quota. */
-    const counted = (month: string, used: number, secondsLeft: number) => {
-      request.countedMonth = month;
+    /** Notes the day once this request is counted in it (`used`: its month's count with it), then holds the count to the quota. */
+    const counted = (day: string, used: number, secondsLeft: number) => {
+      request.countedDay = day;
       if (used <= limits.perMonth) return done();
       done(
         new Problem('QUOTA_EXCEEDED', `The ${plan} plan allows ${limits.perMonth} requests a month (UTC); this month's are used.`, {
@@ -82,10 +82,10 @@ export function registerRateLimits(
     deps.limiters.consume(plan, subject).then(
       (state) => {
         setHeaders(reply, policies[plan], state.remainingPoints, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-        const { month, secondsLeft } = monthOf(deps.clock());
-        const used = deps.quotas.countKnown(subject, month);
-        if (used !== undefined) return counted(month, used, secondsLeft);
-        deps.quotas.count(subject, month).then((read) => counted(month, read, secondsLeft), done);
+        const { day, secondsLeft } = monthOf(deps.clock());
+        const used = deps.quotas.countKnown(subject, day);
+        if (used !== undefined) return counted(day, used, secondsLeft);
+        deps.quotas.count(subject, day).then((read) => counted(day, read, secondsLeft), done);
       },
       (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) {

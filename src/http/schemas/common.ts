@@ -53,6 +53,11 @@ export const ProblemSchema = Type.Object(
       }),
     ),
     retryAfter: Type.Optional(Type.Integer({ description: 'Seconds to wait before retrying (429, 503).' })),
+    subscriptionStatus: Type.Optional(
+      Type.String({ description: "SUBSCRIPTION_INACTIVE: the key's subscription status (`canceled`, `unpaid`, `paused`...)." }),
+    ),
+    account: Type.Optional(Type.String({ description: 'SUBSCRIPTION_INACTIVE: the page that shows the key and its subscription.' })),
+    pricing: Type.Optional(Type.String({ description: 'SUBSCRIPTION_INACTIVE: the page that sells a new subscription.' })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem document, sent as application/problem+json.' },
 );
@@ -60,7 +65,7 @@ export const ProblemSchema = Type.Object(
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'INVALID_PARAMS: `errors[]` names each bad or unknown parameter (numbers in plain decimal digits, instants in RFC 3339, no control characters). BAD_REQUEST: a malformed request. Nothing is changed.',
   401: 'MISSING_API_KEY, INVALID_API_KEY (empty, malformed, unknown or revoked) or EXPIRED_API_KEY; with `WWW-Authenticate: Bearer`.',
-  403: "PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations.",
+  403: "PLAN_REQUIRED: the key's plan does not include this endpoint (see the endpoint's description); ORIGIN_NOT_ALLOWED: a publishable key from an origin it does not list; OPERATION_NOT_ALLOWED: a key limited to other operations; SUBSCRIPTION_INACTIVE: the key's subscription is canceled, unpaid or paused (`subscriptionStatus`; see `/account`).",
   404: 'NOT_FOUND: neither the mirror nor the upstream has it.',
   410: 'CURSOR_EXPIRED: the events after this cursor are past the retention and gone; start again from a newer cursor (`since=0` reads what is kept).',
   422: "OFF_LAND: the point given lies on none of the city's land (water, or outside New York City). ADDRESS_NOT_FOUND: no tax lot in the mirror carries the address given. ADDRESS_AMBIGUOUS: tax lots in more than one place carry it; add the borough or ZIP code. Nothing is estimated.",
