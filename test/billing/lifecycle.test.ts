@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventObject } from '../../src/upstream/local-stripe/objects.js';
-import { buy, emulatorOf, eventAbout, metricValue, sendEvent } from '../helpers/billing.js';
+import { buy, checkoutSession, emulatorOf, eventAbout, metricValue, payWith, sendEvent, successOf } from '../helpers/billing.js';
 import { get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
@@ -88,46 +88,21 @@ describe('a checkout', () => {
 
   it('paid with a declined card issues nothing: no customer, no subscription, no key; its success page says it is not paid', async () => {
     const before = { keys: (await rt.keys.list()).length, subscriptions: emulatorOf(rt).account.state.subscriptions.size };
-    const checkout = await rt.app.inject({
-      method: 'POST',
-      url: '/billing/checkout',
-      payload: 'plan=pro',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
-    const sessionId = String(checkout.headers.location).split('/').pop()!;
-    expect(
-      emulatorOf(rt).account.pay(sessionId, { email: 'a@example.com', cardNumber: '4000 0000 0000 0341', expiry: '12/34', cvc: '123' }),
-    ).toEqual({
-      error: 'Your card was declined.',
-    });
-    const success = await rt.app.inject({
-      method: 'GET',
-      url: `/billing/success?session_id=${sessionId}`,
-      headers: { accept: 'application/json' },
-    });
-    expect({ status: success.statusCode, code: JSON.parse(success.body).code }).toEqual({ status: 409, code: 'CHECKOUT_NOT_PAID' });
+    const sessionId = await checkoutSession(rt, 'pro');
+    expect(payWith(rt, sessionId, '4000 0000 0000 0341')).toEqual({ error: 'Your card was declined.' });
+    const success = await successOf(rt, sessionId);
+    expect({ status: success.status, code: success.body.code }).toEqual({ status: 409, code: 'CHECKOUT_NOT_PAID' });
     expect({ keys: (await rt.keys.list()).length, subscriptions: emulatorOf(rt).account.state.subscriptions.size }).toEqual(before);
   });
 
   it('asked at the success page and by its event at the same moment issues one key', async () => {
-    const checkout = await rt.app.inject({
-      method: 'POST',
-      url: '/billing/checkout',
-      payload: 'plan=pro',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
-    const sessionId = String(checkout.headers.location).split('/').pop()!;
-    expect(
-      emulatorOf(rt).account.pay(sessionId, { email: 'c@example.com', cardNumber: '4242424242424242', expiry: '12/34', cvc: '123' }),
-    ).toHaveProperty('redirect');
+    const sessionId = await checkoutSession(rt, 'pro');
+    expect(payWith(rt, sessionId)).toHaveProperty('redirect');
     const completed = emulatorOf(rt)
       .account.state.events.filter((e) => e.type === 'checkout.session.completed')
       .at(-1)!;
-    const [page, event] = await Promise.all([
-      rt.app.inject({ method: 'GET', url: `/billing/success?session_id=${sessionId}`, headers: { accept: 'application/json' } }),
-      sendEvent(rt, eventObject(completed)),
-    ]);
-    expect(page.statusCode).toBe(200);
+    const [page, event] = await Promise.all([successOf(rt, sessionId), sendEvent(rt, eventObject(completed))]);
+    expect(page.status).toBe(200);
     expect(event.body.outcome).toBe('applied');
     const subscription = emulatorOf(rt).account.state.sessions.get(sessionId)!.subscription;
     expect((await rt.keys.list()).filter((k) => k.subscription_id === subscription)).toHaveLength(1);

@@ -16,11 +16,8 @@ export function emulatorOf(rt: TestRuntime) {
   return rt.stripe;
 }
 
-/**
- * Buys `plan` as a person would, without a browser: POST /billing/checkout (303 to the emulator's Checkout), the card
- * paid on the emulator, then the success page asked for JSON. Every step through the real app and the real emulator.
- */
-export async function buy(rt: TestRuntime, plan: string, card = '4242424242424242'): Promise<Bought> {
+/** POST /billing/checkout for `plan` through the real app: the id of the Checkout Session it sends the browser to. */
+export async function checkoutSession(rt: TestRuntime, plan: string): Promise<string> {
   const checkout = await rt.app.inject({
     method: 'POST',
     url: '/billing/checkout',
@@ -28,16 +25,35 @@ export async function buy(rt: TestRuntime, plan: string, card = '424242424242424
     headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'service.test' },
   });
   if (checkout.statusCode !== 303) throw new Error(`checkout: ${checkout.statusCode} ${checkout.body}`);
-  const sessionId = new URL(String(checkout.headers.location)).pathname.split('/').pop()!;
-  const paid = emulatorOf(rt).account.pay(sessionId, { email: 'subscriber@example.com', cardNumber: card, expiry: '12 / 34', cvc: '123' });
-  if ('error' in paid) throw new Error(`payment: ${paid.error}`);
-  const success = await rt.app.inject({
+  return new URL(String(checkout.headers.location)).pathname.split('/').pop()!;
+}
+
+/** Pays the session on the emulator's Checkout with `card` (Stripe's test card that works by default). */
+export function payWith(rt: TestRuntime, sessionId: string, card = '4242424242424242'): { redirect: string } | { error: string } {
+  return emulatorOf(rt).account.pay(sessionId, { email: 'subscriber@example.com', cardNumber: card, expiry: '12 / 34', cvc: '123' });
+}
+
+/** GET /billing/success of a session as JSON: status and body. */
+export async function successOf(rt: TestRuntime, sessionId: string): Promise<{ status: number; body: any }> {
+  const res = await rt.app.inject({
     method: 'GET',
     url: `/billing/success?session_id=${sessionId}`,
     headers: { accept: 'application/json' },
   });
-  if (success.statusCode !== 200) throw new Error(`success: ${success.statusCode} ${success.body}`);
-  const { key, plan: bought } = JSON.parse(success.body).data as { key: string; plan: string };
+  return { status: res.statusCode, body: JSON.parse(res.body) };
+}
+
+/**
+ * Buys `plan` as a person would, without a browser: POST /billing/checkout (303 to the emulator's Checkout), the card
+ * paid on the emulator, then the success page asked for JSON. Every step through the real app and the real emulator.
+ */
+export async function buy(rt: TestRuntime, plan: string, card = '4242424242424242'): Promise<Bought> {
+  const sessionId = await checkoutSession(rt, plan);
+  const paid = payWith(rt, sessionId, card);
+  if ('error' in paid) throw new Error(`payment: ${paid.error}`);
+  const success = await successOf(rt, sessionId);
+  if (success.status !== 200) throw new Error(`success: ${success.status} ${JSON.stringify(success.body)}`);
+  const { key, plan: bought } = success.body.data as { key: string; plan: string };
   const subscriptionId = emulatorOf(rt).account.state.sessions.get(sessionId)!.subscription!;
   return { key, plan: bought, sessionId, subscriptionId };
 }
