@@ -3,7 +3,7 @@
  * below it, never from one above. Checked by `npm run lint:layers` in `npm test`.
  */
 const LAYERS = [
-  ['lib', 'wire', 'version'],
+  ['lib', 'wire', 'version', 'telemetry'],
   ['domain'],
   ['metrics'],
   ['upstream'],

@@ -471,7 +471,8 @@ if (webhooks) {
   console.log(
     `webhooks: ${webhooks.events} events to two receivers; ${webhooks.deliveriesPerSecondDuringSync} deliveries/s to the fast one while a ${webhooks.syncSeconds} s sync ran ` +
       `(${webhooks.deliveriesPerSecond}/s first to last); first retries late by p50 ${webhooks.firstRetryDelay.p50} s, p99 ${webhooks.firstRetryDelay.p99} s, ` +
-      `at most ${webhooks.firstRetryDelay.max} s; ${webhooks.duplicates} duplicates`,
+      `at most ${webhooks.firstRetryDelay.max} s; another subscription's ${webhooks.otherSubscriptionRetryDelay.retries} retries late by ` +
+      `p99 ${webhooks.otherSubscriptionRetryDelay.p99} s, at most ${webhooks.otherSubscriptionRetryDelay.max} s; ${webhooks.duplicates} duplicates`,
   );
 }
 

@@ -3,7 +3,9 @@
  * runs in the same process, and how late the first retries come after they fall due. A fresh mirror (SQLite
  * file or PostgreSQL schema, as the bench's database) synced from the embedded local upstream; two
  * subscriptions to every change type: one receiver answers 204 at once, the other 503 to each first attempt (so
- * that every event is retried once, 5 s later by the default schedule). The market moves `days` days and a sync
+ * that every event is retried once, 5 s later by the default schedule). A third subscription, to sales' price
+ * changes only, fails each first attempt too: how late its few retries come while the first two are flooded is the
+ * figure of fairness across subscriptions (issue 66). The market moves `days` days and a sync
  * brings the changes in with no dispatcher running (a backlog); then it moves as much again, and the dispatcher
  * starts with the second sync: the deliveries made while that sync runs are the figure.
  */
@@ -53,6 +55,8 @@ export interface WebhookFigures {
   deliveriesPerSecond: number;
   /** How late each first retry came after it fell due (seconds): median, 99th percentile, worst. */
   firstRetryDelay: { p50: number; p99: number; max: number };
+  /** The same for the third subscription's retries (sales' price changes), flooded by the other two. */
+  otherSubscriptionRetryDelay: { retries: number; p50: number; p99: number; max: number };
   /** Deliveries that arrived more than once at a receiver (same webhook-id answered 2xx twice). */
   duplicates: number;
 }
@@ -68,6 +72,8 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
   let duplicates = 0;
   const flakyFirst = new Map<string, number>();
   const retryDelays: number[] = [];
+  const salesFirst = new Map<string, number>();
+  const salesDelays: number[] = [];
   const { schedule } = config.webhooks;
   const receiver = createServer((req, res) => {
     const id = String(req.headers['webhook-id']);
@@ -80,13 +86,14 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
         fastIds.add(id);
         return void res.writeHead(204).end();
       }
-      const first = flakyFirst.get(id);
+      const [firsts, delays] = req.url === '/sales' ? [salesFirst, salesDelays] : [flakyFirst, retryDelays];
+      const first = firsts.get(id);
       if (first === undefined) {
-        flakyFirst.set(id, now);
+        firsts.set(id, now);
         return void res.writeHead(503).end();
       }
       // Due one step of the schedule after the first attempt's answer.
-      retryDelays.push((now - first) / 1000 - schedule[1]);
+      delays.push((now - first) / 1000 - schedule[1]);
       res.writeHead(204).end();
     });
   });
@@ -115,6 +122,7 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
     const start = await runtime.changes.latestId();
     for (const path of ['/fast', '/flaky'])
       await addSubscription(deps, { keyId, url: `${base}${path}`, events: [...CHANGE_TYPES], filter: '' });
+    await addSubscription(deps, { keyId, url: `${base}/sales`, events: ['listing.price_changed'], filter: 'kind=sale' });
     runtime.marketClock!.advance(days * 24 * 3_600_000);
     await runtime.syncer.syncAll();
     runtime.marketClock!.advance(days * 24 * 3_600_000);
@@ -124,18 +132,26 @@ export async function webhookRate(config: Config, dir: string, logger: Logger, d
     const syncEnded = performance.now();
     const events = (await runtime.changes.latestId()) - start;
     const deadline = Date.now() + 600_000;
-    while ((fastIds.size < events || retryDelays.length < events) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const done = () => fastIds.size >= events && retryDelays.length >= events && salesDelays.length >= salesFirst.size;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     if (fastIds.size < events || retryDelays.length < events)
       throw new Error(`webhook bench: ${fastIds.size} and ${retryDelays.length} of ${events} events delivered in 10 minutes`);
     const during = fastArrivals.filter((t) => t >= syncStarted && t <= syncEnded).length;
     const span = (Math.max(...fastArrivals) - Math.min(...fastArrivals)) / 1000;
     const delays = retryDelays.sort((a, b) => a - b);
+    const other = salesDelays.sort((a, b) => a - b);
     return {
       events,
       syncSeconds: round((syncEnded - syncStarted) / 1000),
       deliveriesPerSecondDuringSync: Math.round(during / ((syncEnded - syncStarted) / 1000)),
       deliveriesPerSecond: Math.round(fastArrivals.length / Math.max(span, 0.001)),
       firstRetryDelay: { p50: round(quantile(delays, 0.5)), p99: round(quantile(delays, 0.99)), max: round(delays.at(-1) ?? 0) },
+      otherSubscriptionRetryDelay: {
+        retries: other.length,
+        p50: round(quantile(other, 0.5)),
+        p99: round(quantile(other, 0.99)),
+        max: round(other.at(-1) ?? 0),
+      },
       duplicates,
     };
   } finally {

@@ -50,6 +50,8 @@ import type { ListingsRepository } from './store/listings-repository.js';
 import type { ScopesRepository } from './store/scopes-repository.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SERVICE_VERSION } from './version.js';
+import { tracingPlugin } from './telemetry/tracing.js';
+import { currentTraceId } from './telemetry/spans.js';
 import { API_DESCRIPTION, openApiDocument } from './http/openapi.js';
 
 /** What the HTTP layer needs; main.ts and the tests assemble it (see runtime.ts). */
@@ -89,12 +91,18 @@ export interface AppDeps {
 
 /**
  * The service's pino logger, writing JSON lines to `destination` (stdout by default). Keys never reach
- * the logs: `Authorization` is redacted wherever a request's headers are logged.
+ * the logs: `Authorization` is redacted wherever a request's headers are logged. With tracing on, a line written
+ * inside a trace carries its `traceId`.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   const options = {
     level,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization'], censor: '[redacted]' },
+    // The trace a line was written in, when tracing is on: an operator goes from a log line to its trace.
+    mixin: () => {
+      const traceId = currentTraceId();
+      return traceId ? { traceId } : {};
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }
@@ -155,6 +163,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : idPrefix + (++requestCounter).toString(36);
     },
   });
+  // First, so that every route and hook after it is traced (tracing on: OTEL_EXPORTER_OTLP_ENDPOINT).
+  const tracing = tracingPlugin();
+  if (tracing) await app.register(tracing);
   app.setValidatorCompiler(parameterValidatorCompiler());
   const routes = new RouteIndex();
   routes.watch(app);

@@ -41,6 +41,8 @@ export interface Config {
   /** Attempts of a background job's upstream request (a crawl's page, a hydration's batch), the first included. */
   jobRetryAttempts: number;
   upstreamTimeoutSeconds: number;
+  /** The longest a request waits for the upstream (seconds): past it, 504 UPSTREAM_TIMEOUT, the lookup going on. */
+  requestDeadlineSeconds: number;
   /** Upstream requests in flight at once. */
   upstreamConcurrency: number;
   /** Upstream calls that may wait for their turn; a lookup a caller waits for beyond this is a 503. */
@@ -127,6 +129,8 @@ export interface Config {
   /** Origins a browser app may call from: `*` (any, the default) or a list; credentials are never allowed. */
   corsOrigins: '*' | string[];
   logLevel: string;
+  /** OpenTelemetry traces: the OTLP/HTTP collector (null: off) and the service's name in them. */
+  tracing: { endpoint: string | null; serviceName: string };
 }
 
 /** The plans a subscription can buy: every plan but free. */
@@ -266,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFailures: int(env, 'HYDRATION_MAX_FAILURES', 1),
     },
     upstreamTimeoutSeconds: num(env, 'UPSTREAM_TIMEOUT_SECONDS'),
+    requestDeadlineSeconds: num(env, 'REQUEST_DEADLINE_SECONDS'),
     jobRetryAttempts: int(env, 'JOB_RETRY_ATTEMPTS', 1),
     // Real-site pacing follows its public clients: one request in flight, at least a second apart (plus jitter).
     upstreamConcurrency: int(env, 'UPSTREAM_CONCURRENCY', 1, upstreamUrl === null ? 4 : 1),
@@ -349,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             .map((o) => o.trim())
             .filter(Boolean),
     logLevel: text(env, 'LOG_LEVEL'),
+    tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null, serviceName: text(env, 'OTEL_SERVICE_NAME') },
   };
 }
 

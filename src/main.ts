@@ -48,7 +48,13 @@ async function main(argv: string[]): Promise<number> {
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) throw new UsageError(`unknown command "${name}"`);
   loadEnvFile();
-  return command.run(rest, loadConfig());
+  const config = loadConfig();
+  // Before the command loads what tracing instruments (the store's client, Redis', Fastify).
+  if (config.tracing.endpoint) {
+    const { startTracing } = await import('./telemetry/tracing.js');
+    await startTracing({ endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, version: SERVICE_VERSION });
+  }
+  return command.run(rest, config);
 }
 
 main(process.argv.slice(2)).then(

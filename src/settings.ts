@@ -72,6 +72,11 @@ export const SETTINGS = {
   },
   HYDRATION_WAIT_SECONDS: { default: 3, meaning: 'how long a property lookup waits for its hydration' },
   UPSTREAM_TIMEOUT_SECONDS: { default: 15, meaning: 'per upstream request' },
+  REQUEST_DEADLINE_SECONDS: {
+    default: 10,
+    meaning:
+      'the longest a request waits for the upstream (a listing or building the mirror lacks): past it, 504 `UPSTREAM_TIMEOUT` with `Retry-After`, the lookup going on so that the next call finds it',
+  },
   UPSTREAM_MAX_ATTEMPTS: { default: 3, meaning: 'attempts for a transient failure (timeout, network, 5xx), with jittered backoff' },
   UPSTREAM_BREAKER_THRESHOLD: { default: 5, meaning: 'consecutive failures that open the circuit breaker' },
   UPSTREAM_BREAKER_HALF_OPEN_SECONDS: { default: 30, meaning: 'when an open circuit breaker tries again' },
@@ -235,6 +240,13 @@ export const SETTINGS = {
   },
   SLOW_REQUEST_MS: { default: 1000, meaning: 'successful answers slower than this (milliseconds) are logged at info' },
   LOG_LEVEL: { default: 'info', meaning: 'pino level; `Authorization` is redacted from logs' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    default: null,
+    shownDefault: '(unset: off)',
+    meaning:
+      "OpenTelemetry traces sent to this OTLP/HTTP collector (`<endpoint>/v1/traces`, JSON): requests, the store's and Redis' calls, the upstream's, a search's stages, syncs and webhook attempts; the trace id in log lines and problem documents (docs/operations.md)",
+  },
+  OTEL_SERVICE_NAME: { default: 'nyc-listings', meaning: "the traces' service name" },
 } satisfies Record<string, Setting>;
 
 /** The name of an environment variable the service reads. */

@@ -58,6 +58,8 @@ export const serveCommand: Command = {
     const stop = async () => {
       logger.info('shutting down');
       await runtime.close();
+      const { stopTracing } = await import('../telemetry/tracing.js');
+      await stopTracing();
       process.exit(0);
     };
     process.once('SIGINT', stop);

@@ -1,3 +1,4 @@
+import { inSpan } from '../telemetry/spans.js';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import { PLANS, type Config, type Plan } from '../config.js';
@@ -315,7 +316,16 @@ export class WebhookDispatcher {
   }
 
   /** Sends one attempt of `d` and says how it went (recorded by the caller, in a batch with others). */
-  private async attempt(d: Claimed): Promise<AttemptRecord> {
+  private attempt(d: Claimed): Promise<AttemptRecord> {
+    return inSpan(
+      'webhook.attempt',
+      { subscription: d.subscription_id, delivery: d.id, attempt: d.attempts },
+      () => this.attemptTraced(d),
+      { root: true },
+    );
+  }
+
+  private async attemptTraced(d: Claimed): Promise<AttemptRecord> {
     const { schedule, timeoutSeconds } = this.deps.config.webhooks;
     const started = this.deps.clock();
     this.deps.metrics?.webhookLateness.observe(

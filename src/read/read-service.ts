@@ -28,6 +28,8 @@ import { judgeFreshness } from '../freshness/judge.js';
 import { oldestOf, type Freshness } from '../freshness/policy.js';
 import type { JudgedScope, ScopeFreshness } from '../freshness/scopes.js';
 import { Estimator } from '../estimate/estimator.js';
+import { UpstreamDeadline } from './upstream-deadline.js';
+import { inSpan } from '../telemetry/spans.js';
 import type { Subject } from '../estimate/method.js';
 import type { Estimate } from '../wire/estimate.js';
 import type { GeoPoint } from '../wire/common.js';
@@ -64,7 +66,7 @@ export interface MirrorDeps {
   coordinator: RefreshCoordinator;
   /** Judges data synced by scope: listing scopes and the area list. */
   scopeFreshness: ScopeFreshness;
-  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex'>;
+  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex' | 'requestDeadlineSeconds'>;
   clock: () => Date;
   /** Logs background work that gave up (a search index build that failed). */
   warn?: (message: string, error: unknown) => void;
@@ -83,8 +85,8 @@ export interface SearchAnswer {
 /**
  * Reads of the mirror with the freshness rule applied (DESIGN.md "Freshness"): every answer says how
  * old its data is and whether it is `cached`, `stale` (this request started a refresh) or `refreshing`.
- * A single resource the store lacks is fetched from upstream synchronously; upstream errors then
- * propagate (UpstreamError). Stored data is always answered, whatever the upstream's state.
+ * A single resource the store lacks is fetched from upstream synchronously, for at most REQUEST_DEADLINE_SECONDS;
+ * upstream errors then propagate (UpstreamError; `timeout` past the deadline, the fetch going on in the background). Stored data is always answered, whatever the upstream's state.
  */
 export class ReadService {
   /** Area lists by area version and filter, for `readCacheSeconds` (the list changes when areas sync). */
@@ -95,9 +97,12 @@ export class ReadService {
   readonly estimator: Estimator;
   /** Whether a refresh may start now (false while the upstream's breaker is open). */
   private readonly canRefresh = () => this.deps.refresher.canRefresh();
+  /** Lookups a caller waits for, bounded by REQUEST_DEADLINE_SECONDS. */
+  private readonly deadline: UpstreamDeadline;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
+    this.deadline = new UpstreamDeadline(deps.config.requestDeadlineSeconds, deps.warn ?? (() => undefined));
     this.areaLists = new LRUCache({ max: 200, ttl });
     this.searcher = new Searcher({
       db: deps.db,
@@ -251,8 +256,10 @@ export class ReadService {
   async search(search: ListingSearch, boroughIds: readonly number[], polygon?: Outline): Promise<SearchAnswer> {
     const scopes = this.listingScopes(search.kind, boroughIds);
     // Judged before the page is read, so that `dataAge` never claims newer data than the page holds.
-    const freshness = await this.judgeListings(scopes);
-    const found = await this.searcher.find(search, polygon);
+    const freshness = await inSpan('search.freshness', { scopes: scopes.length }, () => this.judgeListings(scopes));
+    const found = await inSpan('search.page', { kind: search.kind, sort: search.sort, perPage: search.perPage }, () =>
+      this.searcher.find(search, polygon),
+    );
     return { items: found.rows.map((r) => rowToSummary(r, this.now)), total: found.total, nextCursor: found.nextCursor, freshness };
   }
 
@@ -324,7 +331,7 @@ export class ReadService {
   async listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
     const stored = await this.deps.listings.detailById(id);
     if (stored) return this.storedDetail(stored);
-    if (!(await this.deps.refresher.refreshListing(id, undefined, 'interactive'))) return null;
+    if (!(await this.deadline.run(`listing:${id}`, () => this.deps.refresher.refreshListing(id, undefined, 'interactive')))) return null;
     const fetched = await this.deps.listings.detailById(id);
     if (!fetched) return null;
     return this.present(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
@@ -388,7 +395,7 @@ export class ReadService {
       );
       return { building: await this.withInventories(stored.building), freshness };
     }
-    const fetched = await this.deps.refresher.refreshBuilding(idOrSlug, 'interactive');
+    const fetched = await this.deadline.run(`building:${idOrSlug}`, () => this.deps.refresher.refreshBuilding(idOrSlug, 'interactive'));
     if (!fetched) return null;
     return { building: await this.withInventories(fetched), freshness: this.fetchedNow(threshold) };
   }

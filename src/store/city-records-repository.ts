@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
-import type { DistrictName } from '../domain/city-districts.js';
-import { DISTRICT_COLUMNS, type Database } from './schema.js';
+import type { Database } from './schema.js';
+import { applyRecordedSaleFilters, type RecordedSaleSearch } from './recorded-sale-filters.js';
 
 /** What positioning reads of a recorded sale: its address. */
 export const SALE_ADDRESS_COLUMNS = ['borough_id', 'bbl', 'block', 'address', 'zip_code'] as const;
@@ -22,31 +22,7 @@ export type SalePlace = Pick<RecordedSaleRow, (typeof SALE_PLACE_COLUMNS)[number
 /** Rows written a statement: both tables have under 30 columns, so this stays under SQLite's 32,766 bound values. */
 const CHUNK = 500;
 
-/** What a recorded sales search asks: every filter optional; dollars, square feet, dates `YYYY-MM-DD`, metres. */
-export interface RecordedSaleSearch extends Partial<Record<DistrictName, number[]>> {
-  boroughIds?: number[];
-  /** Areas (with their descendants already resolved): sales positioned in one of them. */
-  areaIds?: number[];
-  bbox?: [number, number, number, number];
-  near?: { latitude: number; longitude: number; radius: number };
-  from?: string;
-  to?: string;
-  minPrice?: number;
-  maxPrice?: number;
-  /** DOF building class category codes (`01`, `13`, ...): the two digits that start the category's text. */
-  categories?: string[];
-  bbl?: string;
-  buildingId?: string;
-  /** false: leave out transfers without consideration; true: only them; absent: both. */
-  noConsideration?: boolean;
-  sort: 'saleDate' | 'salePrice' | 'pricePerSqft';
-  descending: boolean;
-  page: number;
-  perPage: number;
-}
-
 const SORT_COLUMNS = { saleDate: 'sale_date', salePrice: 'sale_price', pricePerSqft: 'price_per_sqft' } as const;
-const METRES_PER_DEGREE = 111_320;
 
 /** NYC Open Data's records in the mirror: recorded sales and tax lots (issue 30). */
 export class CityRecordsRepository {
@@ -197,45 +173,7 @@ export class CityRecordsRepository {
 
   /** One page of recorded sales matching `q`, and how many match in all. */
   async search(q: RecordedSaleSearch): Promise<{ rows: RecordedSaleRow[]; total: number }> {
-    let base = this.db.selectFrom('recorded_sales');
-    if (q.boroughIds?.length) base = base.where('borough_id', 'in', q.boroughIds);
-    if (q.areaIds?.length) base = base.where('area_id', 'in', q.areaIds);
-    if (q.bbox) {
-      const [minLon, minLat, maxLon, maxLat] = q.bbox;
-      base = base
-        .where('longitude', '>=', minLon)
-        .where('longitude', '<=', maxLon)
-        .where('latitude', '>=', minLat)
-        .where('latitude', '<=', maxLat);
-    }
-    if (q.near) {
-      const { latitude, longitude, radius } = q.near;
-      const dLat = radius / METRES_PER_DEGREE;
-      const lonScale = Math.cos((latitude * Math.PI) / 180);
-      const dLon = dLat / lonScale;
-      // A box first (the index-friendly part), then the distance on a local flat projection: exact enough within a city.
-      base = base
-        .where('latitude', '>=', latitude - dLat)
-        .where('latitude', '<=', latitude + dLat)
-        .where('longitude', '>=', longitude - dLon)
-        .where('longitude', '<=', longitude + dLon)
-        .where(
-          sql<boolean>`((latitude - ${latitude}) * (latitude - ${latitude})) + ((longitude - ${longitude}) * ${lonScale}) * ((longitude - ${longitude}) * ${lonScale}) <= ${dLat * dLat}`,
-        );
-    }
-    if (q.from) base = base.where('sale_date', '>=', q.from);
-    if (q.to) base = base.where('sale_date', '<=', q.to);
-    if (q.minPrice !== undefined) base = base.where('sale_price', '>=', q.minPrice);
-    if (q.maxPrice !== undefined) base = base.where('sale_price', '<=', q.maxPrice);
-    if (q.categories?.length) base = base.where((eb) => eb.or(q.categories!.map((c) => eb('building_class_category', 'like', `${c} %`))));
-    if (q.bbl) base = base.where('bbl', '=', q.bbl);
-    if (q.buildingId) base = base.where('building_id', '=', q.buildingId);
-    if (q.noConsideration !== undefined) base = base.where('no_consideration', '=', q.noConsideration ? 1 : 0);
-    // Any listed district holding the sale's position (set when positioned): the listing searches' district rows, on this table.
-    for (const [name, column] of Object.entries(DISTRICT_COLUMNS) as [DistrictName, (typeof DISTRICT_COLUMNS)[DistrictName]][]) {
-      const numbers = q[name];
-      if (numbers) base = base.where(column, 'in', numbers.length ? numbers : [-1]);
-    }
+    const base = applyRecordedSaleFilters(this.db.selectFrom('recorded_sales'), q);
     const column = SORT_COLUMNS[q.sort];
     const direction = q.descending ? 'desc' : 'asc';
     const [{ n }, rows] = await Promise.all([

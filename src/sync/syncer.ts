@@ -2,6 +2,7 @@ import { AreaTree, BOROUGH_IDS } from '../domain/area.js';
 import { BUILDING_AMENITIES, LISTING_DERIVED_BUILDING_FIELDS } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
 import { changedFields } from '../domain/change.js';
+import { inSpan } from '../telemetry/spans.js';
 import { LISTING_CHANGE_RULES } from './listing-changes.js';
 import { ScopeCrawler, type ScopeCrawlerDeps } from './scope-crawler.js';
 import { LISTING_KINDS, type HydratedFacts, type ListingKind, type ListingRecord } from '../domain/listing.js';
@@ -169,14 +170,19 @@ export class Syncer {
    * listings within the budget.
    * @throws UpstreamError (after recording it on the scope) when a page fails.
    */
-  async syncScope(kind: ListingKind, boroughId: number, options: { hydrate?: boolean } = {}): Promise<ApplyResult> {
+  syncScope(kind: ListingKind, boroughId: number, options: { hydrate?: boolean } = {}): Promise<ApplyResult> {
+    // A trace of its own: a sync a request started in the background is not that request's work.
+    return inSpan('sync.scope', { scope: scopeKey(kind, boroughId) }, () => this.syncScopeTraced(kind, boroughId, options), { root: true });
+  }
+
+  private async syncScopeTraced(kind: ListingKind, boroughId: number, options: { hydrate?: boolean }): Promise<ApplyResult> {
     const scope = scopeKey(kind, boroughId);
     const started = this.now();
     const t0 = performance.now();
     await this.deps.scopes.recordAttempt(scope, started);
     try {
       const tree = await this.areaTree();
-      const { records, parts, splits, complete } = await this.crawler.crawl(kind, boroughId, tree);
+      const { records, parts, splits, complete } = await inSpan('sync.crawl', { scope }, () => this.crawler.crawl(kind, boroughId, tree));
       const stored = await this.deps.scopes.get(scope);
       const storedCount = stored?.listing_count ?? 0;
       const trustSweep = complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
@@ -186,12 +192,14 @@ export class Syncer {
           'crawl incomplete or much smaller than the stored scope: not sweeping',
         );
       const at = this.now();
-      const result = await this.deps.listings.apply(
-        [...records.values()],
-        this.derive,
-        LISTING_CHANGE_RULES,
-        at,
-        trustSweep ? { sweep: { kind, boroughId } } : {},
+      const result = await inSpan('sync.write', { scope, listings: records.size }, () =>
+        this.deps.listings.apply(
+          [...records.values()],
+          this.derive,
+          LISTING_CHANGE_RULES,
+          at,
+          trustSweep ? { sweep: { kind, boroughId } } : {},
+        ),
       );
       await this.deps.scopes.recordSuccess(scope, at, records.size);
       this.reports.set(scope, { scope, parts, splits, complete, at });
@@ -403,7 +411,11 @@ export class Syncer {
    * stored (one more), and stores both. A listing the site no longer has is left for the next crawl.
    * Returns the ids the site had no detail for.
    */
-  async hydrate(kind: ListingKind, ids: string[], priority: UpstreamPriority = 'background'): Promise<string[]> {
+  hydrate(kind: ListingKind, ids: string[], priority: UpstreamPriority = 'background'): Promise<string[]> {
+    return inSpan('sync.hydrate', { kind, listings: ids.length, priority }, () => this.hydrateTraced(kind, ids, priority));
+  }
+
+  private async hydrateTraced(kind: ListingKind, ids: string[], priority: UpstreamPriority): Promise<string[]> {
     const details = await this.deps.client.listingDetails(kind, ids, priority);
     const byBuilding = new Map<string, string>();
     for (const [id, detail] of details) {

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'undici';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { ROOT } from '../helpers/paths.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
@@ -87,5 +91,19 @@ describe('metrics', () => {
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('the list of metrics in docs/operations.md', () => {
+  it("names every metric the service registers, and none it does not (the process's own, prom-client's, aside)", async () => {
+    const table = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('| `nyc_listings_'));
+    const documented = table.flatMap((line) => [...line.split('|')[1].matchAll(/`(nyc_listings_\w+)`/g)].map((m) => m[1])).sort();
+    const metrics = new Metrics({ defaultMetrics: false });
+    metrics.observe({});
+    const registered = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
+    expect(registered.every((name) => name.startsWith('nyc_listings_'))).toBe(true);
+    expect(documented).toEqual(registered);
   });
 });

@@ -52,6 +52,35 @@ describe('upstream queue', () => {
   });
 });
 
+describe('a request that waits for the upstream', () => {
+  it('is answered 504 UPSTREAM_TIMEOUT with Retry-After at REQUEST_DEADLINE_SECONDS; the lookup goes on, joined by the next call, which finds it done', async () => {
+    const rt = await runtime({ REQUEST_DEADLINE_SECONDS: '0.5' });
+    const key = await rt.key('pro');
+    await rt.store.db.deleteFrom('listings').where('id', '=', '1545').execute();
+    const release = rt.upstream!.pause();
+    const seenBefore = rt.upstream!.queries.length;
+    const started = Date.now();
+    const first = await get(rt.app, '/v1/property/1545', key);
+    // Bounded by the deadline, not by the upstream's timeout (UPSTREAM_TIMEOUT_SECONDS, 15 s, three attempts, two kinds).
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect({ status: first.status, code: first.body.code, retryAfter: first.headers['retry-after'] }).toEqual({
+      status: 504,
+      code: 'UPSTREAM_TIMEOUT',
+      retryAfter: '5',
+    });
+    // Asked again while the lookup is held: it joins the same lookup, which asked the upstream once.
+    const arrived = rt.upstream!.requestCount();
+    expect((await get(rt.app, '/v1/property/1545', key)).status).toBe(504);
+    expect(rt.upstream!.requestCount()).toBe(arrived);
+    release();
+    await waitFor(async () => (await rt.listings.findById('1545')) !== undefined, 'the lookup stored the listing in the background');
+    const next = await get(rt.app, '/v1/property/1545', key);
+    expect(next.status).toBe(200);
+    expect(next.body.data.id).toBe('1545');
+    expect(rt.upstream!.queries.slice(seenBefore).some((q) => rootField(q) === 'rentalByListingId' && q.includes('1545'))).toBe(true);
+  });
+});
+
 describe('an open breaker', () => {
   it('starts no refresh, answers stored data as stale, and is logged once', async () => {
     let text = '';

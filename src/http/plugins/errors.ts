@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../../store/database.js';
 import { UpstreamError } from '../../upstream/errors.js';
 import { BillingProviderError } from '../../billing/provider.js';
+import { currentTraceId } from '../../telemetry/spans.js';
 import { Problem, invalidParams, notFound, type ParamError, type ProblemCode } from '../problem.js';
 import type { RouteIndex } from '../route-index.js';
 
@@ -58,10 +59,13 @@ export function requestPath(url: string): string {
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
   for (const [name, value] of Object.entries(problem.extra.headers ?? {})) reply.header(name, value);
   reply.header('X-Request-Id', request.id);
+  // With tracing on, the trace of the request: an operator finds it from what a client reports.
+  const traceId = currentTraceId();
+  const body = problem.body(requestPath(request.url));
   return reply
     .code(problem.status)
     .type('application/problem+json')
-    .send(problem.body(requestPath(request.url)));
+    .send(traceId ? { ...body, traceId } : body);
 }
 
 /** Fastify and Node errors that carry an HTTP status of their own -> the problem to answer. */
@@ -161,11 +165,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex):
           : error.failure === 'busy'
             ? ['UPSTREAM_BUSY', 'Too many lookups are waiting for the upstream listings site; retry shortly.']
             : ['UPSTREAM_ERROR', `The upstream listings site could not answer (${error.failure}).`];
-      return sendProblem(
-        request,
-        reply,
-        new Problem(code, detail, error.failure === 'busy' ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}),
-      );
+      // A lookup past its deadline goes on: asked again shortly, it is likely done.
+      const retry = error.failure === 'busy' || error.failure === 'timeout';
+      return sendProblem(request, reply, new Problem(code, detail, retry ? { headers: { 'Retry-After': '5' }, retryAfter: 5 } : {}));
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
       return sendProblem(request, reply, statusProblem(error.statusCode));

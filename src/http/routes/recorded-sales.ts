@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { AreaTree } from '../../domain/area.js';
 import type { CityRecords } from '../../read/city-records.js';
-import type { RecordedSaleSearch } from '../../store/city-records-repository.js';
+import type { RecordedSaleSearch } from '../../store/recorded-sale-filters.js';
 import { RecordedSaleSchema, RecordedSalesMonth, type RecordedSale } from '../../wire/recorded-sale.js';
 import { FeatureCollectionSchema, searchFormat, toFeatureCollection } from '../formats.js';
 import { geoFilters } from '../geo-params.js';

@@ -58,6 +58,7 @@ export const ProblemSchema = Type.Object(
     ),
     account: Type.Optional(Type.String({ description: 'SUBSCRIPTION_INACTIVE: the page that shows the key and its subscription.' })),
     pricing: Type.Optional(Type.String({ description: 'SUBSCRIPTION_INACTIVE: the page that sells a new subscription.' })),
+    traceId: Type.Optional(Type.String({ description: "With tracing on: the request's trace (OpenTelemetry), for the operator." })),
   },
   { $id: 'Problem', description: 'RFC 9457 problem document, sent as application/problem+json.' },
 );
@@ -76,7 +77,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   500: 'INTERNAL_ERROR: a fault of the service; it is logged with the request id (X-Request-Id).',
   502: 'UPSTREAM_ERROR: the resource is not mirrored yet and the upstream failed (error, 403 block, malformed answer, open circuit).',
   503: 'UPSTREAM_BUSY: the resource is not mirrored yet and too many lookups already wait for the upstream; retry after `Retry-After` seconds.',
-  504: 'UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer in time.',
+  504: 'UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer within REQUEST_DEADLINE_SECONDS; the lookup goes on, so asked again after `Retry-After` seconds it is likely answered.',
 };
 
 /** The query string of an operation that takes no parameters: any parameter is a 400 (a misspelling never passes). */
