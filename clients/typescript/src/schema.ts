@@ -573,6 +573,8 @@ export interface components {
             account?: string;
             /** @description SUBSCRIPTION_INACTIVE: the page that sells a new subscription. */
             pricing?: string;
+            /** @description With tracing on: the request's trace (OpenTelemetry), for the operator. */
+            traceId?: string;
         };
         ListingSummary: {
             /** @description The upstream site's listing id. */
@@ -3093,7 +3095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer in time. */
+            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer within REQUEST_DEADLINE_SECONDS; the lookup goes on, so asked again after `Retry-After` seconds it is likely answered. */
             504: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -3382,7 +3384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer in time. */
+            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer within REQUEST_DEADLINE_SECONDS; the lookup goes on, so asked again after `Retry-After` seconds it is likely answered. */
             504: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
@@ -4156,7 +4158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer in time. */
+            /** @description UPSTREAM_TIMEOUT: the resource is not mirrored yet and the upstream did not answer within REQUEST_DEADLINE_SECONDS; the lookup goes on, so asked again after `Retry-After` seconds it is likely answered. */
             504: {
                 headers: {
                     /** @description The request's id (the caller's own when it sent a plain one); errors are logged with it. */
