@@ -26,6 +26,7 @@ import { QuotaRepository } from './store/quota-repository.js';
 import { OPEN_DATA_KEY, OPEN_DATA_SCOPES, ScopesRepository } from './store/scopes-repository.js';
 import { SyncScheduler } from './sync/scheduler.js';
 import { HydrationJob } from './sync/hydration-job.js';
+import { FirstSync } from './sync/first-sync.js';
 import { DEFAULT_JOB_RETRY } from './sync/job-retry.js';
 import { Syncer } from './sync/syncer.js';
 import { GraphqlUpstreamClient, type UpstreamClient } from './upstream/client.js';
@@ -57,7 +58,7 @@ export interface Runtime {
   config: Config;
   store: Store;
   upstream: LocalUpstream | null;
-  /** The local SODA stand-in (null with `OPEN_DATA_URL` set). */
+  /** The local SODA emulator (null with `OPEN_DATA_URL` set). */
   soda: LocalSoda | null;
   /** NYC Open Data's records in the mirror, and their sync and schedule. */
   cityRecords: CityRecordsRepository;
@@ -67,6 +68,8 @@ export interface Runtime {
   marketClock: MarketClock | null;
   client: UpstreamClient;
   syncer: Syncer;
+  /** The first sync of an empty mirror, when run in the background (`initialSync: 'background'`); null otherwise. */
+  firstSync: FirstSync | null;
   /** The background hydration of the backlog (resumed by itself after a failure). */
   hydration: HydrationJob;
   coordinator: RefreshCoordinator;
@@ -102,8 +105,11 @@ export interface RuntimeOptions {
   siteData?: SiteData;
   /** A manual market clock (tests): starts at the service clock's time and moves only when advanced. */
   manualMarketClock?: boolean;
-  /** Run the first full sync when the store has no listings (default true). */
-  initialSync?: boolean;
+  /**
+   * Run the first full sync when the store has no listings (default true): before returning, or with `background` after
+   * it (`Runtime.firstSync`), each scope answering `refreshing` until its turn (sync/first-sync.ts).
+   */
+  initialSync?: boolean | 'background';
   /** Sync NYC Open Data in the background when the store holds no recorded sales (default: as `initialSync`). */
   initialOpenDataSync?: boolean;
   /** Start the periodic scheduler (default: when `config.syncIntervalSeconds > 0`). */
@@ -119,7 +125,7 @@ export interface RuntimeOptions {
   /**
    * An API-only instance (`serve --api-only`): it serves the mirror a worker (`sync --watch`) keeps. No first
    * sync, no hydration, no schedules, no webhook deliveries; refreshes a request starts go to `UPSTREAM_URL`
-   * and `OPEN_DATA_URL`, which must be set (no local stand-in is started), under the shared Redis lock; every
+   * and `OPEN_DATA_URL`, which must be set (no local emulator is started), under the shared Redis lock; every
    * non-public route answers 503 UNAVAILABLE until the mirror holds a listing.
    * @throws Error when `UPSTREAM_URL` or `OPEN_DATA_URL` is unset.
    */
@@ -138,7 +144,7 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
   if (options.apiOnly) {
     if (!config.upstreamUrl || !config.openData.url) {
       throw new Error(
-        'an API-only instance starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)',
+        'an API-only instance starts no local emulator: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)',
       );
     }
     options = { ...options, initialSync: false, initialOpenDataSync: false, scheduler: false, webhooks: false };
@@ -172,10 +178,11 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
     let polygons: CityPolygons | null = null;
     const cityPolygons = () => (polygons ??= new CityPolygons(config.sharedDataDir));
     const districtsAt = (point: GeoPoint | null) => cityPolygons().districtsAt(point);
-    const listings = new ListingsRepository(store.db);
-    const areas = new AreasRepository(store.db, config.readCacheSeconds);
+    // Reads go through the read connection: none waits behind a crawl's write transaction on the writer's.
+    const listings = new ListingsRepository(store.db, store.readDb);
+    const areas = new AreasRepository(store.db, config.readCacheSeconds, store.readDb);
     const buildings = new BuildingsRepository(store.db);
-    const scopes = new ScopesRepository(store.db);
+    const scopes = new ScopesRepository(store.db, store.readDb);
     const market = new MarketRepository(store.db, store.readDb);
     const changes = new ChangesRepository(store.db);
     const keys = new KeysRepository(store.db);
@@ -200,7 +207,8 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       jobRetry: { ...DEFAULT_JOB_RETRY, attempts: config.jobRetryAttempts },
       metrics,
     });
-    if ((options.initialSync ?? true) && (await listings.count()) === 0) {
+    const firstSyncNeeded = (options.initialSync ?? true) !== false && (await listings.count()) === 0;
+    if (firstSyncNeeded && options.initialSync !== 'background') {
       const started = Date.now();
       // Searches answer once the crawl is in; listing details are hydrated in the background after it.
       const failed = await syncer.syncAll({ hydrate: false });
@@ -284,7 +292,10 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       clock,
     });
     // Its runs end with a valuation: started once the valuation is there.
-    if ((options.initialSync ?? true) && (await syncer.backlog()) > 0) hydration.resume();
+    // A first sync in the background resumes hydration itself once every scope is in.
+    const firstSync =
+      firstSyncNeeded && options.initialSync === 'background' ? new FirstSync({ syncer, coordinator, hydration, logger }) : null;
+    if ((options.initialSync ?? true) !== false && !firstSync && (await syncer.backlog()) > 0) hydration.resume();
     const cityFacts = new CityRecords({
       records: cityRecords,
       scopeFreshness,
@@ -406,6 +417,7 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       marketClock,
       client,
       syncer,
+      firstSync,
       hydration,
       coordinator,
       scheduler,
@@ -454,23 +466,23 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
   }
 }
 
-/** The two upstreams' clients, with the local stand-ins started where no URL is set. */
+/** The two upstreams' clients, with the local emulators started where no URL is set. */
 interface Upstreams {
   /** The local listings site (null with `UPSTREAM_URL` set), and its market clock. */
   upstream: LocalUpstream | null;
   marketClock: MarketClock | null;
   client: GraphqlUpstreamClient;
-  /** The local SODA stand-in (null with `OPEN_DATA_URL` set). */
+  /** The local SODA emulator (null with `OPEN_DATA_URL` set). */
   soda: LocalSoda | null;
   sodaClient: SodaClient;
-  /** Stops the local stand-ins. */
+  /** Stops the local emulators. */
   close: () => Promise<void>;
 }
 
 /**
- * The listings site's client and NYC Open Data's, each against its URL, or against a local stand-in started on
+ * The listings site's client and NYC Open Data's, each against its URL, or against a local emulator started on
  * loopback when none is set (the site's from the site data, SODA's from the shared data).
- * @throws Error when a stand-in cannot start (one already started is stopped first).
+ * @throws Error when an emulator cannot start (one already started is stopped first).
  */
 async function startUpstreams(
   config: Config,

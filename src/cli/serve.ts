@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+import type { Runtime } from '../runtime.js';
 import { type Command, cliLogger, flags, port, UsageError } from './command.js';
 
 /** `nyc-listings serve`: starts the API. */
@@ -17,28 +19,13 @@ export const serveCommand: Command = {
     const apiOnly = values['api-only'];
     if (apiOnly && (!config.upstreamUrl || !config.openData.url)) {
       throw new UsageError(
-        'serve --api-only starts no local stand-in: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (nyc-listings upstream runs local ones; docs/operations.md)',
+        'serve --api-only starts no local emulator: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (nyc-listings upstream runs local ones; docs/operations.md)',
       );
     }
     const logger = await cliLogger(config.logLevel);
     const { startRuntime } = await import('../runtime.js');
-    const runtime = await startRuntime(config, { logger, apiOnly });
-    // The search index answers from the first request: built later, under load, its build competes with the
-    // searches the store answers meanwhile.
-    const index = runtime.reads.searcher.index;
-    if (index) {
-      await index.current();
-      const { listings, buildSeconds } = index.state();
-      // The background hydration of a first start writes listings meanwhile: the index is then built again as it goes.
-      logger.info(
-        { ...listings, buildSeconds },
-        `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`,
-      );
-    }
-    // So are the estimates' comparables: a listing's detail carries its estimate, and the first would wait for them.
-    const estimator = runtime.reads.estimator;
-    for (const kind of ['rental', 'sale'] as const) await estimator.model(kind).catch(() => undefined);
-    logger.info({ estimates: estimator.state().kinds }, 'estimates: comparables read and the interval calibrated');
+    // An empty mirror is synced in the background: the service answers from the first seconds (issue 67).
+    const runtime = await startRuntime(config, { logger, apiOnly, initialSync: apiOnly ? false : 'background' });
     const address = await runtime.app.listen(listen);
     // The local Stripe emulator sends its events here, as `stripe listen --forward-to` would.
     runtime.stripe?.forwardTo(`${address}/billing/stripe/webhook`);
@@ -55,6 +42,10 @@ export const serveCommand: Command = {
       },
       `nyc-listings${apiOnly ? ' (API only)' : ''} listening on ${address} (docs ${address}/docs, map ${address}/explore${runtime.billing ? `, plans ${address}/pricing` : ''}): ${rentals} rentals, ${sales} sales`,
     );
+    // The search index and the estimates' comparables are built in the background too: the store answers searches
+    // meanwhile (its SQL path), and a listing's detail waits only for its own estimate's comparables.
+    void warmUp(runtime, logger);
+    if (runtime.firstSync) reportFirstStart(runtime, logger);
     const stop = async () => {
       logger.info('shutting down');
       await runtime.close();
@@ -67,3 +58,45 @@ export const serveCommand: Command = {
     return -1;
   },
 };
+
+/** Builds the search index and reads the estimates' comparables, logging each when done (failures are their own to log). */
+async function warmUp(runtime: Runtime, logger: Logger): Promise<void> {
+  await runtime.firstSync?.done;
+  const index = runtime.reads.searcher.index;
+  if (index) {
+    await index.current().catch(() => undefined);
+    const { listings, buildSeconds } = index.state();
+    logger.info(
+      { ...listings, buildSeconds },
+      `search index of ${listings?.rental ?? 0} rentals and ${listings?.sale ?? 0} sales built in ${buildSeconds} s`,
+    );
+  }
+  const estimator = runtime.reads.estimator;
+  for (const kind of ['rental', 'sale'] as const) await estimator.model(kind).catch(() => undefined);
+  logger.info({ estimates: estimator.state().kinds }, 'estimates: comparables read and the interval calibrated');
+}
+
+/**
+ * On a first start, a line every 5 s a person can read: the scopes synced, the listings in the mirror, their details
+ * hydrated, the search index; the last once all is in.
+ */
+function reportFirstStart(runtime: Runtime, logger: Logger): void {
+  const timer = setInterval(async () => {
+    const sync = runtime.firstSync!.state();
+    const [listings, backlog] = [await runtime.listings.count(), await runtime.syncer.backlog()];
+    const hydration = runtime.syncer.hydrationProgress();
+    const index = runtime.reads.searcher.index?.state();
+    const indexed = index
+      ? index.building || !index.listings
+        ? 'building'
+        : `${(index.listings.rental ?? 0) + (index.listings.sale ?? 0)} listings`
+      : 'off';
+    const done = sync.done && backlog === 0 && !hydration.running && index?.building !== true;
+    logger.info(
+      { scopesSynced: sync.synced, scopes: sync.scopes, failed: sync.failed, listings, detailsWaiting: backlog, searchIndex: indexed },
+      `first start: ${sync.synced} of ${sync.scopes} scopes synced, ${listings} listings; ${backlog} waiting for their details; search index: ${indexed}${done ? '; all in' : ''}`,
+    );
+    if (done) clearInterval(timer);
+  }, 5000);
+  timer.unref();
+}

@@ -8,10 +8,14 @@ export class AreasRepository {
   private writes = 0;
   private readonly kept: ReadMemo<AreaTree>;
 
-  /** `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). */
+  /**
+   * `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). `db` writes;
+   * `reader` (the store's `readDb`) answers reads, which so never wait behind a long write transaction.
+   */
   constructor(
     private readonly db: Kysely<Database>,
     rereadSeconds = 0,
+    private readonly reader: Kysely<Database> = db,
   ) {
     this.kept = new ReadMemo(
       rereadSeconds,
@@ -52,7 +56,7 @@ export class AreasRepository {
 
   /** Areas ordered by id, optionally only one level and/or one borough (API borough id). */
   async list(filter: { level?: number; borough?: number } = {}): Promise<Area[]> {
-    let q = this.db.selectFrom('areas').selectAll().orderBy('id');
+    let q = this.reader.selectFrom('areas').selectAll().orderBy('id');
     if (filter.level !== undefined) q = q.where('level', '=', filter.level);
     if (filter.borough !== undefined) q = q.where('borough_id', '=', filter.borough);
     const rows = await q.execute();

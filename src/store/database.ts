@@ -46,9 +46,10 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   /**
-   * For searches' reads: on a SQLite file, connections of their own on worker threads ({@link readThreadDatabase}),
-   * so that a long read does not hold the event loop; on PostgreSQL, the pool of `db` with every statement unnamed
-   * ({@link namingRepeatedStatements} names `db`'s); otherwise (`:memory:`, or asked so) `db`.
+   * For reads made outside a write, which so never wait behind a write transaction: on a SQLite file, connections of
+   * their own on worker threads ({@link readThreadDatabase}, so that a long read does not hold the event loop either),
+   * or with SQLITE_READ_THREAD off a second connection on this thread; on PostgreSQL, the pool of `db` with every
+   * statement unnamed ({@link namingRepeatedStatements} names `db`'s); on `:memory:`, `db`.
    */
   readDb: Kysely<Database>;
   dialect: Dialect;
@@ -101,7 +102,7 @@ class InCodeMigrations implements MigrationProvider {
 /**
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
- * pending migrations before returning. The speed devices, each on by default (docs/performance.md):
+ * pending migrations before returning. The optimizations, each on by default (docs/performance.md):
  * `readThread` (SQLITE_READ_THREAD), a SQLite file's `readDb` runs on worker threads (see {@link Store.readDb});
  * `rowBuilders` (ROW_BUILDERS), SQLite rows read raw and made objects by a generated literal;
  * `namedStatements` (NAMED_STATEMENTS), PostgreSQL runs a text seen twice as a named prepared statement.
@@ -159,8 +160,14 @@ export async function openStore(
     sqlite.pragma('optimize=0x10002');
     const rowBuilders = options.rowBuilders ?? true;
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders }) }) });
-    // The read thread starts with its first query: commands that run no search never start it.
-    const readDb = file !== ':memory:' && (options.readThread ?? true) ? readThreadDatabase(file, rowBuilders) : db;
+    // Reads on connections of their own: none waits behind a write transaction on the writer's (WAL: readers never wait
+    // for the writer). The read threads start with their first query: commands that run no search never start them.
+    const readDb =
+      file === ':memory:'
+        ? db
+        : (options.readThread ?? true)
+          ? readThreadDatabase(file, rowBuilders)
+          : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
     store = {
       db,
       readDb,
@@ -179,6 +186,13 @@ export async function openStore(
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? error}`);
   }
   return store;
+}
+
+/** A second connection to a SQLite file, for reads only: it waits for no write transaction (WAL). */
+function readConnection(file: string): SqliteDatabase.Database {
+  const reader = new SqliteDatabase(file, { readonly: true });
+  reader.pragma('busy_timeout = 5000');
+  return reader;
 }
 
 /** PostgreSQL error codes of a server that cannot serve now: shutting down, starting, or refusing connections. */

@@ -25,7 +25,14 @@ export interface DataVersions {
 export class ListingsRepository {
   private writes = 0;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `db` writes; `reader` answers the reads made outside a write (the store's `readDb`: on SQLite another connection),
+   * so that no read waits behind a crawl's long write transaction.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly reader: Kysely<Database> = db,
+  ) {}
 
   /** How many write transactions this process committed to listings: read caches keyed by it see local writes at once. */
   get writeCount(): number {
@@ -81,7 +88,7 @@ export class ListingsRepository {
 
   /** Active mirrored (not synthetic) listings, every column, by id: what `seed` derives from. */
   async mirrored(): Promise<ListingRow[]> {
-    return this.db.selectFrom('listings').selectAll().where('status', '=', 'ACTIVE').where('synthetic', '=', 0).orderBy('id').execute();
+    return this.reader.selectFrom('listings').selectAll().where('status', '=', 'ACTIVE').where('synthetic', '=', 0).orderBy('id').execute();
   }
 
   /**
@@ -91,7 +98,7 @@ export class ListingsRepository {
    */
   async mirroredAmenities(): Promise<Map<string, string[]>> {
     const byListing = new Map<string, string[]>();
-    const rows = await this.db
+    const rows = await this.reader
       .selectFrom('listing_amenities')
       .select(['listing_id', 'amenity'])
       .where('listing_id', 'in', (eb) => eb.selectFrom('listings').select('id').where('synthetic', '=', 0))
@@ -110,7 +117,7 @@ export class ListingsRepository {
    * not). Two equal readings mean no listing changed in between.
    */
   async dataVersion(): Promise<number> {
-    const row = await this.db.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
+    const row = await this.reader.selectFrom('data_versions').select('version').where('name', '=', 'listings').executeTakeFirstOrThrow();
     return Number(row.version);
   }
 
@@ -119,7 +126,7 @@ export class ListingsRepository {
    * carry no version of their own), read together.
    */
   async dataVersions(): Promise<DataVersions> {
-    const rows = await this.db
+    const rows = await this.reader
       .selectFrom('data_versions')
       .select(['name', 'version'])
       .where('name', 'in', ['listings', 'listings_bulk'])
@@ -133,7 +140,7 @@ export class ListingsRepository {
    * Read through the backlog's partial index (migration 016): its two values are literals on purpose.
    */
   async backlog(limit: number, kind?: ListingKind): Promise<{ id: string; kind: ListingKind }[]> {
-    let q = this.db
+    let q = this.reader
       .selectFrom('listings')
       .select(['id', 'kind'])
       .where('needs_detail', '=', sql.lit(1))
@@ -148,7 +155,7 @@ export class ListingsRepository {
 
   /** How many active listings wait for hydration. */
   async backlogCount(): Promise<number> {
-    const row = await this.db
+    const row = await this.reader
       .selectFrom('listings')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('needs_detail', '=', sql.lit(1))
@@ -185,7 +192,7 @@ export class ListingsRepository {
 
   /** How many active listings are parked (their details failed `HYDRATION_MAX_FAILURES` times). */
   async parkedCount(): Promise<number> {
-    const row = await this.db
+    const row = await this.reader
       .selectFrom('listings')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('needs_detail', '=', sql.lit(2))
@@ -196,7 +203,7 @@ export class ListingsRepository {
 
   /** The parked active listings, at most `limit`, with their failures and last error (for the operator). */
   async parked(limit = 100): Promise<{ id: string; kind: string; detailFailures: number; detailError: string | null }[]> {
-    const rows = await this.db
+    const rows = await this.reader
       .selectFrom('listings')
       .select(['id', 'kind', 'detail_failures', 'detail_error'])
       .where('needs_detail', '=', sql.lit(2))
@@ -209,7 +216,7 @@ export class ListingsRepository {
 
   /** Every listing ever seen in a building (any status): for inventories. */
   async unitsOfBuilding(buildingId: string): Promise<{ kind: ListingKind; status: string; bedroomCount: number | null; price: number }[]> {
-    const rows = await this.db
+    const rows = await this.reader
       .selectFrom('listings')
       .select(['kind', 'status', 'bedroom_count', 'price'])
       .where('building_id', '=', buildingId)
@@ -219,7 +226,7 @@ export class ListingsRepository {
 
   /** A listing in the building with this id or slug (the newest seen), or undefined. */
   async findInBuilding(idOrSlug: string): Promise<ListingRow | undefined> {
-    return this.db
+    return this.reader
       .selectFrom('listings')
       .selectAll()
       .where((eb) => eb.or([eb('building_id', '=', idOrSlug), eb('building_slug', '=', idOrSlug)]))
@@ -229,13 +236,18 @@ export class ListingsRepository {
   }
 
   async findById(id: string): Promise<ListingRow | undefined> {
-    return this.db.selectFrom('listings').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.reader.selectFrom('listings').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** The id of the listing at this path on the upstream site (the newest seen), or undefined. */
   async idByUrlPath(urlPath: string): Promise<string | undefined> {
     return (
-      await this.db.selectFrom('listings').select('id').where('url_path', '=', urlPath).orderBy('last_seen_at', 'desc').executeTakeFirst()
+      await this.reader
+        .selectFrom('listings')
+        .select('id')
+        .where('url_path', '=', urlPath)
+        .orderBy('last_seen_at', 'desc')
+        .executeTakeFirst()
     )?.id;
   }
 
@@ -246,7 +258,7 @@ export class ListingsRepository {
    */
   async detailById(id: string): Promise<StoredDetail | undefined> {
     this.detailQuery ??= this.buildDetailQuery();
-    const result = await this.db.executeQuery<ListingRow & { amenity_rows: unknown; history_rows: unknown }>(
+    const result = await this.reader.executeQuery<ListingRow & { amenity_rows: unknown; history_rows: unknown }>(
       CompiledQuery.raw(this.detailQuery.sql, [id]),
     );
     const found = result.rows[0];
@@ -271,7 +283,7 @@ export class ListingsRepository {
 
   private detailQuery: CompiledQuery | undefined;
 
-  /** The detail query, compiled with a stand-in id: its one parameter is the listing id. */
+  /** The detail query, compiled with a placeholder id: its one parameter is the listing id. */
   private buildDetailQuery(): CompiledQuery {
     const jsonArrayFrom = this.db.getExecutor().adapter instanceof PostgresAdapter ? pgJsonArrayFrom : sqliteJsonArrayFrom;
     const compiled = this.db
@@ -297,17 +309,22 @@ export class ListingsRepository {
   }
 
   async amenities(id: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('listing_amenities').select('amenity').where('listing_id', '=', id).orderBy('amenity').execute();
+    const rows = await this.reader
+      .selectFrom('listing_amenities')
+      .select('amenity')
+      .where('listing_id', '=', id)
+      .orderBy('amenity')
+      .execute();
     return rows.map((r) => r.amenity);
   }
 
   /** Whether any active listing is stored (one index probe, for health checks). */
   async hasActive(): Promise<boolean> {
-    return (await this.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').limit(1).executeTakeFirst()) !== undefined;
+    return (await this.reader.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').limit(1).executeTakeFirst()) !== undefined;
   }
 
   async count(kind?: ListingKind): Promise<number> {
-    let q = this.db
+    let q = this.reader
       .selectFrom('listings')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('status', '=', 'ACTIVE');

@@ -36,7 +36,11 @@ export function scopeFailing(s: ScopeState): boolean {
 export class ScopesRepository {
   private writes = 0;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `db` writes; `reader` (the store's `readDb`) answers reads, which so never wait behind a long write transaction. */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly reader: Kysely<Database> = db,
+  ) {}
 
   /** How many writes this process made to scope states: a cache of them keyed by it sees local writes at once. */
   get writeCount(): number {
@@ -44,11 +48,11 @@ export class ScopesRepository {
   }
 
   async all(): Promise<ScopeState[]> {
-    return this.db.selectFrom('sync_scopes').selectAll().orderBy('scope').execute();
+    return this.reader.selectFrom('sync_scopes').selectAll().orderBy('scope').execute();
   }
 
   async get(scope: string): Promise<ScopeState | undefined> {
-    return this.db.selectFrom('sync_scopes').selectAll().where('scope', '=', scope).executeTakeFirst();
+    return this.reader.selectFrom('sync_scopes').selectAll().where('scope', '=', scope).executeTakeFirst();
   }
 
   async recordAttempt(scope: string, at: string): Promise<void> {

@@ -144,12 +144,17 @@ console.log(rows[0].n);`;
     expect(stdout.trim()).toBe('1000000');
   });
 
-  it('SQLITE_READ_THREAD=off (or readThread false) keeps one connection: readDb is db', async () => {
+  it('SQLITE_READ_THREAD=off (or readThread false) reads on a second, read-only connection in this thread', async () => {
     expect(loadConfig({}).sqliteReadThread).toBe(true);
     expect(loadConfig({ SQLITE_READ_THREAD: 'off' }).sqliteReadThread).toBe(false);
     const single = await openStore(file, { readThread: false });
     try {
-      expect(single.readDb).toBe(single.db);
+      expect(single.readDb).not.toBe(single.db);
+      const first = await single.readDb.selectFrom('listings').select('id').limit(1).executeTakeFirstOrThrow();
+      expect(first.id).toBeTruthy();
+      // Read-only: a write through it fails, so nothing reaches the mirror but through the writer.
+      await expect(single.readDb.deleteFrom('listings').where('id', '=', first.id).execute()).rejects.toThrow(/readonly/i);
+      expect(await single.db.selectFrom('listings').select('id').where('id', '=', first.id).executeTakeFirst()).toBeDefined();
     } finally {
       await single.close();
     }
