@@ -20,7 +20,7 @@ export interface LoadResult {
 
 /**
  * autocannon against `base + path` for the shape's time and connections, or an open load at `rate` a second; req/s, p50 and p99 in ms, and the requests
- * that failed (a timeout is 10 s). Failures of the bare server end the run; the service's and the
+ * that failed (a timeout is 10 s). Failures of the baseline end the run; the service's and the
  * peer's are counted and shown (`tolerateErrors`).
  */
 export async function load(
@@ -35,7 +35,7 @@ export async function load(
   const { seconds, connections } = shape;
   if (rate) return steadyLoad(seconds, base, path, withHeaders, rate, vary, tolerateErrors);
   // A varying request's hook cannot cross into a worker thread, so that load runs on this thread (the
-  // service and the peer have processes of their own; the bare servers here are idle then).
+  // service and the peer have processes of their own; the baselines here are idle then).
   const requests: autocannon.Request[] | undefined = vary
     ? [{ setupRequest: (req) => ({ ...req, path: path.replace('{varies}', vary()) }) }]
     : undefined;
@@ -63,7 +63,7 @@ export async function load(
  * second, each whether or not the earlier ones were answered, as independent users would; a request's
  * latency runs from its moment to the end of its answer, so a slow answer delays no later measurement.
  * (autocannon's `overallRate` paces each connection on its own timer: its 50 connections sent in bursts
- * of 50, and the bare server's p99 at 100 a second was 30 ms.) Same figures as {@link load}.
+ * of 50, and the baseline's p99 at 100 a second was 30 ms.) Same figures as {@link load}.
  */
 async function steadyLoad(
   seconds: number,

@@ -1,10 +1,10 @@
 /**
  * Benchmark: the real service (embedded SQLite or PostgreSQL) on loopback, driven by autocannon, and for
  * each scenario in the same run (this machine is noisy, so only ratios within one run mean anything):
- *   - a bare `node:http` server answering the very same bytes: the limit of this machine;
+ *   - a `node:http` baseline answering the very same bytes: the limit of this machine;
  *   - a generic database-to-REST peer, @platformatic/db, over the same rows with the nearest query it
  *     can express (SQLite runs only; see bench/peer.ts).
- * Prints req/s, p50 and p99 per scenario and each req/s as a ratio of the bare server's; then the
+ * Prints req/s, p50 and p99 per scenario and each req/s as a ratio of the baseline's; then the
  * service's resident memory, the sync rate (a full sync of an empty mirror from the local upstream)
  * and, with BENCH_LISTINGS, the seed rate; then webhook deliveries a second while a sync runs, and the first
  * retries' delay (bench/webhooks.ts). Writes it all and the command to bench/results/, in place of the
@@ -14,7 +14,7 @@
  * (its RSS is its own), the load generator here; the peer starts once the service has been measured and
  * stopped. Traffic stays on 127.0.0.1.
  *
- * Each scenario runs in BENCH_ROUNDS rounds (3), the service then the bare server in each, so that both are
+ * Each scenario runs in BENCH_ROUNDS rounds (3), the service then the baseline in each, so that both are
  * measured seconds apart under the same load from the rest of the machine: a scenario's req/s is the
  * median of its rounds, its ratio the median of the rounds' ratios (each service round against the bare
  * round right after it), p50 the median of the rounds' p50, p99 the worst round's. The peer runs as many rounds.
@@ -208,7 +208,7 @@ interface Scenario {
   /**
    * Requests a second at random moments ({@link steadyLoad}), for the latency at a steady load below
    * saturation; without it each of the connections sends its next request as soon as its answer comes. A paced
-   * scenario has no ratio to the bare server (both answer the same rate): the bare server's p99 is shown instead.
+   * scenario has no ratio to the baseline (both answer the same rate): the baseline's p99 is shown instead.
    */
   rate?: number;
   /** Another instance's writes while it runs (bench/writer.ts): so many listings' prices changed, a write every so many ms. */
@@ -371,7 +371,7 @@ const rows: Record<string, string | number | null>[] = [];
 for (const scenario of selected) {
   const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path();
   const example = path.replace('{varies}', scenario.vary?.() ?? '');
-  // The bare server answers with the service's own answer: the same status, type and bytes.
+  // The baseline answers with the service's own answer: the same status, type and bytes.
   const answer = await request(`${address}${example}`, { headers });
   const body = Buffer.from(await answer.body.arrayBuffer());
   if (answer.statusCode !== 200) throw new Error(`${example}: ${answer.statusCode} ${body}`);

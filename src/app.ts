@@ -20,7 +20,7 @@ import { registerBuildingRoutes } from './http/routes/building.js';
 import { registerCaching } from './http/plugins/caching.js';
 import { registerHealthRoutes, type BackgroundJobs } from './http/routes/health.js';
 import type { Metrics } from './metrics/metrics.js';
-import { registerIndexRoutes } from './http/routes/index.js';
+import { type OpenApiOperations, registerIndexRoutes } from './http/routes/index.js';
 import { registerMarketRoutes } from './http/routes/market.js';
 import { registerChangesRoutes } from './http/routes/changes.js';
 import { registerPropertyRoutes } from './http/routes/property.js';
@@ -336,7 +336,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     metrics: deps.metrics,
   });
-  registerIndexRoutes(app, { version: SERVICE_VERSION });
+  let document: unknown;
+  const documentOf = () => (document ??= openApiDocument(app));
+  registerIndexRoutes(app, { version: SERVICE_VERSION, document: documentOf as () => OpenApiOperations });
   registerAgentRoutes(app);
   registerExploreRoutes(app);
   if (billing) {
@@ -350,8 +352,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     jobs: deps.jobs,
     nextRefreshAt: deps.nextRefreshAt,
   });
-  let document: unknown;
-  app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => (document ??= openApiDocument(app)));
+  app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => documentOf());
   await app.ready();
   return app;
 }

@@ -59,7 +59,7 @@ export interface Config {
   marketSeed: number;
   /** Local upstream: faults to inject, e.g. `latencyMs=200,errorRate=0.1` (see upstream/local/server.ts). */
   localUpstreamFaults: string;
-  /** Local SODA stand-in: faults to inject, in the same form. */
+  /** Local SODA emulator: faults to inject, in the same form. */
   localSodaFaults: string;
   /** The port `GET /metrics` (Prometheus) is served on, apart from the API (0: a free one); null: off. */
   metricsPort: number | null;
@@ -68,7 +68,7 @@ export interface Config {
   freshness: { searchSeconds: number; propertySeconds: number; buildingSeconds: number; areasSeconds: number };
   /** Seconds between scheduled refreshes of each scope; 0 turns the scheduler off. */
   syncIntervalSeconds: number;
-  /** NYC Open Data (SODA), the second upstream: its URL (null starts the local stand-in), app token, page size, freshness and sync interval (seconds). */
+  /** NYC Open Data (SODA), the second upstream: its URL (null starts the local emulator), app token, page size, freshness and sync interval (seconds). */
   openData: { url: string | null; appToken: string | null; pageSize: number; freshnessSeconds: number; syncIntervalSeconds: number };
   /** Mortgage assumptions for a sale's monthly cost. */
   mortgage: { ratePercent: number; downPaymentPercent: number; termYears: number };

@@ -6,7 +6,7 @@ import { MarketClock } from './upstream/local/market-clock.js';
 import { parseFaults } from './upstream/faults.js';
 import { startLocalUpstream, type LocalUpstream } from './upstream/local/server.js';
 
-/** The local upstream as configured: the site's stand-in on loopback and its market clock (null when off). */
+/** The local upstream as configured: the site's emulator on loopback and its market clock (null when off). */
 export interface LocalSite {
   upstream: LocalUpstream;
   marketClock: MarketClock | null;

@@ -114,8 +114,8 @@ export const SETTINGS = {
   },
   OPEN_DATA_URL: {
     default: null,
-    shownDefault: '(unset: local SODA stand-in)',
-    meaning: 'NYC Open Data (SODA) site, `https://data.cityofnewyork.us`; unset starts the local stand-in on a free loopback port',
+    shownDefault: '(unset: local SODA emulator)',
+    meaning: 'NYC Open Data (SODA) site, `https://data.cityofnewyork.us`; unset starts the local emulator on a free loopback port',
   },
   OPEN_DATA_APP_TOKEN: {
     default: null,
@@ -129,7 +129,7 @@ export const SETTINGS = {
   },
   LOCAL_SODA_FAULTS: {
     default: '',
-    meaning: 'local SODA stand-in: faults to inject, as `LOCAL_UPSTREAM_FAULTS` (a block is a 429; docs/operations.md)',
+    meaning: 'local SODA emulator: faults to inject, as `LOCAL_UPSTREAM_FAULTS` (a block is a 429; docs/operations.md)',
   },
   OPEN_DATA_SYNC_INTERVAL_SECONDS: { default: 86400, meaning: 'scheduled incremental sync of NYC Open Data; 0 turns it off' },
   MORTGAGE_RATE_PERCENT: { default: 6.5, meaning: "a sale's monthly cost: the mortgage rate, percent a year" },

@@ -23,6 +23,24 @@ export const MCP_TOOLS = [
   { name: 'sold_comparables', operationId: 'getSoldComparables' },
 ] as const;
 
+/**
+ * The operations of the API that have no tool, each on purpose, and why: the MCP tools are for an agent's questions
+ * about the city's homes, not for the service's own plumbing. A test holds every operation to a tool or to this list.
+ */
+export const WITHOUT_TOOL: Record<string, string> = {
+  getRoot: 'the index of the API: an agent has the tools list instead',
+  getIndex: 'the index of the API: an agent has the tools list instead',
+  getHealth: "the service's health is its operator's, not an agent's question",
+  getUsage: "the key's usage and limits: the operator's and the key holder's, outside a conversation",
+  getProperties: 'several listings at once: an agent asks get_listing for each it needs',
+  getArea: "one area's outline, GeoJSON for a map: find_areas answers an agent's questions about areas",
+  clusterRentals: "counts on a map's grid, for drawing a map, not for answering",
+  clusterSales: "counts on a map's grid, for drawing a map, not for answering",
+  getMarketHistory: 'daily figures for charts; market_figures answers about the market now',
+  getRecordedSalesHistory: 'monthly figures for charts; recorded_sales answers about what sold',
+  streamChanges: 'a live event stream (Server-Sent Events), which a tool call cannot hold open; recent_changes reads the same feed',
+};
+
 /** Query parameters that only concern an HTTP client (answer format, field selection, the key in a URL). */
 const HTTP_ONLY = new Set(['format', 'fields', 'access_token']);
 

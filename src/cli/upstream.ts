@@ -1,10 +1,10 @@
 import { type Command, cliLogger, flags, port } from './command.js';
 
-/** `nyc-listings upstream`: runs the local stand-ins alone. */
+/** `nyc-listings upstream`: runs the local emulators alone. */
 export const upstreamCommand: Command = {
   name: 'upstream',
   usage: `  upstream [--port N] [--admin-port N] [--open-data-port N]
-                              run the local stand-ins alone: the listings site (8090) and NYC Open Data (8091), for
+                              run the local emulators alone: the listings site (8090) and NYC Open Data (8091), for
                               UPSTREAM_URL and OPEN_DATA_URL of instances that share them`,
   async run(rest, config) {
     const { values } = flags(rest, {
@@ -27,7 +27,7 @@ export const upstreamCommand: Command = {
     const soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { port: ports.openData });
     logger.info(
       { url: upstream.url, admin: upstream.adminUrl, openData: soda.url },
-      `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data stand-in on ${soda.url}`,
+      `local upstream on ${upstream.url} (admin ${upstream.adminUrl}), NYC Open Data emulator on ${soda.url}`,
     );
     return -1;
   },

@@ -4,7 +4,7 @@ import { readPluto, readRollingSales } from './city-files.js';
 import { DATASETS } from '../upstream/soda-client.js';
 
 /**
- * What the local SODA stand-in serves: NYC Open Data's recorded sales and tax lots (PLUTO), read from the
+ * What the local SODA emulator serves: NYC Open Data's recorded sales and tax lots (PLUTO), read from the
  * city's files under `sharedDataDir` when first asked for (most starts never ask). The recorded sales'
  * workbooks are read once into `.cache/open-data` under the working directory.
  */

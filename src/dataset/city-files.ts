@@ -6,7 +6,7 @@ import type { SodaRow } from '../domain/city-records.js';
 import { readCsv } from '../lib/csv.js';
 import { CITY_FILES } from '../reference/shared-files.js';
 
-/** The rolling sales columns the stand-in serves, as usep-8jbt names them; a file's header maps onto them. */
+/** The rolling sales columns the emulator serves, as usep-8jbt names them; a file's header maps onto them. */
 export const SALE_COLUMNS = [
   'borough',
   'neighborhood',
@@ -30,7 +30,7 @@ export const SALE_COLUMNS = [
   'sale_date',
 ] as const;
 
-/** PLUTO columns the stand-in serves (of 84), lower case as dataset 64uk-42ks names them. */
+/** PLUTO columns the emulator serves (of 84), lower case as dataset 64uk-42ks names them. */
 export const PLUTO_COLUMNS = [
   'bbl',
   'borough',

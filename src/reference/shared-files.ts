@@ -1,6 +1,6 @@
 /**
  * The city's files in the shared data folder (`SHARED_DATA_DIR`, provenance in its README), relative to it: what the
- * local SODA stand-in serves, and the district polygons the service reads itself.
+ * local SODA emulator serves, and the district polygons the service reads itself.
  */
 export const CITY_FILES = {
   rollingSales2016: 'rolling-sales/nyc-rolling-sales.csv.gz',

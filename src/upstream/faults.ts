@@ -1,6 +1,6 @@
 /**
- * Faults the local stand-ins (the listings site's and SODA's) can inject, for tests, benchmarks and the fault
- * matrix. Only the stand-ins read them: the real clients never know about them.
+ * Faults the local emulators (the listings site's and SODA's) can inject, for tests, benchmarks and the fault
+ * matrix. Only the emulators read them: the real clients never know about them.
  */
 
 /** Which requests a fault applies to: every one, the detail batches (listings and buildings), or the searches. */
@@ -13,7 +13,7 @@ export type FaultTarget = (typeof FAULT_TARGETS)[number];
  * GraphQL error on HTTP 200 (`graphqlError`), a connection reset before any answer (`reset`), or an answer held
  * `stallMs` milliseconds and then sent (`stall`). `latencyMs` is added to every request; `failAfter` above 0
  * makes every request after that many answer 503 (an upstream dying mid-crawl). The real client never knows
- * about them: they are the stand-in's only, set by `LOCAL_UPSTREAM_FAULTS` or the admin port's `PUT /faults`.
+ * about them: they are the emulator's only, set by `LOCAL_UPSTREAM_FAULTS` or the admin port's `PUT /faults`.
  */
 export interface Faults {
   latencyMs: number;
@@ -93,7 +93,7 @@ export function rollFault(faults: Faults, random: () => number = Math.random): F
   return null;
 }
 
-/** Waits that many milliseconds, or until `release` is called (a stand-in closing lets its stalled answers go). */
+/** Waits that many milliseconds, or until `release` is called (an emulator closing lets its stalled answers go). */
 export function holdable(ms: number, held: Set<() => void>): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {

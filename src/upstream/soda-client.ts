@@ -16,11 +16,11 @@ import type { CircuitState } from './client.js';
 import { countedRequest, UpstreamError } from './errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 
-/** Dataset ids of NYC Open Data the service reads (docs/open-data.md); the local stand-in serves the same ids. */
+/** Dataset ids of NYC Open Data the service reads (docs/open-data.md); the local emulator serves the same ids. */
 export const DATASETS = { recordedSales: 'usep-8jbt', taxLots: '64uk-42ks' } as const;
 
 export interface SodaClientOptions {
-  /** Base URL of the SODA site (`https://data.cityofnewyork.us`, or the local stand-in). */
+  /** Base URL of the SODA site (`https://data.cityofnewyork.us`, or the local emulator). */
   url: string;
   /** Sent as `X-App-Token` when set (requests are then attributed to the application, not throttled per address). */
   appToken?: string | null;

@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait.js';
 
 // Several instances behind a real load balancer (docs/operations.md): HAProxy, run with deploy/haproxy.cfg,
 // in front of two API-only instances (serve --api-only) and one worker (sync --watch), on the machine's
-// PostgreSQL and Redis, with the local stand-ins (nyc-listings upstream) as the sources, every one a process
+// PostgreSQL and Redis, with the local emulators (nyc-listings upstream) as the sources, every one a process
 // of its own on loopback. A load of searches, listing details and change streams runs for LOAD_SECONDS while
 // the market moves; one API instance is killed with SIGKILL in the middle and started again.
 
@@ -96,7 +96,7 @@ const env = (urls: { upstream: string; openData: string }, sharedData: string): 
   REDIS_KEY_PREFIX: prefix,
   UPSTREAM_URL: urls.upstream,
   OPEN_DATA_URL: urls.openData,
-  // The stand-ins are on loopback: no pacing meant for the real site.
+  // The emulators are on loopback: no pacing meant for the real site.
   UPSTREAM_PACING_SECONDS: '0',
   UPSTREAM_CONCURRENCY: '4',
   SHARED_DATA_DIR: sharedData,
@@ -198,7 +198,7 @@ beforeAll(async () => {
     ['upstream', '--port', String(upstreamPort), '--admin-port', String(adminPort), '--open-data-port', String(openDataPort)],
     { SHARED_DATA_DIR: sharedData, LOG_LEVEL: 'info' },
   );
-  await upstream.waitForLine(/local upstream on/, 'the local stand-ins listening');
+  await upstream.waitForLine(/local upstream on/, 'the local emulators listening');
   const vars = env({ upstream: `http://127.0.0.1:${upstreamPort}/`, openData: `http://127.0.0.1:${openDataPort}` }, sharedData);
   const apiArgs = (port: number) => ['serve', '--api-only', '--host', '127.0.0.1', '--port', String(port)];
   const api: Record<string, { port: number; process: Started }> = {

@@ -13,7 +13,7 @@ import { writeSharedDataWithoutRentHop } from '../helpers/shared-data.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The fault matrix of issue 45 (docs/operations.md "Tested"): real processes of the service, each fault made
-// for real (the stand-ins' fault settings, a receiver that is not there, SIGKILL, a PostgreSQL and a Redis of
+// for real (the emulators' fault settings, a receiver that is not there, SIGKILL, a PostgreSQL and a Redis of
 // the test's own restarted), and in each case nothing lost and no 5xx to a client but a documented one.
 // `npm run test:faults` runs it after building the command line; `.ci/run` runs it after `npm test`.
 
@@ -364,7 +364,7 @@ describe('the worker (sync --watch) gets SIGKILL mid-hydration, then restarts', 
         ['upstream', '--port', String(upstreamPort), '--open-data-port', String(sodaPort), '--admin-port', String(await freePort())],
         common,
       );
-      await upstream.waitForLine(/local upstream on/, 'the stand-ins to start', 120_000);
+      await upstream.waitForLine(/local upstream on/, 'the emulators to start', 120_000);
       // Slow details (and one lane), so that the kill lands mid-hydration.
       const env = {
         ...common,

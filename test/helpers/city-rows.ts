@@ -6,7 +6,7 @@ import ExcelJS from 'exceljs';
 import { SHARED_DATA } from './paths.js';
 
 /**
- * The city's source files read here in the tests, independently of the local SODA stand-in's readers, with
+ * The city's source files read here in the tests, independently of the local SODA emulator's readers, with
  * the rules of docs/open-data.md applied again: what the mirror's recorded sales should be.
  */
 

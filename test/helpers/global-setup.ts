@@ -122,7 +122,7 @@ function sourcesHash(): string {
 
 /**
  * Syncs `siteData` into a new SQLite database at `file` through the real client and local upstream, fully
- * hydrated; with `openData`, NYC Open Data's records too, through the SODA client and the local stand-in.
+ * hydrated; with `openData`, NYC Open Data's records too, through the SODA client and the local emulator.
  */
 async function syncTemplate(file: string, siteData: SiteData, openData: boolean): Promise<void> {
   const config = loadConfig({

@@ -6,16 +6,16 @@ import { get } from '../helpers/http.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
 
 /**
- * The sync of NYC Open Data through the SODA client and the local stand-in, on a store without open data
+ * The sync of NYC Open Data through the SODA client and the local emulator, on a store without open data
  * (the template without RentHop), over a small part of the recorded sales so that each sync is quick.
  */
-/** A query parameter of a request the stand-in recorded (`/resource/<id>.json?...`). */
+/** A query parameter of a request the emulator recorded (`/resource/<id>.json?...`). */
 const param = (request: string, name: string) => new URLSearchParams(request.slice(request.indexOf('?') + 1)).get(name);
 
 describe('open data sync', () => {
   const start = useRuntimesPerTest({ withoutRentHop: true });
 
-  /** A runtime whose stand-in serves only Staten Island's 2016-2017 sales (and no tax lots); returns the rows it holds back. */
+  /** A runtime whose emulator serves only Staten Island's 2016-2017 sales (and no tax lots); returns the rows it holds back. */
   async function statenIslandOnly(env: Record<string, string> = {}, clock?: () => Date) {
     const rt = await start({ OPEN_DATA_PAGE_SIZE: '1000', ...env }, clock ? { clock } : {});
     const sales = await rt.soda!.rows(DATASETS.recordedSales);

@@ -15,7 +15,7 @@ import { rentalRows, saleRows } from '../helpers/source-rows.js';
 import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 import { checkIndexAnswersAsStore, checkPatchedIndexAnswersAsStore } from '../helpers/index-equivalence.js';
-import { DEVICES_OFF, expectSameAnswers, probes } from '../helpers/device-equivalence.js';
+import { OPTIMIZATIONS_OFF, expectSameAnswers, probes } from '../helpers/optimization-equivalence.js';
 import { waitFor } from '../helpers/wait.js';
 import { DATASETS } from '../../src/upstream/soda-client.js';
 
@@ -59,7 +59,7 @@ beforeAll(async () => {
 }, 180_000);
 
 /**
- * The recorded sales the runtime's SODA stand-in serves, cut to Manhattan's summer of 2023 and Brooklyn's autumn of
+ * The recorded sales the runtime's SODA emulator serves, cut to Manhattan's summer of 2023 and Brooklyn's autumn of
  * 2016 (with every Manhattan tax lot): quick to sync on both stores, however often a request finds them stale.
  */
 async function serveFewRecordedSales(rt: TestRuntime): Promise<void> {
@@ -291,14 +291,14 @@ describe('named statements on PostgreSQL', () => {
   });
 });
 
-describe('every speed device off, on PostgreSQL', () => {
+describe('every optimization off, on PostgreSQL', () => {
   it('gives the very bytes of the defaults (named statements, the search index, the answer cache)', async () => {
     // Two more instances on the same schema at one instant: days on market and freshness are counted to it.
     const now = new Date();
     const options = { initialSync: false, withoutRentHop: true, clock: () => now };
     const [fast, plain] = await Promise.all([
       startTestRuntime({ DATABASE_URL: url }, options),
-      startTestRuntime({ DATABASE_URL: url, ...DEVICES_OFF }, options),
+      startTestRuntime({ DATABASE_URL: url, ...OPTIMIZATIONS_OFF }, options),
     ]);
     try {
       await fast.reads.searcher.index?.current();

@@ -10,7 +10,7 @@ const ROWS: SodaRow[] = [
 ];
 const query = (text: string) => parseSoql(new URLSearchParams(text), COLUMNS);
 
-describe("the local SODA stand-in's SoQL", () => {
+describe("the local SODA emulator's SoQL", () => {
   it('defaults as SODA does: every dataset column, no system fields, 1,000 rows from the first', () => {
     expect(query('')).toEqual({ select: { columns: '*', system: false }, where: [], order: [], limit: 1000, offset: 0 });
     expect(runSoql(ROWS, query(''))[0]).toEqual({ borough: '1', sale_price: '900', sale_date: '2023-05-01T00:00:00.000' });

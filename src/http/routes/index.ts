@@ -2,6 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { NoQuery, problemResponses } from '../schemas/common.js';
 
+/** The part of the OpenAPI document the index reads: each path's operations and their summaries. */
+export interface OpenApiOperations {
+  paths: Record<string, Record<string, { summary?: string }>>;
+}
+
 const IndexSchema = Type.Object({
   name: Type.String(),
   version: Type.String(),
@@ -14,32 +19,24 @@ const IndexSchema = Type.Object({
   endpoints: Type.Array(Type.Object({ method: Type.String(), path: Type.String(), summary: Type.String() })),
 });
 
-/** GET / and GET /v1: a small index pointing to the docs, the OpenAPI document and each endpoint. Public. */
-export function registerIndexRoutes(app: FastifyInstance, deps: { version: string }): void {
-  const endpoints = [
-    ['/v1/search/sales', 'Search sale listings'],
-    ['/v1/search/rentals', 'Search rental listings'],
-    ['/v1/property/{id}', 'Listing detail by upstream listing id'],
-    ['/v1/property/by-url?url=', 'Listing detail by its URL on the upstream site'],
-    ['/v1/property/{id}/comparables', 'Comparable active listings near a listing'],
-    ['/v1/properties?ids=', 'Several listings by upstream id'],
-    ['/v1/building/{id}', 'Building detail by id or slug'],
-    ['/v1/areas', 'Areas and neighbourhoods'],
-    ['/v1/areas/{id}', 'One area, with its outline'],
-    ['/v1/market', 'Market figures now'],
-    ['/v1/market/history', 'Daily market figures'],
-    ['/v1/changes?since=', 'Changes to listings, as a feed'],
-    ['/v1/usage', 'Plan, limits and usage of the calling key'],
-    ['/v1/health', 'Service health'],
-  ].map(([path, summary]) => ({ method: 'GET', path, summary }));
-  const index = {
-    name: 'nyc-listings',
-    version: deps.version,
-    description:
-      'Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local mirror of an upstream listings site.',
-    links: { docs: '/docs', openapi: '/v1/openapi.json', health: '/v1/health' },
-    endpoints,
-  };
+/**
+ * GET / and GET /v1: a small index pointing to the docs, the OpenAPI document and each endpoint. Public. The endpoints
+ * are the OpenAPI document's operations (read once, at the first request, when every route is registered): a route
+ * added to the app is listed here without a list kept by hand.
+ */
+export function registerIndexRoutes(app: FastifyInstance, deps: { version: string; document: () => OpenApiOperations }): void {
+  let index: unknown;
+  const indexOf = () =>
+    (index ??= {
+      name: 'nyc-listings',
+      version: deps.version,
+      description:
+        'Read-only JSON API for New York City sale and rental listings, buildings and areas, served from a local mirror of an upstream listings site.',
+      links: { docs: '/docs', openapi: '/v1/openapi.json', health: '/v1/health' },
+      endpoints: Object.entries(deps.document().paths).flatMap(([path, item]) =>
+        Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, summary: operation.summary ?? '' })),
+      ),
+    });
   for (const [url, operationId] of [
     ['/', 'getRoot'],
     ['/v1', 'getIndex'],
@@ -58,7 +55,7 @@ export function registerIndexRoutes(app: FastifyInstance, deps: { version: strin
           response: { 200: { ...IndexSchema, description: 'The index.' }, ...problemResponses(400) },
         },
       },
-      async () => index,
+      async () => indexOf(),
     );
   }
 }

@@ -4,7 +4,7 @@ import type { SodaRow } from '../../domain/city-records.js';
 import { parseSoql, runSoql, SoqlError } from './soql.js';
 import { holdable, NO_FAULTS, rollFault, type Faults } from '../faults.js';
 
-/** The local stand-in for NYC Open Data's SODA API, on loopback. */
+/** The local emulator for NYC Open Data's SODA API, on loopback. */
 export interface LocalSoda {
   /** Base URL: datasets answer at `{url}/resource/<id>.json`. */
   url: string;
@@ -26,7 +26,7 @@ export interface LocalSoda {
 }
 
 /**
- * Starts the local SODA stand-in: `GET /resource/<dataset>.json` with the SoQL subset of `soql.ts`, JSON
+ * Starts the local SODA emulator: `GET /resource/<dataset>.json` with the SoQL subset of `soql.ts`, JSON
  * arrays of string-valued rows, `X-SODA2-Fields` and `Last-Modified` (the latest `:updated_at`); 404 for an
  * unknown dataset, 400 with `{message}` for a query it does not answer. An `X-App-Token` is accepted and
  * not checked. `loaders` read each dataset's rows when it is first asked for (the files take seconds).

@@ -1,9 +1,9 @@
 import type { SodaRow } from '../../domain/city-records.js';
 
 /**
- * The part of SoQL the local SODA stand-in answers (docs/open-data.md), parsed from a request's query
+ * The part of SoQL the local SODA emulator answers (docs/open-data.md), parsed from a request's query
  * parameters. Anything else is refused with {@link SoqlError}, as SODA refuses a malformed query (400):
- * the stand-in may know less than SODA, never more.
+ * the emulator may know less than SODA, never more.
  */
 export interface SoqlQuery {
   /** Columns to answer, or `*` (dataset columns) with or without the system fields (`:*`). */

@@ -4,10 +4,10 @@ import { DEFAULT_SORT_DIRECTIONS, SORTS } from '../../src/search/sorts.js';
 import type { TestRuntime } from './runtime.js';
 
 /**
- * Every speed device of docs/performance.md's registry turned off: what the service answers then is the reference
- * the devices must give byte for byte.
+ * Every optimization of docs/performance.md's registry turned off: what the service answers then is the reference
+ * the optimizations must give byte for byte.
  */
-export const DEVICES_OFF = {
+export const OPTIMIZATIONS_OFF = {
   SEARCH_INDEX: 'false',
   ANSWER_CACHE_MB: '0',
   SQLITE_READ_THREAD: 'false',
