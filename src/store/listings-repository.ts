@@ -137,10 +137,12 @@ export class ListingsRepository {
 
   /**
    * Active listings waiting for hydration, oldest first: at most `limit`, of one kind when given.
-   * Read through the backlog's partial index (migration 016): its two values are literals on purpose.
+   * Read through the backlog's partial index (migration 016): its two values are literals on purpose. Read on the
+   * writer's connection: the hydration's lanes filter it by the batches in flight, and a read on another connection
+   * could start before a batch that has just left the flight commits, and so take its listings a second time.
    */
   async backlog(limit: number, kind?: ListingKind): Promise<{ id: string; kind: ListingKind }[]> {
-    let q = this.reader
+    let q = this.db
       .selectFrom('listings')
       .select(['id', 'kind'])
       .where('needs_detail', '=', sql.lit(1))
