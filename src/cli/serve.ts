@@ -44,7 +44,7 @@ export const serveCommand: Command = {
     );
     // The search index and the estimates' comparables are built in the background too: the store answers searches
     // meanwhile (its SQL path), and a listing's detail waits only for its own estimate's comparables.
-    void warmUp(runtime, logger);
+    void warmUp(runtime, logger).catch((error: Error) => logger.warn({ err: error.message }, 'warm-up failed: the store answers searches'));
     if (runtime.firstSync) reportFirstStart(runtime, logger);
     const stop = async () => {
       logger.info('shutting down');
@@ -83,7 +83,10 @@ async function warmUp(runtime: Runtime, logger: Logger): Promise<void> {
 function reportFirstStart(runtime: Runtime, logger: Logger): void {
   const timer = setInterval(async () => {
     const sync = runtime.firstSync!.state();
-    const [listings, backlog] = [await runtime.listings.count(), await runtime.syncer.backlog()];
+    // The store unreachable for a moment (a restart): the line waits for the next tick.
+    const counts = await Promise.all([runtime.listings.count(), runtime.syncer.backlog()]).catch(() => null);
+    if (!counts) return;
+    const [listings, backlog] = counts;
     const hydration = runtime.syncer.hydrationProgress();
     const index = runtime.reads.searcher.index?.state();
     const indexed = index

@@ -141,6 +141,7 @@ describe('every recorded sales filter at its bounds', () => {
 
   it.each(RECORDED_SALE_FILTER_NAMES.map((name) => [name]))('%s: the SQL and the reference filter keep the same sales', async (name) => {
     let kept = 0;
+    const tried: string[] = [];
     for (const c of CASES[name]()) {
       const search = { sort: 'saleDate', descending: false, page: 1, perPage: 1_000_000, ...c.set } as RecordedSaleSearch;
       const found = await rt.cityRecords.search(search);
@@ -154,7 +155,10 @@ describe('every recorded sales filter at its bounds', () => {
         ids: expected,
       });
       kept += expected.length;
+      tried.push(`${c.label} (${expected.length})`);
     }
+    // The bounds tried, and how many sales each kept.
+    console.log(`bounds of ${name}: ${tried.join('; ')}`);
     expect(kept).toBeGreaterThan(0);
   });
 });
