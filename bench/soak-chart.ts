@@ -1,0 +1,47 @@
+import { escapeHtml } from '../src/lib/escape-html.js';
+
+/** The soak's chart (bench/soak.ts): one panel a measure, minute by minute, as a standalone SVG file. */
+
+interface Sample {
+  minute: number;
+  rssMiB: number;
+  heapUsedMiB: number;
+  eventLoopLagP99Ms: number;
+  p50Ms: number;
+  p99Ms: number;
+  webhookLagP99Seconds: number;
+}
+
+const PANELS: { title: string; unit: string; values: (s: Sample) => number }[] = [
+  { title: 'Service RSS', unit: 'MiB', values: (s) => s.rssMiB },
+  { title: 'V8 heap used', unit: 'MiB', values: (s) => s.heapUsedMiB },
+  { title: 'Latency p99', unit: 'ms', values: (s) => s.p99Ms },
+  { title: 'Latency p50', unit: 'ms', values: (s) => s.p50Ms },
+  { title: 'Event-loop lag p99', unit: 'ms', values: (s) => s.eventLoopLagP99Ms },
+  { title: 'Webhook lag p99', unit: 's', values: (s) => s.webhookLagP99Seconds },
+];
+
+/** The chart of `samples` under `title`: a panel a measure, its line, its range and the 5-minute mark. */
+export function soakChart(samples: Sample[], title: string): string {
+  const [width, height, pad] = [420, 150, 36];
+  const panels = PANELS.map((panel, i) => {
+    const values = samples.map(panel.values);
+    const most = Math.max(1e-9, ...values);
+    const x = (minute: number) => pad + ((minute - 1) / Math.max(1, samples.length - 1)) * (width - pad - 10);
+    const y = (v: number) => height - 24 - (v / most) * (height - 48);
+    const points = samples.map((s, j) => `${x(s.minute).toFixed(1)},${y(values[j]).toFixed(1)}`).join(' ');
+    const [left, top] = [(i % 2) * width, 30 + Math.floor(i / 2) * height];
+    return `<g transform="translate(${left},${top})">
+<text x="${pad}" y="14" font-weight="bold">${escapeHtml(panel.title)} (${panel.unit})</text>
+<text x="2" y="${y(most) + 4}">${Math.round(most * 10) / 10}</text><text x="2" y="${height - 20}">0</text>
+<line x1="${pad}" y1="${height - 24}" x2="${width - 10}" y2="${height - 24}" stroke="#999"/>
+${samples.length > 5 ? `<line x1="${x(5)}" y1="20" x2="${x(5)}" y2="${height - 24}" stroke="#c33" stroke-dasharray="3,3"/>` : ''}
+<polyline fill="none" stroke="#335" stroke-width="1.5" points="${points}"/>
+<text x="${pad}" y="${height - 6}">minute 1</text><text x="${width - 70}" y="${height - 6}">minute ${samples.length}</text></g>`;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * width}" height="${30 + Math.ceil(PANELS.length / 2) * height}" font-family="sans-serif" font-size="11">
+<text x="10" y="18" font-size="13">${escapeHtml(title)} (the dashed line: the first 5 minutes, left out of the targets)</text>
+${panels.join('\n')}
+</svg>
+`;
+}
