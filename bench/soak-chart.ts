@@ -2,17 +2,22 @@ import { escapeHtml } from '../src/lib/escape-html.js';
 
 /** The soak's chart (bench/soak.ts): one panel a measure, minute by minute, as a standalone SVG file. */
 
-interface Sample {
+/** What the soak records each minute (bench/soak.ts); the chart draws the measures, the JSON keeps all. */
+export interface SoakSample {
   minute: number;
   rssMiB: number;
   heapUsedMiB: number;
   eventLoopLagP99Ms: number;
   p50Ms: number;
   p99Ms: number;
+  /** Answers of the minute, and answers by class (`2xx`, ..., `failed`). */
+  requests: number;
+  statuses: Record<string, number>;
   webhookLagP99Seconds: number;
+  webhooksPending: number;
 }
 
-const PANELS: { title: string; unit: string; values: (s: Sample) => number }[] = [
+const PANELS: { title: string; unit: string; values: (s: SoakSample) => number }[] = [
   { title: 'Service RSS', unit: 'MiB', values: (s) => s.rssMiB },
   { title: 'V8 heap used', unit: 'MiB', values: (s) => s.heapUsedMiB },
   { title: 'Latency p99', unit: 'ms', values: (s) => s.p99Ms },
@@ -22,7 +27,7 @@ const PANELS: { title: string; unit: string; values: (s: Sample) => number }[] =
 ];
 
 /** The chart of `samples` under `title`: a panel a measure, its line, its range and the 5-minute mark. */
-export function soakChart(samples: Sample[], title: string): string {
+export function soakChart(samples: SoakSample[], title: string): string {
   const [width, height, pad] = [420, 150, 36];
   const panels = PANELS.map((panel, i) => {
     const values = samples.map(panel.values);

@@ -27,7 +27,7 @@ import { request } from 'undici';
 import { seededRandom } from '../src/lib/seeded-random.js';
 import { appSearches } from './mixed-workload.js';
 import { freePort, rssOf, spawnCommand, stop } from './processes.js';
-import { soakChart } from './soak-chart.js';
+import { type SoakSample, soakChart } from './soak-chart.js';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 60);
 const rate = Number(process.env.SOAK_RATE ?? 200);
@@ -183,18 +183,7 @@ const rank = (sorted: number[], q: number) =>
   Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 10) / 10;
 
 /** What each minute recorded. */
-const samples: {
-  minute: number;
-  rssMiB: number;
-  heapUsedMiB: number;
-  eventLoopLagP99Ms: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  statuses: Record<string, number>;
-  webhookLagP99Seconds: number;
-  webhooksPending: number;
-}[] = [];
+const samples: SoakSample[] = [];
 
 console.log(`soak: ${minutes} min, ${rate} searches/s and ${rate / 10} lookups/s, a sync every 5 min, webhooks refused 1 in 10`);
 const started = performance.now();
