@@ -22,7 +22,12 @@ export async function spawnCommand(
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   // The compiled command line (`npm run bench` builds it first), as `npm start` runs it: under tsx the
   // service carried a loader and esbuild's name-keeping wrappers, which production does not.
-  const child = spawn(process.execPath, [...nodeFlags, 'dist/main.js', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // BENCH_SERVICE_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/profiles`) profiles the service under the bench.
+  const serviceFlags = args[0] === 'serve' ? (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...serviceFlags, 'dist/main.js', ...args], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   if (process.env.BENCH_SERVICE_LOG && args[0] === 'serve') child.stderr!.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     let log = '';

@@ -173,11 +173,16 @@ const ask = (path: string) => {
   );
 };
 
-/** A sample of the service's metrics: `name` -> value of its first unlabelled line. */
-async function metric(name: string): Promise<number | null> {
-  const text = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : null;
+/**
+ * The service's metrics, read once: `name` -> value of its first unlabelled line. Once a minute, because each read
+ * resets prom-client's event-loop delay histogram: a second read right after the first would see an empty one.
+ */
+async function metrics(): Promise<(name: string) => number | null> {
+  const lines = (await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text()).split('\n');
+  return (name) => {
+    const line = lines.find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(' ')[1]) : null;
+  };
 }
 const rank = (sorted: number[], q: number) =>
   Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) * 10) / 10;
@@ -208,17 +213,18 @@ while (at < end) {
     const latencies = [...done.latencies].sort((a, b) => a - b);
     const minuteLags = lags.slice(lagsSeen).sort((a, b) => a - b);
     lagsSeen = lags.length;
+    const metric = await metrics();
     const sample = {
       minute: samples.length + 1,
       rssMiB: rssOf(pid).now,
-      heapUsedMiB: Math.round(((await metric('nodejs_heap_size_used_bytes')) ?? 0) / 1048576),
-      eventLoopLagP99Ms: Math.round(((await metric('nodejs_eventloop_lag_p99_seconds')) ?? 0) * 10000) / 10,
+      heapUsedMiB: Math.round((metric('nodejs_heap_size_used_bytes') ?? 0) / 1048576),
+      eventLoopLagP99Ms: Math.round((metric('nodejs_eventloop_lag_p99_seconds') ?? 0) * 10000) / 10,
       p50Ms: rank(latencies, 0.5),
       p99Ms: rank(latencies, 0.99),
       requests: latencies.length,
       statuses: done.statuses,
       webhookLagP99Seconds: rank(minuteLags, 0.99),
-      webhooksPending: (await metric('nyc_listings_webhook_queue_depth')) ?? 0,
+      webhooksPending: metric('nyc_listings_webhook_queue_depth') ?? 0,
     };
     samples.push(sample);
     console.log(JSON.stringify(sample));

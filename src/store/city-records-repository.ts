@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
 import type { Database } from './schema.js';
@@ -44,6 +45,8 @@ export class CityRecordsRepository {
     const columns = Object.keys(rows[0]).filter((c) => c !== key);
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += CHUNK) {
+        // On SQLite each statement runs on the event loop: requests get a turn between chunks.
+        if (i > 0) await nextTurn();
         // The two tables' row types differ: Kysely cannot type a statement generic over both.
         // biome-ignore lint/suspicious/noExplicitAny: see above.
         await (trx as Kysely<any>)
@@ -106,7 +109,11 @@ export class CityRecordsRepository {
   async setPlaces(places: ({ id: string } & SalePlace)[]): Promise<void> {
     if (!places.length) return;
     await this.db.transaction().execute(async (trx) => {
-      for (const { id, ...place } of places) await trx.updateTable('recorded_sales').set(place).where('id', '=', id).execute();
+      for (const [i, { id, ...place }] of places.entries()) {
+        // A turn for requests every chunk (see upsert).
+        if (i > 0 && i % CHUNK === 0) await nextTurn();
+        await trx.updateTable('recorded_sales').set(place).where('id', '=', id).execute();
+      }
     });
   }
 

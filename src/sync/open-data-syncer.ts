@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { recordedSaleFromSoda, taxLotFromSoda, type RecordedSaleRow, type SodaRow } from '../domain/city-records.js';
 import type { AreasRepository } from '../store/areas-repository.js';
@@ -81,7 +82,9 @@ export class OpenDataSyncer {
     let moved = 0;
     for await (const page of this.deps.records.salesToPosition()) {
       const changed = [];
-      for (const sale of page) {
+      for (const [i, sale] of page.entries()) {
+        // Placing a page of 20,000 sales held the event loop for seconds: requests get a turn every thousand.
+        if (i > 0 && i % 1000 === 0) await nextTurn();
         const place = positioner.position(sale);
         const same = (Object.keys(place) as (keyof typeof place)[]).every((k) =>
           place[k] === null ? sale[k] === null : sale[k] !== null && String(place[k]) === String(sale[k]),
