@@ -219,18 +219,24 @@ async function sweep(
   at: string,
   version: number,
 ): Promise<number> {
+  // Ids first: reading every active listing's summary of a borough (45,000 in Manhattan) held the event loop for a
+  // tenth of a second on SQLite, where only those gone need one.
   const active = await trx
     .selectFrom('listings')
-    .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
+    .select('id')
     .where('kind', '=', scope.kind)
     .where('borough_id', '=', scope.boroughId)
     .where('status', '=', 'ACTIVE')
     .where('synthetic', '=', 0)
     .execute();
-  const gone = active.filter((r) => !seen.has(r.id));
+  const gone = active.filter((r) => !seen.has(r.id)).map((r) => r.id);
   for (let i = 0; i < gone.length; i += BATCH) {
     if (i > 0) await nextTurn();
-    const batch = gone.slice(i, i + BATCH);
+    const batch = await trx
+      .selectFrom('listings')
+      .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])
+      .where('id', 'in', gone.slice(i, i + BATCH))
+      .execute();
     const { priceEvents, changeEvents } = rules.delisted(batch, at);
     await trx
       .updateTable('listings')
