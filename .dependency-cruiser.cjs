@@ -48,8 +48,8 @@ module.exports = {
     ...upward,
     ...peers,
     {
-      name: 'request-path-without-stand-ins',
-      comment: "the request path does not read the stand-ins' data builders or the background jobs",
+      name: 'request-path-without-emulators',
+      comment: "the request path does not read the emulators' data builders or the background jobs",
       severity: 'error',
       from: { path: place(['http', 'read', 'search', 'estimate', 'freshness', 'access', 'agents', 'presenters', 'billing']) },
       to: { path: place(['dataset', 'sync']) },
@@ -63,9 +63,9 @@ module.exports = {
     },
     {
       name: 'production-without-local-upstreams',
-      comment: 'only the composition (runtime, local-site, the command line) starts the local stand-ins',
+      comment: 'only the composition (runtime, local-site, the command line) starts the local emulators',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(runtime|local-site|local-stripe|main)\\.ts$|^src/cli/|^src/upstream/local|^src/dataset/' },
+      from: { path: '^src/', pathNot: '^src/(runtime|local-site|local-stripe|main)\\.ts$|^src/runtime/|^src/cli/|^src/upstream/local|^src/dataset/' },
       to: { path: '^src/upstream/local' },
     },
     {

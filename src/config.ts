@@ -1,19 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { SETTINGS, type Setting, type SettingName } from './settings.js';
+import { SETTINGS } from './settings.js';
+import { bool, ConfigError, headers, int, num, planName, seconds, text } from './config/env-values.js';
+import type { BillingConfig } from './config/billing-config.js';
+import { billingConfig } from './config/billing-config.js';
+import type { Plan, PlanLimits } from './config/plans.js';
+
+export { ConfigError } from './config/env-values.js';
+export type { BillingConfig } from './config/billing-config.js';
+export { PAID_PLANS, PLANS, type PaidPlan, type Plan, type PlanLimits } from './config/plans.js';
 import { SITE_HEADERS } from './upstream/site-headers.js';
-
-/** Subscription plans, lowest first. */
-export const PLANS = ['free', 'starter', 'pro', 'business'] as const;
-export type Plan = (typeof PLANS)[number];
-
-/** Limits of one plan: page size cap, requests per minute, requests per calendar month (UTC). */
-export interface PlanLimits {
-  maxPerPage: number;
-  perMinute: number;
-  perMonth: number;
-}
 
 /**
  * The service's whole configuration, read from the environment once by {@link loadConfig}.
@@ -131,98 +128,6 @@ export interface Config {
   logLevel: string;
   /** OpenTelemetry traces: the OTLP/HTTP collector (null: off) and the service's name in them. */
   tracing: { endpoint: string | null; serviceName: string };
-}
-
-/** The plans a subscription can buy: every plan but free. */
-export const PAID_PLANS = ['starter', 'pro', 'business'] as const satisfies readonly Plan[];
-export type PaidPlan = (typeof PAID_PLANS)[number];
-
-/** Stripe Billing's settings (null where unset) and the local emulator's; seconds for durations. */
-export interface BillingConfig {
-  stripe: {
-    /** Null: the local Stripe emulator is started and its own key, webhook secret and prices are used. */
-    secretKey: string | null;
-    webhookSecret: string | null;
-    apiUrl: string;
-    /** The price ids of each paid plan (an empty list: the plan is not sold). */
-    prices: Record<PaidPlan, string[]>;
-  };
-  /** Where people reach the service (no trailing slash); null: each request's own scheme and host. */
-  publicUrl: string | null;
-  keyRotationGraceSeconds: number;
-  localStripePort: number;
-  /** The emulator's state file; null keeps it in memory. */
-  localStripeStateFile: string | null;
-}
-
-/** Thrown by {@link loadConfig} when an environment variable has a value it cannot use. */
-export class ConfigError extends Error {}
-
-/** The default of a setting whose default is a plain value (see SETTINGS). */
-function fallbackOf<T>(name: SettingName): T {
-  return (SETTINGS[name] as Setting).default as T;
-}
-
-function int(env: NodeJS.ProcessEnv, name: SettingName, min = 0, fallback: number = fallbackOf(name)): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return value;
-}
-
-function num(env: NodeJS.ProcessEnv, name: SettingName, fallback: number = fallbackOf(name)): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new ConfigError(`${name} must be a number >= 0, got "${raw}"`);
-  return value;
-}
-
-function bool(env: NodeJS.ProcessEnv, name: SettingName, fallback: boolean = fallbackOf(name)): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-/** A comma-separated list of seconds, e.g. `0,5,300`. */
-function seconds(env: NodeJS.ProcessEnv, name: SettingName, fallback: number[] = [...fallbackOf<readonly number[]>(name)]): number[] {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const values = raw.split(',').map((v) => Number(v.trim()));
-  if (!values.length || values.some((v) => !Number.isFinite(v) || v < 0))
-    throw new ConfigError(`${name} must be comma-separated seconds >= 0, got "${raw}"`);
-  return values;
-}
-
-function planName(env: NodeJS.ProcessEnv, name: SettingName, fallback: Plan = fallbackOf(name)): Plan {
-  const raw = env[name];
-  if (!raw) return fallback;
-  if (!PLANS.includes(raw as Plan)) throw new ConfigError(`${name} must be one of ${PLANS.join(', ')}, got "${raw}"`);
-  return raw as Plan;
-}
-
-/** A text setting: its value, or its default when unset or empty. */
-function text(env: NodeJS.ProcessEnv, name: SettingName): string {
-  return env[name] || fallbackOf<string>(name);
-}
-
-/** `UPSTREAM_HEADERS`: a JSON object of header names to values. */
-function headers(env: NodeJS.ProcessEnv): Record<string, string> {
-  const raw = env.UPSTREAM_HEADERS;
-  if (!raw) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError('UPSTREAM_HEADERS must be a JSON object of header names to values');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
-    throw new ConfigError('UPSTREAM_HEADERS must be a JSON object of header names to string values');
-  }
-  return Object.fromEntries(Object.entries(parsed as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 /**
@@ -355,59 +260,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             .filter(Boolean),
     logLevel: text(env, 'LOG_LEVEL'),
     tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null, serviceName: text(env, 'OTEL_SERVICE_NAME') },
-  };
-}
-
-/** A comma-separated list of ids (empty when unset). */
-function ids(env: NodeJS.ProcessEnv, name: SettingName): string[] {
-  return (env[name] ?? '')
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
-
-/**
- * Stripe's settings. The emulator's state file defaults to `stripe-emulator.json` beside a SQLite database.
- * @throws ConfigError when a price id sells two plans, or `PUBLIC_URL` is not an http(s) address.
- */
-function billingConfig(env: NodeJS.ProcessEnv, databaseUrl: string): BillingConfig {
-  const prices = {
-    starter: ids(env, 'STRIPE_PRICE_STARTER'),
-    pro: ids(env, 'STRIPE_PRICE_PRO'),
-    business: ids(env, 'STRIPE_PRICE_BUSINESS'),
-  };
-  const all = Object.values(prices).flat();
-  const twice = all.find((id, i) => all.indexOf(id) !== i);
-  if (twice) throw new ConfigError(`the Stripe price ${twice} is given to two plans (STRIPE_PRICE_*): a price sells one plan`);
-  let publicUrl: string | null = null;
-  if (env.PUBLIC_URL) {
-    try {
-      const url = new URL(env.PUBLIC_URL);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
-      publicUrl = url.href.replace(/\/+$/, '');
-    } catch {
-      throw new ConfigError(`PUBLIC_URL must be an http or https address, got "${env.PUBLIC_URL}"`);
-    }
-  }
-  const stateFile = env.LOCAL_STRIPE_STATE_FILE;
-  const sqliteFile = /^postgres(ql)?:\/\//.test(databaseUrl) ? null : databaseUrl.replace(/^sqlite:/, '');
-  return {
-    stripe: {
-      secretKey: env.STRIPE_SECRET_KEY || null,
-      webhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
-      apiUrl: text(env, 'STRIPE_API_URL'),
-      prices,
-    },
-    publicUrl,
-    keyRotationGraceSeconds: int(env, 'KEY_ROTATION_GRACE_SECONDS'),
-    localStripePort: int(env, 'LOCAL_STRIPE_PORT'),
-    localStripeStateFile:
-      stateFile === '-'
-        ? null
-        : stateFile
-          ? resolve(stateFile)
-          : sqliteFile && sqliteFile !== ':memory:'
-            ? join(dirname(resolve(sqliteFile)), 'stripe-emulator.json')
-            : null,
   };
 }

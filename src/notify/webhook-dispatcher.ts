@@ -1,33 +1,18 @@
 import { inSpan } from '../telemetry/spans.js';
-import type { Logger } from 'pino';
-import { Agent, request } from 'undici';
-import { PLANS, type Config, type Plan } from '../config.js';
-import type { AreaTree } from '../domain/area.js';
-import { changeBody, changeFilterOf, type ChangeFilterParams } from '../domain/change.js';
-import type { ChangesRepository } from '../store/changes-repository.js';
-import type { ActiveSubscription, AttemptOutcome, AttemptRecord, WebhooksRepository } from '../store/webhooks-repository.js';
+import { Agent } from 'undici';
+import type { AttemptOutcome, AttemptRecord } from '../store/webhooks-repository.js';
 import type { ChangeTail } from './change-tail.js';
-import { sign } from './webhook-signature.js';
-import { guardedLookup, isPublicAddress } from './webhook-targets.js';
-import { isIP } from 'node:net';
+import { type Claimed, sendAttempt } from './webhook-attempt.js';
+import { WebhookFanOut, type WebhookFanOutDeps } from './webhook-fan-out.js';
+import { guardedLookup } from './webhook-targets.js';
 import type { Metrics } from '../metrics/metrics.js';
 
-/** Events read from the log at once for one subscription. */
-const FAN_OUT_BATCH = 500;
 /** While attempts run and nothing else was due, how often a pass looks again for new events and due retries (ms). */
 const REFILL_MS = 1000;
-/** Bytes of a receiver's answer read (and thrown away) before the connection is released. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 
-export interface WebhookDispatcherDeps {
-  webhooks: WebhooksRepository;
-  changes: ChangesRepository;
+/** What the dispatcher works with: the fan-out's, the change log's tail it waits on, and the metrics. */
+export interface WebhookDispatcherDeps extends WebhookFanOutDeps {
   tail: ChangeTail;
-  /** The area tree a subscription's `areas` filter is expanded with. */
-  areaTree: () => Promise<AreaTree>;
-  config: Config;
-  clock: () => Date;
-  logger: Logger;
   /** Where attempts are counted by outcome, and their delay after falling due measured. */
   metrics?: Metrics;
 }
@@ -42,25 +27,6 @@ export interface DispatcherState {
   /** The last failed pass (not a failed attempt, which is the receiver's): its cause and when (UTC). */
   lastError: string | null;
   lastErrorAt: string | null;
-}
-
-/** A claimed delivery, as an attempt needs it. */
-type Claimed = {
-  id: number;
-  subscription_id: string;
-  message_id: string;
-  payload: string;
-  attempts: number;
-  url: string;
-  secret: string;
-  next_attempt_at: string;
-};
-
-/** A stored filter (a query string checked when the subscription was added) -> its parameters. */
-export function filterParams(filter: string): ChangeFilterParams {
-  const params: Record<string, string | number> = {};
-  for (const [name, value] of new URLSearchParams(filter)) params[name] = /^(min|max)/.test(name) ? Number(value) : value;
-  return params as ChangeFilterParams;
 }
 
 /**
@@ -82,7 +48,7 @@ export class WebhookDispatcher {
   private readonly agent: Agent;
   private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
-  private readonly skipped = new Set<string>();
+  private readonly fanOut: WebhookFanOut;
   /** Attempts in flight: delivery id -> subscription id. */
   private readonly inFlight = new Map<number, string>();
   /** Deliveries this instance holds a lease on: queued, in flight, or their outcome not yet recorded. */
@@ -92,6 +58,7 @@ export class WebhookDispatcher {
   attempted = 0;
 
   constructor(private readonly deps: WebhookDispatcherDeps) {
+    this.fanOut = new WebhookFanOut(deps);
     const { timeoutSeconds, allowPrivateTargets } = deps.config.webhooks;
     this.agent = new Agent({
       connect: { lookup: guardedLookup(allowPrivateTargets), timeout: timeoutSeconds * 1000 },
@@ -136,7 +103,7 @@ export class WebhookDispatcher {
    * `concurrency` at a time, at most `concurrencyPerSubscription` of one subscription. Returns the attempts made.
    */
   async pass(): Promise<number> {
-    await this.fanOut();
+    await this.fanOut.run();
     const { concurrency, concurrencyPerSubscription } = this.deps.config.webhooks;
     const prefetch = concurrency * 8;
     const perSubscriptionQueued = Math.max(concurrencyPerSubscription, Math.floor(prefetch / 4));
@@ -179,7 +146,7 @@ export class WebhookDispatcher {
         // events and retries falling due, rather than leaving them to the next pass.
         if (exhausted && performance.now() - lastClaim >= REFILL_MS) {
           const head = await this.deps.changes.latestId();
-          if (head > fannedOutTo) await this.fanOut();
+          if (head > fannedOutTo) await this.fanOut.run();
           fannedOutTo = head;
           exhausted = false;
         }
@@ -272,49 +239,6 @@ export class WebhookDispatcher {
     }
   }
 
-  private qualifies(s: ActiveSubscription, now: Date): boolean {
-    const required = this.deps.config.featurePlans.webhooks;
-    const ok = PLANS.indexOf(s.plan as Plan) >= PLANS.indexOf(required) && (!s.key_expires_at || new Date(s.key_expires_at) > now);
-    if (!ok && !this.skipped.has(s.id))
-      this.deps.logger.warn(
-        { subscription: s.id, key: s.key_id },
-        `webhook subscription skipped: its key is expired or below the ${required} plan`,
-      );
-    if (ok) this.skipped.delete(s.id);
-    else this.skipped.add(s.id);
-    return ok;
-  }
-
-  private async fanOut(): Promise<void> {
-    const subscriptions = await this.deps.webhooks.active();
-    if (!subscriptions.length) return;
-    const tree = await this.deps.areaTree();
-    // The head is read once, before any page: every matching event up to it is in the pages read after,
-    // so each cursor may move past it (a later event is left for the next pass).
-    const head = await this.deps.changes.latestId();
-    for (const s of subscriptions) {
-      const now = this.deps.clock();
-      const deliver = this.qualifies(s, now);
-      const filter = { ...changeFilterOf(filterParams(s.filter), tree), types: s.events.split(',') };
-      let cursor = Number(s.cursor);
-      for (;;) {
-        const events = deliver ? await this.deps.changes.page(cursor, FAN_OUT_BATCH, filter) : [];
-        const full = events.length === FAN_OUT_BATCH;
-        // Ids become visible in order, so past the last event read nothing matching is left behind either.
-        const next = full ? events.at(-1)!.id : Math.max(head, cursor, events.at(-1)?.id ?? 0);
-        if (next === cursor) break;
-        const items = events.map((e) => ({
-          eventId: e.id,
-          messageId: `msg_${e.id}_${s.id.replace(/^wh_/, '')}`,
-          payload: JSON.stringify({ type: e.type, timestamp: e.occurredAt, data: changeBody(e) }),
-        }));
-        await this.deps.webhooks.enqueue(s.id, items, next, now.toISOString());
-        cursor = next;
-        if (!full) break;
-      }
-    }
-  }
-
   /** Sends one attempt of `d` and says how it went (recorded by the caller, in a batch with others). */
   private attempt(d: Claimed): Promise<AttemptRecord> {
     return inSpan(
@@ -326,45 +250,13 @@ export class WebhookDispatcher {
   }
 
   private async attemptTraced(d: Claimed): Promise<AttemptRecord> {
-    const { schedule, timeoutSeconds } = this.deps.config.webhooks;
+    const { schedule } = this.deps.config.webhooks;
     const started = this.deps.clock();
     this.deps.metrics?.webhookLateness.observe(
       { kind: d.attempts > 1 ? 'retry' : 'first' },
       Math.max(0, started.getTime() - Date.parse(d.next_attempt_at)) / 1000,
     );
-    const timestamp = Math.floor(started.getTime() / 1000);
-    let statusCode: number | null = null;
-    let error: string | null = null;
-    const t0 = performance.now();
-    try {
-      // A host written as an address is never looked up, so the guarded lookup cannot see it: check it here.
-      const host = new URL(d.url).hostname.replace(/^\[|\]$/g, '');
-      if (!this.deps.config.webhooks.allowPrivateTargets && isIP(host) && !isPublicAddress(host))
-        throw new Error(`refused: ${host} is a private or reserved address`);
-      const answer = await request(d.url, {
-        method: 'POST',
-        dispatcher: this.agent,
-        body: d.payload,
-        signal: AbortSignal.timeout(timeoutSeconds * 1000),
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'nyc-listings-webhooks/1',
-          'webhook-id': d.message_id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': sign(d.secret, d.message_id, timestamp, d.payload),
-        },
-      });
-      statusCode = answer.statusCode;
-      let read = 0;
-      for await (const chunk of answer.body) {
-        read += (chunk as Buffer).length;
-        if (read > MAX_ANSWER_BYTES) break;
-      }
-      if (statusCode < 200 || statusCode > 299) error = `answered ${statusCode}`;
-    } catch (e) {
-      error = (e as Error).name === 'TimeoutError' ? `no answer within ${timeoutSeconds} s` : (e as Error).message;
-    }
-    const ms = Math.round(performance.now() - t0);
+    const { statusCode, error, ms } = await sendAttempt(this.agent, d, started, this.deps.config.webhooks);
     let outcome: AttemptOutcome;
     if (!error) outcome = { status: 'delivered' };
     else if (d.attempts < schedule.length)

@@ -1,86 +1,34 @@
-import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config.js';
 import { BOROUGH_IDS, type Area, type AreaTree } from '../domain/area.js';
-import { inventoryOf } from '../domain/building.js';
 import type { Building } from '../wire/building.js';
 import { KNOWN_AMENITIES, type ListingKind } from '../domain/listing.js';
-import type { ListingDetail, ListingSummary } from '../wire/listing.js';
-import type { AreasRepository } from '../store/areas-repository.js';
-import type { BuildingsRepository } from '../store/buildings-repository.js';
+import type { ListingDetail } from '../wire/listing.js';
 import type { ListingRow } from '../store/listing-rows.js';
 import { rowToDetail, rowToSummary } from '../presenters/listing.js';
 import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
-import type { MarketRepository } from '../store/market-repository.js';
 import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
-import { AREAS_SCOPE, scopeKey, type ScopesRepository } from '../store/scopes-repository.js';
-import type { Database } from '../store/schema.js';
-import { listingsNear } from '../search/query.js';
+import { AREAS_SCOPE, scopeKey } from '../store/scopes-repository.js';
 import type { ListingSearch } from '../search/listing-search.js';
 import { Searcher } from '../search/searcher.js';
 import type { ClusterGrid } from '../search/clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
-import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { judgeFreshness } from '../freshness/judge.js';
 import { oldestOf, type Freshness } from '../freshness/policy.js';
-import type { JudgedScope, ScopeFreshness } from '../freshness/scopes.js';
+import type { JudgedScope } from '../freshness/scopes.js';
 import { Estimator } from '../estimate/estimator.js';
 import { UpstreamDeadline } from './upstream-deadline.js';
+import { comparableListings } from './comparable-listings.js';
+import { withInventories } from './building-inventories.js';
+import type { MirrorDeps, SearchAnswer } from './read-deps.js';
+import { settledWithin } from '../lib/settled-within.js';
+
+export type { MirrorDeps, Refresher, SearchAnswer } from './read-deps.js';
 import { inSpan } from '../telemetry/spans.js';
 import type { Subject } from '../estimate/method.js';
 import type { Estimate } from '../wire/estimate.js';
-import type { GeoPoint } from '../wire/common.js';
-
-/** What the mirror needs from the sync layer to refresh data (the Syncer provides it). */
-export interface Refresher {
-  syncScope(kind: ListingKind, boroughId: number): Promise<unknown>;
-  /**
-   * The area tree as stored (kept in memory, read again after an area sync here and at least every
-   * READ_CACHE_SECONDS), synced from upstream first when none is stored.
-   */
-  areaTree(): Promise<AreaTree>;
-  /** Syncs the area list and returns the tree it made. */
-  syncAreas(): Promise<AreaTree>;
-  /** `interactive`: a caller waits for the answer (served before background work). */
-  refreshListing(id: string, kind?: ListingKind, priority?: 'interactive' | 'background'): Promise<boolean>;
-  refreshBuilding(idOrSlug: string, priority?: 'interactive' | 'background'): Promise<Building | null>;
-  /** Hydrates these listings through the detail queries. */
-  hydrate(kind: ListingKind, ids: string[], priority?: 'interactive' | 'background'): Promise<unknown>;
-  /** False while the upstream refuses calls (circuit breaker open): no refresh is started then. */
-  canRefresh(): boolean;
-}
-
-export interface MirrorDeps {
-  /** What searches read through (`Store.readDb`: on SQLite, a connection off the event loop). */
-  db: Kysely<Database>;
-  dialect: 'sqlite' | 'postgres';
-  listings: ListingsRepository;
-  areas: AreasRepository;
-  buildings: BuildingsRepository;
-  scopes: ScopesRepository;
-  market: MarketRepository;
-  refresher: Refresher;
-  coordinator: RefreshCoordinator;
-  /** Judges data synced by scope: listing scopes and the area list. */
-  scopeFreshness: ScopeFreshness;
-  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex' | 'requestDeadlineSeconds'>;
-  clock: () => Date;
-  /** Logs background work that gave up (a search index build that failed). */
-  warn?: (message: string, error: unknown) => void;
-  /** Whether a point lies on the city's land (the police precincts' polygons hold it); every point when not given. */
-  onLand?: (point: GeoPoint) => boolean;
-}
-
-/** A search answer: the page of summaries, the total, freshness, and the cursor of the next page (null at the end or for DISTANCE). */
-export interface SearchAnswer {
-  items: ListingSummary[];
-  total: number;
-  freshness: Freshness;
-  nextCursor: string | null;
-}
 
 /**
  * Reads of the mirror with the freshness rule applied (DESIGN.md "Freshness"): every answer says how
@@ -176,39 +124,7 @@ export class ReadService {
     const subject = await this.deps.listings.findById(id);
     if (!subject) return null;
     const freshness = await this.judgeListing(subject);
-    if (subject.latitude === null || subject.longitude === null) return { items: [], radius: null, freshness };
-    const facts = {
-      price: Number(subject.price),
-      bedroomCount: subject.bedroom_count,
-      fullBathroomCount: subject.full_bathroom_count,
-      sqft: subject.sqft,
-    };
-    let radius: number = COMPARABLE_RADII[0];
-    let candidates: Awaited<ReturnType<typeof listingsNear>> = [];
-    for (radius of COMPARABLE_RADII) {
-      candidates = await listingsNear(
-        this.deps.db,
-        subject.kind as ListingKind,
-        { latitude: subject.latitude, longitude: subject.longitude, radius },
-        id,
-        this.deps.dialect,
-      );
-      if (candidates.length >= limit) break;
-    }
-    const items = candidates
-      .map((c) => ({
-        listing: rowToSummary({ ...c, distance: undefined }, this.now),
-        distance: Number(c.distance),
-        similarity: similarity(
-          facts,
-          { price: Number(c.price), bedroomCount: c.bedroom_count, fullBathroomCount: c.full_bathroom_count, sqft: c.sqft },
-          Number(c.distance),
-          radius,
-        ),
-      }))
-      .sort((a, b) => b.similarity - a.similarity || a.distance - b.distance || (a.listing.id < b.listing.id ? -1 : 1))
-      .slice(0, limit);
-    return { items, radius, freshness };
+    return { ...(await comparableListings(this.deps.db, this.deps.dialect, subject, limit, this.now)), freshness };
   }
 
   /**
@@ -311,18 +227,7 @@ export class ReadService {
     const row = found.row;
     if (!row.needs_detail || !this.canRefresh()) return found;
     const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>(
-      (resolve) => (timer = setTimeout(() => resolve('timeout'), this.deps.config.hydration.waitSeconds * 1000)),
-    );
-    const outcome = await Promise.race([
-      hydration.then(
-        () => 'done' as const,
-        () => 'failed' as const,
-      ),
-      timeout,
-    ]);
-    clearTimeout(timer);
+    const outcome = await settledWithin(hydration, this.deps.config.hydration.waitSeconds);
     if (outcome !== 'done') return found;
     return (await this.deps.listings.detailById(row.id)) ?? found;
   }
@@ -374,12 +279,7 @@ export class ReadService {
 
   /** The building with its inventories counted from the mirror's listings in it. */
   private async withInventories(building: Building): Promise<Building> {
-    const units = await this.deps.listings.unitsOfBuilding(building.id);
-    const of = (kind: ListingKind) =>
-      inventoryOf(
-        units.filter((u) => u.kind === kind).map((u) => ({ bedroomCount: u.bedroomCount, price: u.price, active: u.status === 'ACTIVE' })),
-      );
-    return { ...building, rentalInventory: of('rental'), saleInventory: of('sale') };
+    return withInventories(building, await this.deps.listings.unitsOfBuilding(building.id));
   }
 
   /**
