@@ -153,15 +153,84 @@ export function loadEnvFile(env: NodeJS.ProcessEnv = process.env): string | null
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const searchSeconds = int(env, 'FRESHNESS_SEARCH_SECONDS', 1);
-  const upstreamUrl = env.UPSTREAM_URL ? env.UPSTREAM_URL : null;
-  const plan = (name: Plan, maxPerPage: number): PlanLimits => {
-    const upper = name.toUpperCase() as 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
-    return { maxPerPage, perMinute: int(env, `RATE_LIMIT_${upper}_PER_MINUTE`, 1), perMonth: int(env, `QUOTA_${upper}_PER_MONTH`, 1) };
-  };
   return {
+    ...upstreamSettings(env),
+    ...accessSettings(env),
     host: text(env, 'HOST'),
     port: int(env, 'PORT'),
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
+    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
+    rowBuilders: bool(env, 'ROW_BUILDERS'),
+    namedStatements: bool(env, 'NAMED_STATEMENTS'),
+    searchIndex: bool(env, 'SEARCH_INDEX'),
+    pricePositions: bool(env, 'PRICE_POSITIONS'),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT') : null,
+    sharedDataDir: resolve(text(env, 'SHARED_DATA_DIR')),
+    freshness: {
+      searchSeconds,
+      propertySeconds: int(env, 'FRESHNESS_PROPERTY_SECONDS', 1),
+      buildingSeconds: int(env, 'FRESHNESS_BUILDING_SECONDS', 1),
+      areasSeconds: int(env, 'FRESHNESS_AREAS_SECONDS', 1),
+    },
+    syncIntervalSeconds: int(env, 'SYNC_INTERVAL_SECONDS', 0, Math.floor(searchSeconds * 0.9)),
+    openData: {
+      url: env.OPEN_DATA_URL || null,
+      appToken: env.OPEN_DATA_APP_TOKEN || null,
+      pageSize: int(env, 'OPEN_DATA_PAGE_SIZE', 1),
+      freshnessSeconds: int(env, 'OPEN_DATA_FRESHNESS_SECONDS', 1),
+      syncIntervalSeconds: int(env, 'OPEN_DATA_SYNC_INTERVAL_SECONDS', 0),
+    },
+    mortgage: {
+      ratePercent: num(env, 'MORTGAGE_RATE_PERCENT'),
+      downPaymentPercent: num(env, 'MORTGAGE_DOWN_PAYMENT_PERCENT'),
+      termYears: int(env, 'MORTGAGE_TERM_YEARS', 1),
+    },
+    slowRequestMs: int(env, 'SLOW_REQUEST_MS'),
+    readCacheSeconds: num(env, 'READ_CACHE_SECONDS'),
+    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB') * 1024 * 1024),
+    billing: billingConfig(env, env.DATABASE_URL || resolve('data/nyc-listings.db')),
+    redisUrl: env.REDIS_URL || null,
+    redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX'),
+    trustProxy: bool(env, 'TRUST_PROXY'),
+    corsOrigins:
+      !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*'
+        ? '*'
+        : env.CORS_ORIGINS.split(',')
+            .map((o) => o.trim())
+            .filter(Boolean),
+    logLevel: text(env, 'LOG_LEVEL'),
+    tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null, serviceName: text(env, 'OTEL_SERVICE_NAME') },
+  };
+}
+
+/** The upstreams' settings: addresses, timeouts, pacing, retries, the breaker, hydration, and the local emulators'. */
+function upstreamSettings(
+  env: NodeJS.ProcessEnv,
+): Pick<
+  Config,
+  | 'upstreamUrl'
+  | 'upstreamHeaders'
+  | 'upstreamBlockBackoffSeconds'
+  | 'upstreamResultCap'
+  | 'localUpstreamResultCap'
+  | 'localUpstreamAdminPort'
+  | 'hydration'
+  | 'upstreamTimeoutSeconds'
+  | 'requestDeadlineSeconds'
+  | 'jobRetryAttempts'
+  | 'upstreamConcurrency'
+  | 'upstreamMaxAttempts'
+  | 'upstreamMaxQueued'
+  | 'upstreamBreakerThreshold'
+  | 'upstreamBreakerHalfOpenSeconds'
+  | 'marketClock'
+  | 'marketSeed'
+  | 'localUpstreamFaults'
+  | 'localSodaFaults'
+  | 'upstreamPacingSeconds'
+> {
+  const upstreamUrl = env.UPSTREAM_URL ? env.UPSTREAM_URL : null;
+  return {
     upstreamUrl,
     upstreamHeaders: { ...SITE_HEADERS, ...headers(env) },
     upstreamBlockBackoffSeconds: num(env, 'UPSTREAM_BLOCK_BACKOFF_SECONDS'),
@@ -184,43 +253,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamBreakerThreshold: int(env, 'UPSTREAM_BREAKER_THRESHOLD', 1),
     upstreamBreakerHalfOpenSeconds: num(env, 'UPSTREAM_BREAKER_HALF_OPEN_SECONDS'),
     marketClock: bool(env, 'MARKET_CLOCK'),
-    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
-    rowBuilders: bool(env, 'ROW_BUILDERS'),
-    namedStatements: bool(env, 'NAMED_STATEMENTS'),
-    searchIndex: bool(env, 'SEARCH_INDEX'),
-    pricePositions: bool(env, 'PRICE_POSITIONS'),
     marketSeed: int(env, 'MARKET_SEED'),
     localUpstreamFaults: text(env, 'LOCAL_UPSTREAM_FAULTS'),
     localSodaFaults: text(env, 'LOCAL_SODA_FAULTS'),
-    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT') : null,
     upstreamPacingSeconds: num(env, 'UPSTREAM_PACING_SECONDS', upstreamUrl === null ? 0 : 1),
-    sharedDataDir: resolve(text(env, 'SHARED_DATA_DIR')),
-    freshness: {
-      searchSeconds,
-      propertySeconds: int(env, 'FRESHNESS_PROPERTY_SECONDS', 1),
-      buildingSeconds: int(env, 'FRESHNESS_BUILDING_SECONDS', 1),
-      areasSeconds: int(env, 'FRESHNESS_AREAS_SECONDS', 1),
-    },
-    syncIntervalSeconds: int(env, 'SYNC_INTERVAL_SECONDS', 0, Math.floor(searchSeconds * 0.9)),
-    openData: {
-      url: env.OPEN_DATA_URL || null,
-      appToken: env.OPEN_DATA_APP_TOKEN || null,
-      pageSize: int(env, 'OPEN_DATA_PAGE_SIZE', 1),
-      freshnessSeconds: int(env, 'OPEN_DATA_FRESHNESS_SECONDS', 1),
-      syncIntervalSeconds: int(env, 'OPEN_DATA_SYNC_INTERVAL_SECONDS', 0),
-    },
-    mortgage: {
-      ratePercent: num(env, 'MORTGAGE_RATE_PERCENT'),
-      downPaymentPercent: num(env, 'MORTGAGE_DOWN_PAYMENT_PERCENT'),
-      termYears: int(env, 'MORTGAGE_TERM_YEARS', 1),
-    },
+  };
+}
+
+/** The settings of access: keys, plans and their limits, the plan each feature needs, the change feed and webhooks. */
+function accessSettings(
+  env: NodeJS.ProcessEnv,
+): Pick<
+  Config,
+  | 'apiKeyPrefix'
+  | 'apiKeyPepper'
+  | 'keyCacheSeconds'
+  | 'quotaFlushSeconds'
+  | 'plans'
+  | 'changesRetentionDays'
+  | 'featurePlans'
+  | 'changesStream'
+  | 'webhooks'
+> {
+  const plan = (name: Plan, maxPerPage: number): PlanLimits => {
+    const upper = name.toUpperCase() as 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
+    return { maxPerPage, perMinute: int(env, `RATE_LIMIT_${upper}_PER_MINUTE`, 1), perMonth: int(env, `QUOTA_${upper}_PER_MONTH`, 1) };
+  };
+  return {
     apiKeyPrefix: text(env, 'API_KEY_PREFIX'),
     apiKeyPepper: env.API_KEY_PEPPER || null,
     keyCacheSeconds: num(env, 'KEY_CACHE_SECONDS'),
     quotaFlushSeconds: num(env, 'QUOTA_FLUSH_SECONDS'),
-    slowRequestMs: int(env, 'SLOW_REQUEST_MS'),
-    readCacheSeconds: num(env, 'READ_CACHE_SECONDS'),
-    answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB') * 1024 * 1024),
     plans: {
       free: plan('free', 10),
       starter: plan('starter', 50),
@@ -248,17 +311,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrencyPerSubscription: int(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 1),
       allowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     },
-    billing: billingConfig(env, env.DATABASE_URL || resolve('data/nyc-listings.db')),
-    redisUrl: env.REDIS_URL || null,
-    redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX'),
-    trustProxy: bool(env, 'TRUST_PROXY'),
-    corsOrigins:
-      !env.CORS_ORIGINS || env.CORS_ORIGINS.trim() === '*'
-        ? '*'
-        : env.CORS_ORIGINS.split(',')
-            .map((o) => o.trim())
-            .filter(Boolean),
-    logLevel: text(env, 'LOG_LEVEL'),
-    tracing: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null, serviceName: text(env, 'OTEL_SERVICE_NAME') },
   };
 }

@@ -36,7 +36,7 @@ export const estimateCommand: Command = {
     const kinds = values.kind ? [values.kind] : [...LISTING_KINDS, 'recorded-sale'];
     const [{ backtest, backtestMarkdown }, { readPool }, { readRecordedSales, recordedSalesBacktest }] = await Promise.all([
       import('../estimate/backtest.js'),
-      import('../estimate/estimator.js'),
+      import('../estimate/pool-reader.js'),
       import('../estimate/recorded-sales-backtest.js'),
     ]);
     return withStore(config, async (store) => {

@@ -1,8 +1,8 @@
 import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
-import { doubleAt, exactCodes, exactDoubles, exactFloats, type Codes, type ExactDoubles, type Floats } from '../lib/narrow-arrays.js';
-import { TextList } from '../lib/text-list.js';
+import { doubleAt, type Codes, type ExactDoubles, type Floats } from '../lib/narrow-arrays.js';
+import type { TextList } from '../lib/text-list.js';
 
 /** An active listing as the pool reads it from the store (dollars, square feet, degrees; null when unknown). */
 export interface PoolRow {
@@ -50,118 +50,8 @@ export function bathroomsOf(full: number | null, half: number | null): number | 
   return full === null ? null : full + 0.5 * (half ?? 0);
 }
 
-/**
- * Gathers one kind's listings, a chunk of rows at a time, into columns (no row is kept: at a million listings the rows
- * would take several times the columns' memory), then makes the pool of homes ({@link ComparablePool}).
- */
-export class PoolBuilder {
-  private readonly ids: string[] = [];
-  private readonly latitudes: number[] = [];
-  private readonly longitudes: number[] = [];
-  private readonly prices: number[] = [];
-  /** Bedrooms, full and half bathrooms and size; -1 when unknown (what tells copies apart compares them). */
-  private readonly bedrooms: number[] = [];
-  private readonly fullBathrooms: number[] = [];
-  private readonly halfBathrooms: number[] = [];
-  private readonly sqft: number[] = [];
-  private readonly boroughs: number[] = [];
-  /** Each listing's building type, as its place in `types` (0: unknown). */
-  private readonly typeOf: number[] = [];
-  private readonly types: (string | null)[] = [null];
-  private readonly typeIndex = new Map<string, number>();
-
-  /** Adds the listings of `rows` that have a position. */
-  add(rows: readonly PoolRow[]): void {
-    for (const row of rows) {
-      if (row.latitude === null || row.longitude === null) continue;
-      this.ids.push(row.id);
-      this.latitudes.push(row.latitude);
-      this.longitudes.push(row.longitude);
-      this.prices.push(Number(row.price));
-      this.bedrooms.push(row.bedroom_count ?? -1);
-      this.fullBathrooms.push(row.full_bathroom_count ?? -1);
-      this.halfBathrooms.push(row.half_bathroom_count ?? -1);
-      this.sqft.push(row.sqft !== null && row.sqft > 0 ? row.sqft : -1);
-      this.boroughs.push(row.borough_id ?? 0);
-      let type = 0;
-      if (row.building_type !== null) {
-        type = this.typeIndex.get(row.building_type) ?? this.types.length;
-        if (type === this.types.length) {
-          this.typeIndex.set(row.building_type, type);
-          this.types.push(row.building_type);
-        }
-      }
-      this.typeOf.push(type);
-    }
-  }
-
-  /**
-   * The pool: listings at one point with one layout and price grouped into a home (found by sorting, not by a map of
-   * keys), homes numbered in the order of their lowest listing id.
-   */
-  finish(kind: ListingKind): ComparablePool {
-    const n = this.ids.length;
-    const ids = this.ids;
-    // Listings in the order of their ids (JavaScript's, for the look-up by id), and each one's place in it.
-    const byId = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
-    const idRank = new Int32Array(n);
-    byId.forEach((listing, rank) => {
-      idRank[listing] = rank;
-    });
-    const columns = [this.latitudes, this.longitudes, this.bedrooms, this.fullBathrooms, this.halfBathrooms, this.prices];
-    const sameHome = (a: number, b: number) => columns.every((c) => c[a] === c[b]);
-    const byHome = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => {
-      for (const c of columns) if (c[a] !== c[b]) return c[a] - c[b];
-      return idRank[a] - idRank[b];
-    });
-    // Each run of copies, led by its lowest id; homes numbered by that id.
-    const leaders: number[] = [];
-    for (let i = 0; i < n; i++) if (i === 0 || !sameHome(byHome[i], byHome[i - 1])) leaders.push(byHome[i]);
-    leaders.sort((a, b) => idRank[a] - idRank[b]);
-    // By listing: its home when it leads one (a typed array: a map of a million entries took tens of MiB).
-    const homeOfLeader = new Int32Array(n);
-    leaders.forEach((leader, home) => {
-      homeOfLeader[leader] = home;
-    });
-    // Each listing that is not its home's leader (a copy), in the order of their ids, with its home.
-    const copies: number[] = [];
-    const copyHome = new Int32Array(n);
-    const listingCounts = new Int32Array(leaders.length);
-    let leader = -1;
-    for (let i = 0; i < n; i++) {
-      const listing = byHome[i];
-      if (i === 0 || !sameHome(listing, byHome[i - 1])) leader = listing;
-      const home = homeOfLeader[leader];
-      if (listing !== leader) {
-        copies.push(listing);
-        copyHome[listing] = home;
-      }
-      listingCounts[home]++;
-    }
-    copies.sort((a, b) => idRank[a] - idRank[b]);
-    const pick = (value: (listing: number) => number) => exactFloats(leaders.map(value));
-    return new ComparablePool(kind, {
-      leaderIds: TextList.of(leaders.map((l) => ids[l])),
-      copyIds: TextList.of(copies.map((l) => ids[l])),
-      copyHomes: Int32Array.from(copies, (l) => copyHome[l]),
-      listingCounts: exactCodes(Array.from(listingCounts)),
-      latitudes: exactDoubles(leaders.map((l) => this.latitudes[l])),
-      longitudes: exactDoubles(leaders.map((l) => this.longitudes[l])),
-      prices: pick((l) => this.prices[l]),
-      bedrooms: pick((l) => (this.bedrooms[l] === -1 ? Number.NaN : this.bedrooms[l])),
-      bathrooms: pick((l) =>
-        this.fullBathrooms[l] === -1 ? Number.NaN : this.fullBathrooms[l] + 0.5 * Math.max(0, this.halfBathrooms[l]),
-      ),
-      sqft: pick((l) => (this.sqft[l] === -1 ? Number.NaN : this.sqft[l])),
-      boroughs: exactCodes(leaders.map((l) => this.boroughs[l])),
-      buildingTypeCodes: exactCodes(leaders.map((l) => this.typeOf[l])),
-      buildingTypes: this.types,
-    });
-  }
-}
-
 /** The columns of a pool, by home, as {@link PoolBuilder.finish} makes them. */
-interface PoolColumns {
+export interface PoolColumns {
   /** By home, its lowest listing id: ascending, as homes are numbered in their order. */
   leaderIds: TextList;
   /** The ids of the other listings of homes listed more than once, ascending, and the home of each. */

@@ -8,13 +8,11 @@ import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import type { Estimate } from '../wire/estimate.js';
-import { type ComparablePool, bathroomsOf, PoolBuilder } from './comparable-pool.js';
+import { type ComparablePool, bathroomsOf } from './comparable-pool.js';
 import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrate, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
 import { shuffled } from './held-out.js';
+import { readPool } from './pool-reader.js';
 import { estimateFor, type PointEstimate, type Subject } from './method.js';
-
-/** Rows read a query when the pool is read from the store (as few as the search index's build reads, for the same reason). */
-const CHUNK_ROWS = 5_000;
 
 /** The estimates' state on this instance, as /v1/health shows it and the metrics read it. */
 export const EstimatesStateSchema = Type.Object({
@@ -69,48 +67,6 @@ export interface EstimatorDeps {
   readCacheSeconds: number;
   /** Logs a rebuild that failed (the model in hand keeps answering; the next estimate tries again). */
   warn: (message: string, error: unknown) => void;
-}
-
-/**
- * The active listings of `kind` as estimates read them (a home's facts, its borough, its stored price position), in
- * chunks of at most `rows` by id: the pool's read and the valuation's. The event loop has a turn between chunks.
- */
-export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
-  for (let after = ''; ; ) {
-    const chunk = await db
-      .selectFrom('listings')
-      .select([
-        'id',
-        'kind',
-        'borough_id',
-        'latitude',
-        'longitude',
-        'price',
-        'bedroom_count',
-        'full_bathroom_count',
-        'half_bathroom_count',
-        'sqft',
-        'building_type',
-        'price_position',
-      ])
-      .where('status', '=', 'ACTIVE')
-      .where('kind', '=', kind)
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(rows)
-      .execute();
-    yield chunk;
-    if (chunk.length < rows) return;
-    after = chunk[chunk.length - 1].id;
-    await nextTurn();
-  }
-}
-
-/** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their homes. */
-export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
-  const builder = new PoolBuilder();
-  for await (const chunk of activeListingChunks(db, kind)) builder.add(chunk);
-  return builder.finish(kind);
 }
 
 /** The model of a pool: its interval calibrated on {@link CALIBRATION_HOMES} of its homes drawn by {@link CALIBRATION_SEED}. */
@@ -313,3 +269,5 @@ function sameHome(pool: ComparablePool, listing: ListedHome): number | undefined
   );
   return near[0]?.home;
 }
+
+export { activeListingChunks } from './pool-reader.js';

@@ -1,5 +1,6 @@
 import { closest, distance } from 'fastest-levenshtein';
 import type { AreaTree } from '../domain/area.js';
+import type { RecordedSaleSearch } from '../store/recorded-sale-filters.js';
 import { invalidParams } from './problem.js';
 
 /**
@@ -35,4 +36,13 @@ export function resolveAreas(areas: string | undefined, tree: AreaTree): { areaI
     areaIds: [...new Set(ids.flatMap((id) => tree.withDescendants(id)))],
     boroughs: [...new Set(ids.map((id) => tree.boroughOf(id)!))],
   };
+}
+
+/** `areas=` split into whole boroughs (every sale in them) and smaller areas with their descendants (positioned sales). */
+export function recordedSaleAreaFilter(areas: string | undefined, tree: AreaTree): Pick<RecordedSaleSearch, 'boroughIds' | 'areaIds'> {
+  if (!areas) return {};
+  const ids = areaIdsOf(areas, tree);
+  const boroughIds = ids.filter((id) => tree.boroughOf(id) === id);
+  const areaIds = [...new Set(ids.filter((id) => tree.boroughOf(id) !== id).flatMap((id) => tree.withDescendants(id)))];
+  return { boroughIds: boroughIds.length ? boroughIds : undefined, areaIds: areaIds.length ? areaIds : undefined };
 }

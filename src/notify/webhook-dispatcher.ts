@@ -2,6 +2,7 @@ import { inSpan } from '../telemetry/spans.js';
 import { Agent } from 'undici';
 import type { AttemptOutcome, AttemptRecord } from '../store/webhooks-repository.js';
 import type { ChangeTail } from './change-tail.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { type Claimed, sendAttempt } from './webhook-attempt.js';
 import { WebhookFanOut, type WebhookFanOutDeps } from './webhook-fan-out.js';
 import { guardedLookup } from './webhook-targets.js';
@@ -109,27 +110,12 @@ export class WebhookDispatcher {
     const perSubscriptionQueued = Math.max(concurrencyPerSubscription, Math.floor(prefetch / 4));
     const queue: Claimed[] = [];
     const running = new Set<Promise<void>>();
-    const records: AttemptRecord[] = [];
-    let recording: Promise<void> | null = null;
-    let recordError: unknown = null;
-    const record = (): void => {
-      if (recording || !records.length) return;
-      const batch = records.splice(0);
-      recording = this.deps.webhooks
-        .finishMany(batch)
-        .then(
-          () => {
-            for (const r of batch) this.held.delete(r.attempt.delivery_id);
-          },
-          (error: unknown) => {
-            recordError ??= error;
-          },
-        )
-        .finally(() => {
-          recording = null;
-          record();
-        });
-    };
+    const recorder = new AttemptRecorder(
+      (batch) => this.deps.webhooks.finishMany(batch),
+      (batch) => {
+        for (const r of batch) this.held.delete(r.attempt.delivery_id);
+      },
+    );
     const inFlightOf = (subscription: string) => [...this.inFlight.values()].filter((s) => s === subscription).length;
     const renew = setInterval(
       () => void this.renewLeases().catch((e: Error) => this.deps.logger.warn({ err: e.message }, 'webhook leases not renewed')),
@@ -141,7 +127,7 @@ export class WebhookDispatcher {
     let lastClaim = 0;
     let fannedOutTo = await this.deps.changes.latestId();
     try {
-      while (!this.stopped.signal.aborted && recordError === null) {
+      while (!this.stopped.signal.aborted && recorder.error === null) {
         // Nothing was due at the last claim: while attempts run (a slow receiver), look again each second for new
         // events and retries falling due, rather than leaving them to the next pass.
         if (exhausted && performance.now() - lastClaim >= REFILL_MS) {
@@ -152,24 +138,8 @@ export class WebhookDispatcher {
         }
         if (!exhausted && queue.length < prefetch / 2) {
           lastClaim = performance.now();
-          const now = this.deps.clock();
-          const bySubscription = new Map<string, number>();
-          for (const s of [...queue.map((d) => d.subscription_id), ...this.inFlight.values()])
-            bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
-          const full = [...bySubscription].filter(([, n]) => n >= perSubscriptionQueued).map(([s]) => s);
-          const claimed = await this.deps.webhooks.claim(
-            now.toISOString(),
-            new Date(now.getTime() + this.leaseMs()).toISOString(),
-            prefetch - queue.length,
-            {
-              perSubscription: perSubscriptionQueued,
-              except: full,
-            },
-          );
-          for (const d of claimed) this.held.add(d.id);
-          queue.push(...claimed);
           // Nothing more due now: the pass ends once the queue is done (retries falling due meanwhile wait for the next).
-          exhausted = claimed.length === 0;
+          exhausted = (await this.claimInto(queue, prefetch, perSubscriptionQueued)) === 0;
         }
         // Start what the limits allow, oldest claimed first, passing over subscriptions at their limit.
         for (let i = 0; i < queue.length && running.size < concurrency; ) {
@@ -181,10 +151,7 @@ export class WebhookDispatcher {
           queue.splice(i, 1);
           this.inFlight.set(d.id, d.subscription_id);
           const attempt: Promise<void> = this.attempt(d)
-            .then((r) => {
-              records.push(r);
-              record();
-            })
+            .then((r) => recorder.add(r))
             .finally(() => {
               this.inFlight.delete(d.id);
               running.delete(attempt);
@@ -203,10 +170,7 @@ export class WebhookDispatcher {
       }
     } finally {
       await Promise.all(running);
-      while (recording || records.length) {
-        record();
-        await recording;
-      }
+      await recorder.drain();
       // Claimed but not attempted (stopping, or a record failed): given back at once, for this or another instance.
       if (queue.length) {
         await this.deps.webhooks.release(queue.map((d) => d.id));
@@ -214,8 +178,32 @@ export class WebhookDispatcher {
       }
       clearInterval(renew);
     }
-    if (recordError !== null) throw recordError;
+    if (recorder.error !== null) throw recorder.error;
     return attempted;
+  }
+
+  /**
+   * Claims up to `prefetch` less what `queue` holds of the due deliveries into `queue`, at most `perSubscription`
+   * queued or in flight of one subscription. Returns how many it claimed.
+   */
+  private async claimInto(queue: Claimed[], prefetch: number, perSubscription: number): Promise<number> {
+    const now = this.deps.clock();
+    const bySubscription = new Map<string, number>();
+    for (const s of [...queue.map((d) => d.subscription_id), ...this.inFlight.values()])
+      bySubscription.set(s, (bySubscription.get(s) ?? 0) + 1);
+    const full = [...bySubscription].filter(([, n]) => n >= perSubscription).map(([s]) => s);
+    const claimed = await this.deps.webhooks.claim(
+      now.toISOString(),
+      new Date(now.getTime() + this.leaseMs()).toISOString(),
+      prefetch - queue.length,
+      {
+        perSubscription: perSubscription,
+        except: full,
+      },
+    );
+    for (const d of claimed) this.held.add(d.id);
+    queue.push(...claimed);
+    return claimed.length;
   }
 
   /** Extends the leases of the deliveries this instance holds. */

@@ -1,11 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { BOROUGH_IDS, type Area, type AreaTree } from '../domain/area.js';
 import type { Building } from '../wire/building.js';
-import { KNOWN_AMENITIES, type ListingKind } from '../domain/listing.js';
+import type { ListingKind } from '../domain/listing.js';
 import type { ListingDetail } from '../wire/listing.js';
-import type { ListingRow } from '../store/listing-rows.js';
-import { rowToDetail, rowToSummary } from '../presenters/listing.js';
-import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
+import { rowToSummary } from '../presenters/listing.js';
 import { marketFiguresByRank } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
 import { AREAS_SCOPE, scopeKey } from '../store/scopes-repository.js';
@@ -16,14 +14,14 @@ import type { ListingCluster } from '../wire/cluster.js';
 import { COMPARABLE_RADII, similarity } from '../domain/comparables.js';
 import type { Outline } from '../domain/outline.js';
 import { judgeFreshness } from '../freshness/judge.js';
-import { oldestOf, type Freshness } from '../freshness/policy.js';
+import type { Freshness } from '../freshness/policy.js';
 import type { JudgedScope } from '../freshness/scopes.js';
 import { Estimator } from '../estimate/estimator.js';
 import { UpstreamDeadline } from './upstream-deadline.js';
 import { comparableListings } from './comparable-listings.js';
 import { withInventories } from './building-inventories.js';
 import type { MirrorDeps, SearchAnswer } from './read-deps.js';
-import { settledWithin } from '../lib/settled-within.js';
+import { ListingDetails } from './listing-details.js';
 
 export type { MirrorDeps, Refresher, SearchAnswer } from './read-deps.js';
 import { inSpan } from '../telemetry/spans.js';
@@ -47,6 +45,8 @@ export class ReadService {
   private readonly canRefresh = () => this.deps.refresher.canRefresh();
   /** Lookups a caller waits for, bounded by REQUEST_DEADLINE_SECONDS. */
   private readonly deadline: UpstreamDeadline;
+  /** Listings' details, hydrated while the caller waits when they still lack them. */
+  private readonly details: ListingDetails;
 
   constructor(private readonly deps: MirrorDeps) {
     const ttl = Math.max(1, deps.config.readCacheSeconds * 1000);
@@ -67,6 +67,12 @@ export class ReadService {
       listings: deps.listings,
       readCacheSeconds: deps.config.readCacheSeconds,
       warn: deps.warn ?? (() => undefined),
+    });
+    this.details = new ListingDetails({
+      ...{ listings: deps.listings, refresher: deps.refresher, config: deps.config, clock: deps.clock },
+      ...{ estimator: this.estimator, deadline: this.deadline, canRefresh: this.canRefresh },
+      freshness: (key, refreshedAt, threshold, refresh) => this.freshness(key, refreshedAt, threshold, refresh),
+      fetchedNow: (threshold) => this.fetchedNow(threshold),
     });
   }
 
@@ -123,7 +129,7 @@ export class ReadService {
   async comparables(id: string, limit: number) {
     const subject = await this.deps.listings.findById(id);
     if (!subject) return null;
-    const freshness = await this.judgeListing(subject);
+    const freshness = await this.details.judgeListing(subject);
     return { ...(await comparableListings(this.deps.db, this.deps.dialect, subject, limit, this.now)), freshness };
   }
 
@@ -134,7 +140,7 @@ export class ReadService {
   async estimateOfListing(id: string): Promise<{ estimate: Estimate; freshness: Freshness } | null> {
     const subject = await this.deps.listings.findById(id);
     if (!subject) return null;
-    const freshness = await this.judgeListing(subject);
+    const freshness = await this.details.judgeListing(subject);
     return { estimate: await this.estimator.ofListing(subject), freshness };
   }
 
@@ -193,88 +199,19 @@ export class ReadService {
     return { cells: await this.searcher.clusters(search, grid, polygon), freshness };
   }
 
-  /**
-   * A stored listing's detail, as {@link ListingsRepository.detailById} reads it (one query), with its estimate from
-   * the same computation as {@link ReadService.estimateOfListing}.
-   */
-  private async present(found: StoredDetail, freshness: Freshness): Promise<{ listing: ListingDetail; freshness: Freshness }> {
-    const valued = await this.estimator.ofListing(found.row);
-    return { listing: rowToDetail(found.row, found.amenities, KNOWN_AMENITIES, found.history, this.now, valued), freshness };
+  /** One listing's detail by upstream id ({@link ListingDetails.listing}). */
+  listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
+    return this.details.listing(id);
   }
 
-  /** A stored listing's detail: hydrated first if it still waits for its details, judged as it was held. */
-  private async storedDetail(found: StoredDetail): Promise<{ listing: ListingDetail; freshness: Freshness }> {
-    const hydrated = await this.hydrated(found);
-    return this.present(hydrated, await this.judgeListing(found.row));
+  /** Several listings' details by upstream id, from the mirror only ({@link ListingDetails.listingsByIds}). */
+  listingsByIds(ids: string[]): Promise<{ listings: ListingDetail[]; missing: string[]; freshness: Freshness }> {
+    return this.details.listingsByIds(ids);
   }
 
-  private judgeListing(row: ListingRow): Promise<Freshness> {
-    const threshold = this.deps.config.freshness.propertySeconds;
-    const refreshedAt = [row.last_seen_at, row.detail_fetched_at]
-      .filter((v): v is string => !!v)
-      .sort()
-      .at(-1)!;
-    return this.freshness(`listing:${row.id}`, new Date(refreshedAt), threshold, () =>
-      this.deps.refresher.refreshListing(row.id, row.kind as ListingKind),
-    );
-  }
-
-  /**
-   * Hydrates a stored listing that still waits for its details while the caller waits, at most
-   * `hydration.waitSeconds`; on a timeout or an upstream failure the listing is answered as held.
-   */
-  private async hydrated(found: StoredDetail): Promise<StoredDetail> {
-    const row = found.row;
-    if (!row.needs_detail || !this.canRefresh()) return found;
-    const hydration = this.deps.refresher.hydrate(row.kind as ListingKind, [row.id], 'interactive');
-    const outcome = await settledWithin(hydration, this.deps.config.hydration.waitSeconds);
-    if (outcome !== 'done') return found;
-    return (await this.deps.listings.detailById(row.id)) ?? found;
-  }
-
-  /** One listing's detail by upstream id; fetched from upstream when not stored; null when upstream has none. */
-  async listing(id: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
-    const stored = await this.deps.listings.detailById(id);
-    if (stored) return this.storedDetail(stored);
-    if (!(await this.deadline.run(`listing:${id}`, () => this.deps.refresher.refreshListing(id, undefined, 'interactive')))) return null;
-    const fetched = await this.deps.listings.detailById(id);
-    if (!fetched) return null;
-    return this.present(fetched, this.fetchedNow(this.deps.config.freshness.propertySeconds));
-  }
-
-  /**
-   * Several listings' details by upstream id, in the order asked, from the mirror only (an id it does
-   * not hold is listed in `missing`, never fetched: a batch must not become a burst of upstream calls).
-   * Freshness is that of the oldest listing answered; stale ones are refreshed in the background.
-   */
-  async listingsByIds(ids: string[]): Promise<{ listings: ListingDetail[]; missing: string[]; freshness: Freshness }> {
-    const listings: ListingDetail[] = [];
-    const missing: string[] = [];
-    const judged: Freshness[] = [];
-    for (const id of ids) {
-      const stored = await this.deps.listings.detailById(id);
-      if (!stored) {
-        missing.push(id);
-        continue;
-      }
-      const answer = await this.storedDetail(stored);
-      listings.push(answer.listing);
-      judged.push(answer.freshness);
-    }
-    return { listings, missing, freshness: oldestOf(judged, this.deps.config.freshness.propertySeconds, this.now) };
-  }
-
-  /**
-   * One listing's detail by its path on the upstream site. `/rental/<id>` and `/sale/<id>` are fetched
-   * from upstream when not stored; `/building/<slug>/<unit>` paths are answered from the mirror only.
-   */
-  async listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
-    const id = await this.deps.listings.idByUrlPath(path);
-    const found = id === undefined ? undefined : await this.deps.listings.detailById(id);
-    if (found) return this.storedDetail(found);
-    const direct = /^\/(rental|sale)\/([A-Za-z0-9_-]+)$/.exec(path);
-    if (!direct) return null;
-    return this.listing(direct[2]);
+  /** One listing's detail by its path on the upstream site ({@link ListingDetails.listingByUrlPath}). */
+  listingByUrlPath(path: string): Promise<{ listing: ListingDetail; freshness: Freshness } | null> {
+    return this.details.listingByUrlPath(path);
   }
 
   /** The building with its inventories counted from the mirror's listings in it. */

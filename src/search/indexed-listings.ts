@@ -1,18 +1,17 @@
-import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
+import type { Outline } from '../domain/outline.js';
 import type { ListingCluster } from '../wire/cluster.js';
-import { cellAt, cellX, cellY, clustersOfSums, microDegrees, type CellSums, type ClusterGrid } from './clusters.js';
+import { cellAt, clustersOfSums, type CellSums, type ClusterGrid } from './clusters.js';
+import { GRID_CELLS, sumCells, sumCellsInBox } from './cell-sums.js';
 import { FILTERS, filtersOf, type FilterRow } from './filters.js';
 import type { SummaryRow } from '../store/listing-rows.js';
-import { summaryRowAt, type ColumnsBuilder, type ListingColumns } from './listing-columns.js';
+import { summaryRowAt, type ListingColumns } from './listing-columns.js';
+import type { ColumnsBuilder } from './columns-builder.js';
 import { readerOf } from '../lib/narrow-arrays.js';
 import type { Steps } from '../lib/stepwise.js';
 import { priceRun, type SlotRun } from './slot-order.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
-import { fused, mostSelectiveFirst, outsideBits, passing, type Narrowing } from './narrowing.js';
+import { fused, insideOutline, mostSelectiveFirst, outsideBits, type Narrowing } from './narrowing.js';
 import { SortedOrders, type SlotOrder } from './sorted-orders.js';
-
-/** The most cells a map's box may hold for its clusters to be counted in arrays (more: in a map of the cells met). */
-const GRID_CELLS = 65_536;
 
 /** A page as the index finds it: its listings' rows in the page's order ({@link summaryRowAt}), and the search's total. */
 export interface IndexedPage {
@@ -136,7 +135,7 @@ export class IndexedListings {
       if (narrowing.areas) areas = narrowing.areas;
       else narrowings.push(narrowing);
     }
-    if (polygon) narrowings.push(this.inside(polygon));
+    if (polygon) narrowings.push(insideOutline(polygon, this.positions()));
     if (stale) narrowings.push(outsideBits(stale));
     const fusedNarrowings = fused(narrowings);
     const { areaSlots, numbers } = this.columns;
@@ -187,87 +186,10 @@ export class IndexedListings {
     if (search.bbox) {
       const [x0, y0] = cellAt(grid, search.bbox[0], search.bbox[1]);
       const [x1, y1] = cellAt(grid, search.bbox[2], search.bbox[3]);
-      if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS) return this.cellSumsInBox(grid, total, x0, y0, x1, y1);
+      if (x1 >= x0 && y1 >= y0 && (x1 - x0 + 1) * (y1 - y0 + 1) <= GRID_CELLS)
+        return sumCellsInBox(grid, this.matches, total, this.positions(), this.columns.numbers.price, [x0, y0, x1, y1]);
     }
-    const { price } = this.columns.numbers;
-    const [latitudes, longitudes] = this.positions();
-    const cells = new Map<number, CellSums>();
-    for (let i = 0; i < total; i++) {
-      const slot = this.matches[i];
-      const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
-      // A listing with no position is in no cell (the store's floor of null is null, and its row is grouped apart).
-      if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
-      const [x, y] = cellAt(grid, longitude, latitude);
-      // One number a cell: a row has 2^25 cells at zoom 22 (8 a tile), so rows never meet, and the key stays below 2^53.
-      const key = y * 2 ** 26 + x;
-      const cell = cells.get(key);
-      if (!cell) {
-        cells.set(key, {
-          x,
-          y,
-          count: 1,
-          latitude: microDegrees(latitude),
-          longitude: microDegrees(longitude),
-          minPrice: price[slot],
-          maxPrice: price[slot],
-        });
-        continue;
-      }
-      cell.count++;
-      cell.latitude += microDegrees(latitude);
-      cell.longitude += microDegrees(longitude);
-      cell.minPrice = Math.min(cell.minPrice, price[slot]);
-      cell.maxPrice = Math.max(cell.maxPrice, price[slot]);
-    }
-    return [...cells.values()].sort((a, b) => a.y - b.y || a.x - b.x);
-  }
-
-  /**
-   * {@link cellSums} of `total` matches inside a box whose cells are columns `x0` to `x1` and rows `y0` to `y1` (every
-   * match's cell, since the search has the box): each cell's figures in arrays, summed in the same order.
-   */
-  private cellSumsInBox(grid: ClusterGrid, total: number, x0: number, y0: number, x1: number, y1: number): CellSums[] {
-    const { price } = this.columns.numbers;
-    const [latitudeAt, longitudeAt] = this.positions();
-    const width = x1 - x0 + 1;
-    const size = width * (y1 - y0 + 1);
-    const [count, latitudes, longitudes] = [new Int32Array(size), new Float64Array(size), new Float64Array(size)];
-    const [minPrice, maxPrice] = [new Float64Array(size).fill(Infinity), new Float64Array(size).fill(-Infinity)];
-    for (let i = 0; i < total; i++) {
-      const slot = this.matches[i];
-      const [latitude, longitude] = [latitudeAt(slot), longitudeAt(slot)];
-      if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
-      const cell = (cellY(grid, latitude) - y0) * width + cellX(grid, longitude) - x0;
-      count[cell]++;
-      latitudes[cell] += microDegrees(latitude);
-      longitudes[cell] += microDegrees(longitude);
-      minPrice[cell] = Math.min(minPrice[cell], price[slot]);
-      maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
-    }
-    const cells: CellSums[] = [];
-    for (let cell = 0; cell < size; cell++) {
-      if (!count[cell]) continue;
-      cells.push({
-        x: x0 + (cell % width),
-        y: y0 + Math.floor(cell / width),
-        count: count[cell],
-        latitude: latitudes[cell],
-        longitude: longitudes[cell],
-        minPrice: minPrice[cell],
-        maxPrice: maxPrice[cell],
-      });
-    }
-    return cells;
-  }
-
-  /** Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position is in none. */
-  private inside(polygon: Outline): Narrowing {
-    const box = boundingBox(polygon);
-    const [latitudes, longitudes] = this.positions();
-    return passing((slot) => {
-      const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
-      return !Number.isNaN(latitude) && !Number.isNaN(longitude) && outlineContains(polygon, { latitude, longitude }, box);
-    });
+    return sumCells(grid, this.matches, total, this.positions(), this.columns.numbers.price);
   }
 
   /** Readers of a slot's latitude and longitude in degrees (NaN when unknown), whichever way the columns hold them. */

@@ -1,3 +1,4 @@
+import { boundingBox, outlineContains, type Outline } from '../domain/outline.js';
 import { Decimals, isFloats } from '../lib/narrow-arrays.js';
 import type { ListingColumns, NumberColumn } from './listing-columns.js';
 import type { SearchContext } from './listing-search.js';
@@ -213,4 +214,20 @@ export function mostSelectiveFirst(narrowings: readonly Narrowing[], slots: Int3
     return { narrowing, kept: narrowing.narrow(sample, SAMPLE) };
   });
   return kept.sort((a, b) => a.kept - b.kept).map((k) => k.narrowing);
+}
+
+/**
+ * Listings inside `polygon` (its edge included), as the store's polygon search: a listing with no position (NaN
+ * degrees from `positions`) is in none.
+ */
+export function insideOutline(
+  polygon: Outline,
+  positions: [latitude: (slot: number) => number, longitude: (slot: number) => number],
+): Narrowing {
+  const box = boundingBox(polygon);
+  const [latitudes, longitudes] = positions;
+  return passing((slot) => {
+    const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
+    return !Number.isNaN(latitude) && !Number.isNaN(longitude) && outlineContains(polygon, { latitude, longitude }, box);
+  });
 }

@@ -1,20 +1,22 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { Type, type Static } from 'typebox';
 import type { Outline } from '../domain/outline.js';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import type { DataVersions, ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
-import { Nullable } from '../wire/common.js';
 import { ReadMemo } from '../lib/read-memo.js';
 import { IndexedListings, type IndexedPage } from './indexed-listings.js';
 import { PatchedListings, type SearchableListings } from './patched-listings.js';
-import { ColumnsBuilder, INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
+import { INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
+import { ColumnsBuilder } from './columns-builder.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { SingleFlight } from '../lib/single-flight.js';
 import { runGivingTurns } from '../lib/stepwise.js';
+import { PATCH_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-index-state.js';
+
+export { NO_SEARCH_INDEX, REBUILD_AFTER, type SearchIndexState, SearchIndexStateSchema } from './search-index-state.js';
 
 /**
  * Rows read from the store at a time while building: the event loop has a turn between reads. On SQLite a read
@@ -23,16 +25,6 @@ import { runGivingTurns } from '../lib/stepwise.js';
  * of 5,000 (docs/search-index.md has the service's figures).
  */
 const CHUNK_ROWS = 5_000;
-
-/**
- * The most listings written since a build that are patched in (docs/search-index.md): past it the rows written are
- * not read, the store answers, and the index is built again. Patching reads the rows written and builds their
- * columns on the event loop, and every search then runs on both sets.
- */
-const PATCH_LIMIT = 20_000;
-
-/** Listings written since a build past which a new build starts in the background, while the patched index answers. */
-export const REBUILD_AFTER = 2_000;
 
 /** What the index answers from: each kind's listings at the store's data version `dataVersion`. */
 interface Built {
@@ -51,49 +43,6 @@ interface Built {
   builtAt: Date;
   buildSeconds: number;
 }
-
-/** The index's state, as `/v1/health` shows it (`searchIndex`) and the metrics read it. */
-export const SearchIndexStateSchema = Type.Object({
-  enabled: Type.Boolean({ description: 'Whether searches are answered from the in-memory index on this instance (SEARCH_INDEX).' }),
-  listings: Nullable(
-    Type.Object(
-      { rental: Type.Integer(), sale: Type.Integer() },
-      { description: 'Active listings the index holds, by kind; null until its first build.' },
-    ),
-  ),
-  dataVersion: Nullable(
-    Type.Integer({
-      description:
-        "The store's data version the index holds: while it is the store's, the index answers; otherwise the store does, and a build runs.",
-    }),
-  ),
-  building: Type.Boolean({ description: 'Whether a build is under way on this instance.' }),
-  patchedListings: Type.Integer({
-    description: `Listings written since the last build, read alone and applied to it (their row versions); past ${REBUILD_AFTER.toLocaleString('en')} a build starts, past ${PATCH_LIMIT.toLocaleString('en')} the store answers until it is done.`,
-  }),
-  builtAt: Nullable(Type.String({ description: 'When the last build finished (UTC).' })),
-  buildSeconds: Nullable(Type.Number({ description: 'How long the last build took, reading the store included (seconds).' })),
-  builds: Type.Integer({ description: 'Builds finished on this instance since it started.' }),
-  failedBuilds: Type.Integer({ description: 'Builds that failed on this instance since it started (the store answered meanwhile).' }),
-  lastError: Nullable(Type.String({ description: "The last failed build's cause." })),
-  lastErrorAt: Nullable(Type.String({ description: 'When it failed (UTC).' })),
-});
-export type SearchIndexState = Static<typeof SearchIndexStateSchema>;
-
-/** The state shown when SEARCH_INDEX is off: the store answers every search. */
-export const NO_SEARCH_INDEX: SearchIndexState = {
-  enabled: false,
-  listings: null,
-  dataVersion: null,
-  building: false,
-  patchedListings: 0,
-  builtAt: null,
-  buildSeconds: null,
-  builds: 0,
-  failedBuilds: 0,
-  lastError: null,
-  lastErrorAt: null,
-};
 
 export interface SearchIndexDeps {
   /** What the build reads through (`Store.readDb`: on SQLite, a connection off the event loop). */

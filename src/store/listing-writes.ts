@@ -6,34 +6,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PostgresAdapter, sql, type Insertable, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
-import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
-import { monthlyCharges } from '../domain/monthly-cost.js';
+import type { ListingKind, ListingRecord } from '../domain/listing.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 /** Listings written per statement. */
-const BATCH = 100;
-
-/** Columns hydration writes. */
-const DETAIL_UPDATES = [
-  'listed_at',
-  'zip_code',
-  'building_id',
-  'year_built',
-  'pets_allowed',
-  'rooms',
-  'lease_term',
-  'monthly_maintenance',
-  'monthly_taxes',
-  'monthly_charges',
-  'details',
-  'detail_fetched_at',
-  'needs_detail',
-  'detail_failures',
-  'detail_error',
-  'data_version',
-] as const satisfies readonly (keyof ListingRow)[];
+export const BATCH = 100;
 
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
 const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
@@ -62,7 +41,7 @@ const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
  * filled, a look-up by ids becoming a scan of the table. Reads keep cached plans: planning a listing's
  * detail on every run costs about half as much CPU again as running it.
  */
-async function planForValues(trx: Transaction<Database>): Promise<void> {
+export async function planForValues(trx: Transaction<Database>): Promise<void> {
   if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
 }
 
@@ -149,40 +128,7 @@ export async function writeCrawl(
       ).map((r) => [r.id, { price: Number(r.price), status: r.status }]),
     );
     const rows = batch.map((r) => ({ ...recordToRow(r, derive(r), at), data_version: version }));
-    const columns = (Object.keys(rows[0]) as (keyof (typeof rows)[0])[]).filter(
-      // A search node lacks what only a detail gives: keep what hydration stored.
-      (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && !HYDRATED_COLUMNS.has(key),
-    );
-    const upserted = await trx
-      .insertInto('listings')
-      .values(rows)
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) => {
-            const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
-            // A new price or status sends the listing back for hydration.
-            set.needs_detail = sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
-            // The position of a price no longer asked is unknown until the next valuation.
-            set.price_position = sql`case when listings.price <> excluded.price then null else listings.price_position end`;
-            return set as never;
-          })
-          // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
-          // table. Only a row that differs is updated here; the time it was seen is set below.
-          .where((eb) =>
-            eb.or(
-              columns
-                .filter((key) => key !== 'last_seen_at' && key !== 'data_version')
-                .map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
-            ),
-          ),
-      )
-      .execute();
-    // A driver that does not tell how many rows it wrote is taken to have written them all.
-    changedRows += upserted.reduce(
-      (n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? batch.length : Number(r.numInsertedOrUpdatedRows)),
-      0,
-    );
+    changedRows += await upsertChanged(trx, rows);
     // A row just inserted was written with it already.
     const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
     if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
@@ -208,6 +154,45 @@ export async function writeCrawl(
   // version stays, and no instance rebuilds what it derived from the listings.
   if (changedRows > 0 || result.delisted > 0) await bumpDataVersion(trx);
   return result;
+}
+
+/**
+ * Upserts a crawl's `rows` (every one a listing of the crawl, stamped with the write's data version): a new listing
+ * is inserted; a stored one is updated only where a column differs, what hydration stored kept. Returns how many
+ * rows were inserted or changed.
+ */
+async function upsertChanged(trx: Transaction<Database>, rows: (CrawledRow & { data_version: number })[]): Promise<number> {
+  const columns = (Object.keys(rows[0]) as (keyof (typeof rows)[0])[]).filter(
+    // A search node lacks what only a detail gives: keep what hydration stored.
+    (key) => key !== 'id' && key !== 'first_seen_at' && key !== 'needs_detail' && !HYDRATED_COLUMNS.has(key),
+  );
+  const upserted = await trx
+    .insertInto('listings')
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet((eb) => {
+          const set: Record<string, unknown> = Object.fromEntries(columns.map((key) => [key, eb.ref(`excluded.${key}`)]));
+          // A new price or status sends the listing back for hydration.
+          set.needs_detail = sql`case when listings.price <> excluded.price or listings.status <> excluded.status then 1 else listings.needs_detail end`;
+          // The position of a price no longer asked is unknown until the next valuation.
+          set.price_position = sql`case when listings.price <> excluded.price then null else listings.price_position end`;
+          return set as never;
+        })
+        // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
+        // table. Only a row that differs is updated here; the caller sets the time it was seen.
+        .where((eb) =>
+          eb.or(
+            columns
+              .filter((key) => key !== 'last_seen_at' && key !== 'data_version')
+              .map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
+          ),
+        ),
+    )
+    .execute();
+  // A driver that does not tell how many rows it wrote is taken to have written them all.
+  return upserted.reduce((n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? rows.length : Number(r.numInsertedOrUpdatedRows)), 0);
 }
 
 /** Takes every active mirrored listing of `scope` that the crawl did not see (`seen`) off the market, with the events `rules.delisted` gives. Returns how many. */
@@ -255,88 +240,4 @@ async function sweep(
       .execute();
   }
   return gone.length;
-}
-
-/** Writes what hydration found for each listing in transaction `trx` (see {@link ListingsRepository.applyDetails}). */
-export async function writeDetails(trx: Transaction<Database>, items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
-  await planForValues(trx);
-  const version = await nextDataVersion(trx);
-  for (let i = 0; i < items.length; i += BATCH) {
-    const batch = items.slice(i, i + BATCH);
-    const ids = batch.map((item) => item.id);
-    const stored = new Map((await trx.selectFrom('listings').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
-    const present = batch.filter((item) => stored.has(item.id));
-    if (!present.length) continue;
-    const rows = present.map(({ id, facts }): ListingRow => {
-      const row = stored.get(id)!;
-      return {
-        ...row,
-        listed_at: facts.listedAt ?? row.listed_at,
-        zip_code: facts.zipCode ?? row.zip_code,
-        building_id: facts.buildingId,
-        year_built: facts.yearBuilt,
-        pets_allowed: facts.petsAllowed === null ? null : facts.petsAllowed ? 1 : 0,
-        rooms: facts.rooms,
-        lease_term: facts.leaseTerm,
-        monthly_maintenance: facts.monthlyMaintenance,
-        monthly_taxes: facts.monthlyTaxes,
-        monthly_charges: monthlyCharges({
-          maintenance: facts.monthlyMaintenance,
-          commonCharges: row.monthly_common_charges,
-          taxes: facts.monthlyTaxes,
-        }),
-        details: JSON.stringify({
-          ...(JSON.parse(row.details) as Record<string, unknown>),
-          photos: facts.photos,
-          floorPlanKey: facts.floorPlanKey,
-        }),
-        detail_fetched_at: at,
-        needs_detail: 0,
-        detail_failures: 0,
-        detail_error: null,
-        data_version: version,
-      };
-    });
-    await trx
-      .insertInto('listings')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => Object.fromEntries(DETAIL_UPDATES.map((c) => [c, eb.ref(`excluded.${c}`)])) as never),
-      )
-      .execute();
-    await trx
-      .deleteFrom('listing_amenities')
-      .where(
-        'listing_id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .execute();
-    const amenityRows = present.flatMap(({ id, facts }) => facts.amenities.map((amenity) => ({ listing_id: id, amenity })));
-    if (amenityRows.length) await trx.insertInto('listing_amenities').values(amenityRows).execute();
-    // The crawl that found a listing dated its LISTED event the day it saw it; the detail knows the real day.
-    const listedDay = new Map(present.filter((item) => item.facts.listedAt).map((item) => [item.id, item.facts.listedAt!.slice(0, 10)]));
-    if (!listedDay.size) continue;
-    const latest = new Map<string, Database['price_history']>();
-    for (const event of await trx
-      .selectFrom('price_history')
-      .selectAll()
-      .where('event', '=', 'LISTED')
-      .where('listing_id', 'in', [...listedDay.keys()])
-      .execute()) {
-      const seen = latest.get(event.listing_id);
-      if (!seen || event.recorded_at > seen.recorded_at) latest.set(event.listing_id, event);
-    }
-    const redated = [...latest.values()]
-      .filter((e) => e.date !== listedDay.get(e.listing_id))
-      .map((e) => ({ ...e, date: listedDay.get(e.listing_id)! }));
-    if (redated.length) {
-      await trx
-        .insertInto('price_history')
-        .values(redated)
-        .onConflict((oc) => oc.columns(['listing_id', 'recorded_at', 'event']).doUpdateSet((eb) => ({ date: eb.ref('excluded.date') })))
-        .execute();
-    }
-  }
-  await bumpDataVersion(trx);
 }

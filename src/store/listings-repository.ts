@@ -1,19 +1,13 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
-import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
-import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
-import type { PriceEvent } from '../wire/listing.js';
 import type { ListingRow } from './listing-rows.js';
-import { writeCrawl, writeDetails, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
+import { writeCrawl, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
+import { writeDetails } from './detail-writes.js';
+import { type DetailRow, detailQuery, type StoredDetail, storedDetail } from './listing-detail-query.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
 
-/** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
-export interface StoredDetail {
-  row: ListingRow;
-  amenities: string[];
-  history: PriceEvent[];
-}
+export type { StoredDetail } from './listing-detail-query.js';
 
 /** The listings' versions in `data_versions`: `listings` moves with every write of them, `bulk` with those whose rows carry no version. */
 export interface DataVersions {
@@ -255,60 +249,16 @@ export class ListingsRepository {
 
   /**
    * A listing's row, amenities (by name, sorted) and the mirror's price events (oldest first) in one
-   * query: a detail answer is one round trip, not three. The statement is built once per repository and
-   * run with each id. Undefined when the mirror does not hold the listing.
+   * query ({@link detailQuery}): a detail answer is one round trip, not three. The statement is built once per
+   * repository and run with each id. Undefined when the mirror does not hold the listing.
    */
   async detailById(id: string): Promise<StoredDetail | undefined> {
-    this.detailQuery ??= this.buildDetailQuery();
-    const result = await this.reader.executeQuery<ListingRow & { amenity_rows: unknown; history_rows: unknown }>(
-      CompiledQuery.raw(this.detailQuery.sql, [id]),
-    );
-    const found = result.rows[0];
-    if (!found) return undefined;
-    // The row is answered as read, its two aggregate columns left on it: a rest copy of a row this wide
-    // (better-sqlite3 makes it a dictionary-mode object) is a noticeable share of a detail's CPU.
-    const { amenity_rows, history_rows } = found;
-    const row: ListingRow = found;
-    // SQLite answers the aggregated rows as JSON text; pg has parsed them already.
-    const json = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : ((v as T[] | null) ?? []));
-    return {
-      row,
-      amenities: json<{ amenity: string }>(amenity_rows).map((a) => a.amenity),
-      history: json<{ date: string; price: number | string; event: string; pct_change: number | null }>(history_rows).map((h) => ({
-        date: h.date,
-        price: Number(h.price),
-        event: h.event,
-        pctChange: h.pct_change,
-      })),
-    };
+    this.detailQuery ??= detailQuery(this.db);
+    const result = await this.reader.executeQuery<DetailRow>(CompiledQuery.raw(this.detailQuery.sql, [id]));
+    return result.rows[0] && storedDetail(result.rows[0]);
   }
 
   private detailQuery: CompiledQuery | undefined;
-
-  /** The detail query, compiled with a placeholder id: its one parameter is the listing id. */
-  private buildDetailQuery(): CompiledQuery {
-    const jsonArrayFrom = this.db.getExecutor().adapter instanceof PostgresAdapter ? pgJsonArrayFrom : sqliteJsonArrayFrom;
-    const compiled = this.db
-      .selectFrom('listings')
-      .selectAll('listings')
-      .select((eb) => [
-        jsonArrayFrom(
-          eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity'),
-        ).as('amenity_rows'),
-        jsonArrayFrom(
-          eb
-            .selectFrom('price_history')
-            .select(['date', 'price', 'event', 'pct_change'])
-            .whereRef('listing_id', '=', 'listings.id')
-            .orderBy('recorded_at')
-            .orderBy('event'),
-        ).as('history_rows'),
-      ])
-      .where('listings.id', '=', '')
-      .compile();
-    if (compiled.parameters.length !== 1) throw new Error(`the detail query has ${compiled.parameters.length} parameters, not 1`);
-    return compiled;
-  }
 
   async amenities(id: string): Promise<string[]> {
     const rows = await this.reader

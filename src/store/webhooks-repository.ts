@@ -1,11 +1,9 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { claimableDeliveries } from './webhook-claims.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookSubscriptionsTable } from './schema.js';
 
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
-
-/** Due deliveries of each kind (retries, new) a claim chooses among: a bound on its work, not a tuning. */
-const CLAIM_CANDIDATES = 512;
 
 /** A subscription with the plan and state of the key it belongs to. */
 export interface ActiveSubscription extends WebhookSubscriptionRow {
@@ -134,49 +132,7 @@ export class WebhooksRepository {
     limit: number,
     options: { perSubscription?: number; except?: readonly string[] } = {},
   ): Promise<(WebhookDeliveryRow & { url: string; secret: string })[]> {
-    const due = (retries: boolean) => {
-      let q = this.db
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'subscription_id', 'next_attempt_at', sql<number>`${sql.lit(retries ? 1 : 0)}`.as('retry')])
-        .where('status', '=', sql.lit('pending'))
-        .where('attempts', retries ? '>' : '=', sql.lit(0))
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]));
-      if (options.except?.length) q = q.where('subscription_id', 'not in', [...options.except]);
-      return q.orderBy('next_attempt_at').orderBy('id').limit(CLAIM_CANDIDATES);
-    };
-    const candidates = this.db
-      .selectFrom(due(true).as('retries'))
-      .selectAll()
-      .unionAll(this.db.selectFrom(due(false).as('fresh')).selectAll());
-    const ranked = this.db
-      .selectFrom(candidates.as('c'))
-      .select([
-        'c.id',
-        'c.retry',
-        'c.next_attempt_at',
-        sql<number>`row_number() over (partition by c.subscription_id order by c.retry desc, c.next_attempt_at, c.id)`.as('rank'),
-      ]);
-    const chosen = this.db
-      .selectFrom(ranked.as('r'))
-      .select('r.id')
-      .where('r.rank', '<=', options.perSubscription ?? limit)
-      .orderBy('r.retry', 'desc')
-      .orderBy('r.next_attempt_at')
-      .orderBy('r.id')
-      .limit(limit);
-    // A window cannot be locked: PostgreSQL locks the rows it chose, skipping those another instance holds, and
-    // checks the lease again on each row it locks (one another instance claimed meanwhile has a lease now).
-    const lockable = this.postgres
-      ? this.db
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('id', 'in', chosen)
-          .where('status', '=', 'pending')
-          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
-          .forUpdate()
-          .skipLocked()
-      : chosen;
+    const lockable = claimableDeliveries(this.db, this.postgres, now, limit, options);
     const claimed = await this.db
       .updateTable('webhook_deliveries')
       .set((eb) => ({ leased_until: leaseUntil, attempts: eb('attempts', '+', 1) }))

@@ -15,7 +15,7 @@ import type { ChangesRepository } from '../store/changes-repository.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import { AREAS_SCOPE, scopeFailing, scopeKey, type CrawlReport, type ScopesRepository } from '../store/scopes-repository.js';
 import type { UpstreamPriority } from '../upstream/client.js';
-import { mapAreas, mapSearchNode } from '../upstream/mappers.js';
+import { mapAreas, mapSearchNode, searchNodeOfDetail } from '../upstream/mappers.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { SingleFlight } from '../lib/single-flight.js';
 import { Hydrator, type HydrationProgress, type SyncProgress } from './hydrator.js';
@@ -264,21 +264,7 @@ export class Syncer {
         const price = detail.pricing?.price;
         if (typeof price !== 'number') return false;
         const building = (await this.deps.client.buildingsOfListings(k, [id], priority)).get(id);
-        const areaName = building?.area?.name ?? null;
-        const node = {
-          id,
-          price,
-          status: detail.status,
-          areaName,
-          bedroomCount: detail.propertyDetails?.bedroomCount,
-          fullBathroomCount: detail.propertyDetails?.fullBathroomCount,
-          halfBathroomCount: detail.propertyDetails?.halfBathroomCount,
-          livingAreaSize: detail.propertyDetails?.livingAreaSize,
-          street: detail.propertyDetails?.address?.street,
-          unit: detail.propertyDetails?.address?.unit,
-          urlPath: `/${k}/${id}`,
-          noFee: detail.pricing?.noFee,
-        };
+        const node = searchNodeOfDetail(id, k, price, detail, building?.area?.name ?? null);
         const record = mapSearchNode(node, k, { areas: tree, now: this.deps.clock() });
         if (!record) return false;
         await this.deps.listings.apply([record], this.derive, LISTING_CHANGE_RULES, this.now());

@@ -228,3 +228,28 @@ export function mapBuildingDetail(
     saleInventory: { activeCount: 0, byBedroom: [] },
   };
 }
+
+/**
+ * A search node made of a listing's detail (`price` in dollars, the detail's own), for a listing the mirror learns of
+ * by its id rather than from a crawl; its area's name comes from its building (null when unknown).
+ */
+export function searchNodeOfDetail(
+  id: string,
+  kind: ListingKind,
+  price: number,
+  detail: UpstreamListingDetail,
+  areaName: string | null,
+): UpstreamSearchNode {
+  const facts = detail.propertyDetails;
+  return {
+    ...{ id, price, status: detail.status, areaName },
+    bedroomCount: facts?.bedroomCount,
+    fullBathroomCount: facts?.fullBathroomCount,
+    halfBathroomCount: facts?.halfBathroomCount,
+    livingAreaSize: facts?.livingAreaSize,
+    street: facts?.address?.street,
+    unit: facts?.address?.unit,
+    urlPath: `/${kind}/${id}`,
+    noFee: detail.pricing?.noFee,
+  };
+}

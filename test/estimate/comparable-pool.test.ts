@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PoolBuilder, type PoolRow } from '../../src/estimate/comparable-pool.js';
+import type { PoolRow } from '../../src/estimate/comparable-pool.js';
+import { PoolBuilder } from '../../src/estimate/pool-builder.js';
 
 // The pool of homes (src/estimate/comparable-pool.ts): listings at one point with one layout and price are one home,
 // known by its lowest listing id, and every listing id finds its home. Expectations from the rows themselves.

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ColumnsBuilder } from '../../src/search/columns-builder.js';
 import {
-  ColumnsBuilder,
   type IndexedRow,
   idAt,
   NUMERIC_COLUMNS,

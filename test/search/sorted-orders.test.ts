@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ColumnsBuilder, type IndexedRow, idAt, NUMERIC_COLUMNS, SHOWN_TEXT_COLUMNS } from '../../src/search/listing-columns.js';
+import { type IndexedRow, idAt, NUMERIC_COLUMNS, SHOWN_TEXT_COLUMNS } from '../../src/search/listing-columns.js';
+import { ColumnsBuilder } from '../../src/search/columns-builder.js';
 import { SORTS, INDEXED_SORTS, type SortColumn } from '../../src/search/sorts.js';
 import { SortedOrders, type Direction } from '../../src/search/sorted-orders.js';
 import { compareText } from '../../src/search/text-ranks.js';

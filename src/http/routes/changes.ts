@@ -53,29 +53,64 @@ export interface ChangesRouteDeps {
   metrics?: Metrics;
 }
 
+/** The cursor to start after; 410 when retention removed events after it. */
+async function startAfter(deps: ChangesRouteDeps, since: string | undefined): Promise<number> {
+  const head = await deps.changes.latestId();
+  if (since === 'latest') return head;
+  const cursor = Number(since ?? '0');
+  // A cursor no event has reached yet is a mistake (a typo, another database's cursor): waiting on it would miss every event up to it.
+  if (cursor > head)
+    throw invalidParams([
+      { name: 'since', in: 'query', message: `is beyond the newest event, ${head}; use since=latest to start from now` },
+    ]);
+  if (cursor > 0 && cursor < (await deps.changes.prunedThrough())) {
+    throw new Problem(
+      'CURSOR_EXPIRED',
+      `Events after ${cursor} are past the ${deps.config.changesRetentionDays}-day retention; start again with since=0.`,
+    );
+  }
+  return cursor;
+}
+
+/**
+ * Sends the events after `cursor` matching `filter` to `stream` as they are applied, with a heartbeat every
+ * `changesStream.heartbeatSeconds` when nothing else comes, until the stream ends or `signal` aborts.
+ */
+async function sendEvents(
+  deps: ChangesRouteDeps,
+  stream: EventStreamWriter,
+  after: number,
+  filter: ReturnType<typeof changeFilterOf>,
+  signal: AbortSignal,
+): Promise<void> {
+  const { heartbeatSeconds } = deps.config.changesStream;
+  let cursor = after;
+  while (stream.open) {
+    // The head is read first: every matching event up to it is in the page that follows, so waiting
+    // past it (not past the last event sent, which filtered-out events may leave behind) loses none.
+    const head = await deps.changes.latestId();
+    const events = await deps.changes.page(cursor, STREAM_BATCH, filter);
+    for (const e of events) await stream.event(String(e.id), e.type, changeBody(e));
+    if (events.length) cursor = events.at(-1)!.id;
+    if (events.length === STREAM_BATCH) continue;
+    const seen = Math.max(head, cursor);
+    const news = await deps.tail.wait(seen, heartbeatSeconds, signal);
+    if (!news && stream.open) await stream.comment(`heartbeat ${deps.clock().toISOString()}`);
+  }
+}
+
 /**
  * GET /v1/changes (the feed: every keyed plan, `perPage` capped by the plan) and GET
  * /v1/changes/stream (the same events as Server-Sent Events, from `featurePlans.changesStream` up).
  */
 export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRouteDeps): void {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const retention = deps.config.changesRetentionDays;
-  /** The cursor to start after; 410 when retention removed events after it. */
-  const startAfter = async (since: string | undefined): Promise<number> => {
-    const head = await deps.changes.latestId();
-    if (since === 'latest') return head;
-    const cursor = Number(since ?? '0');
-    // A cursor no event has reached yet is a mistake (a typo, another database's cursor): waiting on it would miss every event up to it.
-    if (cursor > head)
-      throw invalidParams([
-        { name: 'since', in: 'query', message: `is beyond the newest event, ${head}; use since=latest to start from now` },
-      ]);
-    if (cursor > 0 && cursor < (await deps.changes.prunedThrough())) {
-      throw new Problem('CURSOR_EXPIRED', `Events after ${cursor} are past the ${retention}-day retention; start again with since=0.`);
-    }
-    return cursor;
-  };
+  registerListChanges(fastify, deps);
+  registerStreamChanges(fastify, deps);
+}
 
+/** GET /v1/changes. */
+function registerListChanges(fastify: FastifyInstance, deps: ChangesRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/changes',
     {
@@ -87,7 +122,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
           '`listing.status_changed` (fromStatus, toStatus: delisted, relisted), each with the listing summary after the change; `building.updated` (the building ' +
           "after the change and `changedFields`). Filters as on search: kind, areas, price and bedrooms (the listing's after the change; `kind`, price and " +
           'bedroom filters keep listing events only). Continue from `meta.next`; an empty page means nothing newer yet (poll again with the same cursor). ' +
-          `Events are kept ${retention} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
+          `Events are kept ${deps.config.changesRetentionDays} days (CHANGES_RETENTION_DAYS): a cursor older than that is 410 CURSOR_EXPIRED. Any keyed plan.`,
         tags: ['changes'],
         querystring: ChangesQuery,
         response: {
@@ -112,7 +147,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
     },
     async (request) => {
       const q = request.query;
-      const since = await startAfter(q.since);
+      const since = await startAfter(deps, q.since);
       const tree = await deps.reads.areaTree();
       resolveAreas(q.areas, tree);
       const perPage = Math.min(q.perPage ?? 100, deps.config.plans[principalOf(request).plan].maxPerPage);
@@ -130,7 +165,11 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
       };
     },
   );
+}
 
+/** GET /v1/changes/stream, with the streams open on this instance (ended before the server closes). */
+function registerStreamChanges(fastify: FastifyInstance, deps: ChangesRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { heartbeatSeconds, maxPerKey } = deps.config.changesStream;
   const streamPlan = deps.config.featurePlans.changesStream;
   const openBySubject = new Map<string, number>();
@@ -180,7 +219,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
     },
     async (request, reply) => {
       const q = request.query;
-      let cursor = await startAfter(request.headers['last-event-id'] ?? q.since);
+      const cursor = await startAfter(deps, request.headers['last-event-id'] ?? q.since);
       const tree = await deps.reads.areaTree();
       resolveAreas(q.areas, tree);
       const filter = changeFilterOf(q, tree);
@@ -199,18 +238,7 @@ export function registerChangesRoutes(fastify: FastifyInstance, deps: ChangesRou
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
       try {
-        while (stream.open) {
-          // The head is read first: every matching event up to it is in the page that follows, so waiting
-          // past it (not past the last event sent, which filtered-out events may leave behind) loses none.
-          const head = await deps.changes.latestId();
-          const events = await deps.changes.page(cursor, STREAM_BATCH, filter);
-          for (const e of events) await stream.event(String(e.id), e.type, changeBody(e));
-          if (events.length) cursor = events.at(-1)!.id;
-          if (events.length === STREAM_BATCH) continue;
-          const seen = Math.max(head, cursor);
-          const news = await deps.tail.wait(seen, heartbeatSeconds, gone.signal);
-          if (!news && stream.open) await stream.comment(`heartbeat ${deps.clock().toISOString()}`);
-        }
+        await sendEvents(deps, stream, cursor, filter, gone.signal);
       } catch (error) {
         request.log.warn({ err: (error as Error).message }, 'change stream ended by an error');
       } finally {

@@ -23,8 +23,17 @@ const estimateResponse = Type.Object(
   { description: 'The estimate and the freshness of the listings it was made from.' },
 );
 
+/** What these routes read with. */
+type RouteDeps = { reads: ReadService; cityRecords: CityRecords; plan: Plan };
+
 /** GET /v1/property/{id}/estimate and GET /v1/estimate: what a home is worth (docs/estimates.md). */
-export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: ReadService; cityRecords: CityRecords; plan: Plan }): void {
+export function registerEstimateRoutes(fastify: FastifyInstance, deps: RouteDeps): void {
+  registerGetPropertyEstimate(fastify, deps);
+  registerGetEstimate(fastify, deps);
+}
+
+/** GET /v1/property/:id/estimate. */
+function registerGetPropertyEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/:id/estimate',
@@ -48,7 +57,11 @@ export function registerEstimateRoutes(fastify: FastifyInstance, deps: { reads: 
       return { data: answer.estimate, meta: answer.freshness };
     },
   );
+}
 
+/** GET /v1/estimate. */
+function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/estimate',
     {

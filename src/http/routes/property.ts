@@ -35,9 +35,19 @@ export function listingPath(url: string): string | null {
   return /^\/(rental|sale|building)\/[^\s]+$/.test(path) ? path : null;
 }
 
+/** What these routes read with. */
+type RouteDeps = { reads: ReadService; comparablesPlan: Plan };
+
 /** GET /v1/property/{id} and GET /v1/property/by-url (spec 4.3, 4.4), and GET /v1/properties (batch). */
-export function registerPropertyRoutes(fastify: FastifyInstance, deps: { reads: ReadService; comparablesPlan: Plan }): void {
-  // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
+export function registerPropertyRoutes(fastify: FastifyInstance, deps: RouteDeps): void {
+  registerGetComparables(fastify, deps);
+  registerGetProperties(fastify, deps);
+  registerGetPropertyByUrl(fastify, deps);
+  registerGetProperty(fastify, deps);
+}
+
+/** GET /v1/property/:id/comparables. */
+function registerGetComparables(fastify: FastifyInstance, deps: RouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/:id/comparables',
@@ -84,7 +94,11 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { reads: 
       return { data: answer.items, meta: { ...answer.freshness, radius: answer.radius } };
     },
   );
+}
 
+/** GET /v1/properties. */
+function registerGetProperties(fastify: FastifyInstance, deps: RouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/properties',
     {
@@ -137,7 +151,11 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { reads: 
       return { data: answer.listings.map((l) => project(l, keep)), meta: { ...answer.freshness, missing: answer.missing } };
     },
   );
+}
 
+/** GET /v1/property/by-url. */
+function registerGetPropertyByUrl(fastify: FastifyInstance, deps: RouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/by-url',
     {
@@ -179,7 +197,11 @@ export function registerPropertyRoutes(fastify: FastifyInstance, deps: { reads: 
       return { data: project(answer.listing, keep), meta: answer.freshness };
     },
   );
+}
 
+/** GET /v1/property/:id. */
+function registerGetProperty(fastify: FastifyInstance, deps: RouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/property/:id',
     {

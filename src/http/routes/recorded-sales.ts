@@ -1,4 +1,3 @@
-import { MONTH_PATTERN } from '../validation.js';
 import { districtFilters, districtParameters } from '../../domain/city-districts.js';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -9,22 +8,21 @@ import type { Config } from '../../config.js';
 import type { AreaTree } from '../../domain/area.js';
 import type { CityRecords } from '../../read/city-records.js';
 import type { RecordedSaleSearch } from '../../store/recorded-sale-filters.js';
-import { RecordedSaleSchema, RecordedSalesMonth, type RecordedSale } from '../../wire/recorded-sale.js';
+import { RecordedSaleSchema, type RecordedSale } from '../../wire/recorded-sale.js';
 import { FeatureCollectionSchema, searchFormat, toFeatureCollection } from '../formats.js';
 import { geoFilters } from '../geo-params.js';
-import { areaIdsOf } from '../area-param.js';
+import { recordedSaleAreaFilter } from '../area-param.js';
+import { registerRecordedSalesHistoryRoute } from './recorded-sales-history.js';
+import { registerSoldComparablesRoute } from './sold-comparables.js';
 import { pageLinks } from '../links.js';
 import { linkHeader } from '../plugins/caching.js';
 import { principalOf } from '../plugins/auth.js';
 import { invalidParams } from '../problem.js';
-import { ComparablesMeta, LISTING_ID, problemResponses } from '../schemas/common.js';
+import { problemResponses } from '../schemas/common.js';
 import { commonFilters, queryObject } from '../schemas/search-query.js';
 import type { ListingRow } from '../../store/listing-rows.js';
-import { notFound } from '../problem.js';
 
 const DEFAULT_PER_PAGE = 50;
-/** The longest span of monthly figures one request may ask for. */
-const MAX_MONTHS = 240;
 
 /** The CSV columns of a recorded sale: its fields, address and position flattened into their own columns. */
 export const RECORDED_SALE_CSV_COLUMNS = [
@@ -77,15 +75,6 @@ export const RecordedSalesQuery = queryObject({
   format: commonFilters.format,
 });
 
-/** `areas=` split into whole boroughs (every sale in them) and smaller areas with their descendants (positioned sales). */
-function areaFilter(areas: string | undefined, tree: AreaTree): Pick<RecordedSaleSearch, 'boroughIds' | 'areaIds'> {
-  if (!areas) return {};
-  const ids = areaIdsOf(areas, tree);
-  const boroughIds = ids.filter((id) => tree.boroughOf(id) === id);
-  const areaIds = [...new Set(ids.filter((id) => tree.boroughOf(id) !== id).flatMap((id) => tree.withDescendants(id)))];
-  return { boroughIds: boroughIds.length ? boroughIds : undefined, areaIds: areaIds.length ? areaIds : undefined };
-}
-
 /** A page of recorded sales as CSV (RFC 4180, header row first); unknown values are empty. */
 function toCsv(items: RecordedSale[]): Readable {
   const stream = stringify({ header: true, columns: [...RECORDED_SALE_CSV_COLUMNS] });
@@ -101,10 +90,6 @@ function toCsv(items: RecordedSale[]): Readable {
   stream.end();
   return stream;
 }
-
-const month = (d: Date) => d.toISOString().slice(0, 7);
-const monthsBetween = (from: string, to: string) =>
-  (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
 
 /**
  * GET /v1/recorded-sales (every keyed plan) and GET /v1/market/recorded-sales (monthly figures, from
@@ -162,7 +147,7 @@ export function registerRecordedSalesRoutes(
       if (q.from && q.to && q.from > q.to) errors.push({ name: 'from', in: 'query', message: 'must be on or before `to`' });
       if (errors.length) throw invalidParams(errors);
       const search: RecordedSaleSearch = {
-        ...areaFilter(q.areas, await deps.areaTree()),
+        ...recordedSaleAreaFilter(q.areas, await deps.areaTree()),
         bbox: geo.bbox,
         near: geo.near,
         from: q.from,
@@ -197,127 +182,6 @@ export function registerRecordedSalesRoutes(
       return { data: found.items, meta };
     },
   );
-
-  app.get(
-    '/v1/market/recorded-sales',
-    {
-      config: { minPlan: deps.config.featurePlans.marketHistory },
-      schema: {
-        operationId: 'getRecordedSalesHistory',
-        summary: 'Monthly figures of recorded sales',
-        description:
-          'Per month: the count of recorded sales, their median price and median price per square foot (over sales of known size), transfers without consideration left out; ' +
-          'every month of the range listed, one without sales with count 0. Medians interpolate between the two middle values of an even count. Beside the daily listing snapshots of ' +
-          `/v1/market/history, which accumulate as the mirror runs, these reach back to 2016. From the ${deps.config.featurePlans.marketHistory} plan up (MIN_PLAN_MARKET_HISTORY).`,
-        tags: ['market'],
-        querystring: queryObject({
-          areas: Type.String({
-            ...commonFilters.areas,
-            description:
-              'Comma-separated area ids: a borough counts every sale in it, a smaller area the sales positioned in it; the whole city when absent.',
-          }),
-          from: Type.String({
-            pattern: MONTH_PATTERN,
-            description: 'First month, YYYY-MM (1900-01 to 2100-12); default 11 months before `to`.',
-          }),
-          to: Type.String({
-            pattern: MONTH_PATTERN,
-            description: `Last month, YYYY-MM (1900-01 to 2100-12); default this month (UTC). At most ${MAX_MONTHS} months after \`from\`.`,
-          }),
-        }),
-        response: {
-          200: Type.Object(
-            { data: Type.Array(RecordedSalesMonth), meta: Type.Ref('SingleMeta') },
-            { description: 'The months of the range, oldest first.' },
-          ),
-          ...problemResponses(400, 401, 403, 429),
-        },
-        security: [{ bearerAuth: [] }],
-      },
-    },
-    async (request) => {
-      const q = request.query;
-      const to = q.to ?? month(deps.clock());
-      const from =
-        q.from ??
-        (() => {
-          const d = new Date(`${to}-01T00:00:00Z`);
-          d.setUTCMonth(d.getUTCMonth() - 11);
-          return month(d);
-        })();
-      const span = monthsBetween(from, to);
-      if (span < 0 || span >= MAX_MONTHS)
-        throw invalidParams([
-          { name: 'from', in: 'query', message: `must be on or before \`to\`, at most ${MAX_MONTHS - 1} months before it` },
-        ]);
-      const { months, freshness } = await deps.cityRecords.monthly(areaFilter(q.areas, await deps.areaTree()), from, to);
-      return { data: months, meta: freshness };
-    },
-  );
-
-  app.get(
-    '/v1/property/:id/sold-comparables',
-    {
-      config: { minPlan: deps.config.featurePlans.comparables },
-      schema: {
-        operationId: 'getSoldComparables',
-        summary: 'Recorded sales near a sale listing',
-        description:
-          'What comparable homes near a sale listing actually sold for: recorded sales with consideration (NYC Department of Finance, via NYC Open Data), ' +
-          'each marked as a recorded sale, most similar first by the formula of the comparables (a recorded sale has no bedrooms or baths: those parts count 0.5), then newest. ' +
-          'The radius widens through 500 m, 1, 2, 5 and 10 km until `limit` are found; only positioned sales can be found. ' +
-          `From the ${deps.config.featurePlans.comparables} plan up (MIN_PLAN_COMPARABLES).`,
-        tags: ['property', 'recorded sales'],
-        params: Type.Object({ id: Type.String({ ...LISTING_ID, description: "The sale listing's id." }) }),
-        querystring: queryObject({
-          limit: Type.Integer({ minimum: 1, maximum: 50, description: 'How many, 1-50; default 10.' }),
-          from: Type.String({ format: 'date', description: 'Only sales dated on or after this day (YYYY-MM-DD).' }),
-        }),
-        response: {
-          200: Type.Object(
-            {
-              data: Type.Array(
-                Type.Object({
-                  kind: Type.Literal('recorded-sale', { description: 'Marks a sold comparable (a recorded sale), not a listing.' }),
-                  recordedSale: Type.Ref('RecordedSale'),
-                  distance: Type.Integer({ description: 'Metres from the listing (great-circle).' }),
-                  similarity: Type.Number({ description: "0-100, by the comparables' formula." }),
-                }),
-              ),
-              meta: ComparablesMeta,
-            },
-            { description: 'The sold comparables, most similar first, with the freshness of the recorded sales.' },
-          ),
-          ...problemResponses(400, 401, 403, 404, 414, 429),
-        },
-        security: [{ bearerAuth: [] }],
-      },
-    },
-    async (request) => {
-      const { id } = request.params;
-      const listing = await deps.findListing(id);
-      if (!listing) throw notFound(`No listing with id ${id} in the mirror.`);
-      if (listing.kind !== 'sale')
-        throw invalidParams([{ name: 'id', in: 'path', message: 'is a rental: sold comparables are for sale listings' }]);
-      if (listing.latitude === null || listing.longitude === null) {
-        return { data: [], meta: { ...(await deps.cityRecords.recordedSalesFreshness()), radius: null } };
-      }
-      const found = await deps.cityRecords.soldComparables(
-        {
-          latitude: listing.latitude,
-          longitude: listing.longitude,
-          price: Number(listing.price),
-          bedroomCount: listing.bedroom_count,
-          fullBathroomCount: listing.full_bathroom_count,
-          sqft: listing.sqft,
-        },
-        request.query.limit ?? 10,
-        request.query.from,
-      );
-      return {
-        data: found.items.map((c) => ({ kind: 'recorded-sale' as const, ...c })),
-        meta: { ...found.freshness, radius: found.radius },
-      };
-    },
-  );
+  registerRecordedSalesHistoryRoute(fastify, deps);
+  registerSoldComparablesRoute(fastify, deps);
 }

@@ -90,12 +90,15 @@ const listResponse = Type.Object(
   { description: 'One page of matching active listings, the total, pagination links and freshness.' },
 );
 
-/** GET /v1/search/sales and GET /v1/search/rentals (spec 4.1, 4.2). Anonymous callers search as Free. */
-export function registerSearchRoutes(fastify: FastifyInstance, deps: { reads: ReadService; config: Config }): void {
-  // Typed by the route schemas (TypeBox): request.query needs no cast.
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  /** The route's options; generic in its query schema, so that each route's request.query is typed by its own. */
-  const options = <Q extends typeof SalesQuery | typeof RentalsQuery>(querystring: Q, summary: string, operationId: string) => ({
+/** What the search routes read with. */
+interface SearchDeps {
+  reads: ReadService;
+  config: Config;
+}
+
+/** The route's options; generic in its query schema, so that each route's request.query is typed by its own. */
+function searchOptions<Q extends typeof SalesQuery | typeof RentalsQuery>(querystring: Q, summary: string, operationId: string) {
+  return {
     config: { access: 'anonymous' as const, answerCache: true },
     schema: {
       operationId,
@@ -122,44 +125,51 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { reads: Re
       },
       security: [{}, { bearerAuth: [] }] as { [label: string]: string[] }[],
     },
-  });
-  const answer = async (kind: ListingKind, path: string, query: AnyQuery, request: FastifyRequest, reply: FastifyReply) => {
-    const format = searchFormat(query.format, request.headers.accept);
-    if (query.fields !== undefined && format === 'csv')
-      throw invalidParams([{ name: 'fields', in: 'query', message: 'applies to JSON and GeoJSON answers; a CSV has its fixed columns' }]);
-    const keep = sparseFields(query.fields, ListingSummary, reply);
-    // A GeoJSON feature's geometry is the listing's position: kept whatever the fields.
-    if (keep && format === 'geojson') keep.add('geoPoint');
-    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
-    const found = await deps.reads.search(search, boroughs, polygon);
-    const meta = {
-      ...found.freshness,
-      total: found.total,
-      page: search.page,
-      perPage: search.perPage,
-      links: pageLinks(path, request.url, search.page, search.perPage, found.total, found.nextCursor),
-    };
-    const items = keep ? found.items.map((item) => project(item, keep)) : found.items;
-    if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(items, meta));
-    if (format === 'csv') {
-      const link = linkHeader(meta.links);
-      if (link) reply.header('Link', link);
-      return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(found.items));
-    }
-    return { data: items, meta };
   };
-  /** The matches of a search in view, counted by the cells of the map's grid at its zoom. */
-  const clusters = async (kind: ListingKind, query: AnyQuery & { zoom: number; bbox: string }, request: FastifyRequest) => {
-    const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
-    const grid = clusterGrid(query.zoom, search.bbox!);
-    const found = await deps.reads.clusters(search, boroughs, grid, polygon);
-    const total = found.cells.reduce((n, cell) => n + cell.count, 0);
-    return {
-      data: found.cells,
-      meta: { ...found.freshness, total, zoom: grid.zoom, cellDegrees: { longitude: grid.longitude, latitude: grid.latitude } },
-    };
+}
+
+/** A search's answer: JSON, GeoJSON or CSV, sparse fields applied. */
+async function answer(deps: SearchDeps, kind: ListingKind, path: string, query: AnyQuery, request: FastifyRequest, reply: FastifyReply) {
+  const format = searchFormat(query.format, request.headers.accept);
+  if (query.fields !== undefined && format === 'csv')
+    throw invalidParams([{ name: 'fields', in: 'query', message: 'applies to JSON and GeoJSON answers; a CSV has its fixed columns' }]);
+  const keep = sparseFields(query.fields, ListingSummary, reply);
+  // A GeoJSON feature's geometry is the listing's position: kept whatever the fields.
+  if (keep && format === 'geojson') keep.add('geoPoint');
+  const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
+  const found = await deps.reads.search(search, boroughs, polygon);
+  const meta = {
+    ...found.freshness,
+    total: found.total,
+    page: search.page,
+    perPage: search.perPage,
+    links: pageLinks(path, request.url, search.page, search.perPage, found.total, found.nextCursor),
   };
-  const clustersOptions = (querystring: typeof SaleClustersQuery | typeof RentalClustersQuery, kind: string, operationId: string) => ({
+  const items = keep ? found.items.map((item) => project(item, keep)) : found.items;
+  if (format === 'geojson') return reply.type('application/geo+json').send(toFeatureCollection(items, meta));
+  if (format === 'csv') {
+    const link = linkHeader(meta.links);
+    if (link) reply.header('Link', link);
+    return reply.type('text/csv; charset=utf-8').header('X-Total-Count', String(meta.total)).send(toCsv(found.items));
+  }
+  return { data: items, meta };
+}
+
+/** The matches of a search in view, counted by the cells of the map's grid at its zoom. */
+async function clusters(deps: SearchDeps, kind: ListingKind, query: AnyQuery & { zoom: number; bbox: string }, request: FastifyRequest) {
+  const { search, boroughs, polygon } = await toSearch(kind, query, request, deps.reads, deps.config);
+  const grid = clusterGrid(query.zoom, search.bbox!);
+  const found = await deps.reads.clusters(search, boroughs, grid, polygon);
+  const total = found.cells.reduce((n, cell) => n + cell.count, 0);
+  return {
+    data: found.cells,
+    meta: { ...found.freshness, total, zoom: grid.zoom, cellDegrees: { longitude: grid.longitude, latitude: grid.latitude } },
+  };
+}
+
+/** The options of a clusters route. */
+function clustersOptions(querystring: typeof SaleClustersQuery | typeof RentalClustersQuery, kind: string, operationId: string) {
+  return {
     config: { access: 'anonymous' as const, answerCache: true },
     schema: {
       operationId,
@@ -179,17 +189,23 @@ export function registerSearchRoutes(fastify: FastifyInstance, deps: { reads: Re
       },
       security: [{}, { bearerAuth: [] }] as { [label: string]: string[] }[],
     },
-  });
+  };
+}
+
+/** GET /v1/search/sales and GET /v1/search/rentals (spec 4.1, 4.2). Anonymous callers search as Free. */
+export function registerSearchRoutes(fastify: FastifyInstance, deps: SearchDeps): void {
+  // Typed by the route schemas (TypeBox): request.query needs no cast.
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/v1/search/sales/clusters', clustersOptions(SaleClustersQuery, 'sale', 'clusterSales'), (request) =>
-    clusters('sale', request.query as never, request),
+    clusters(deps, 'sale', request.query as never, request),
   );
   app.get('/v1/search/rentals/clusters', clustersOptions(RentalClustersQuery, 'rental', 'clusterRentals'), (request) =>
-    clusters('rental', request.query as never, request),
+    clusters(deps, 'rental', request.query as never, request),
   );
-  app.get('/v1/search/sales', options(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) =>
-    answer('sale', '/v1/search/sales', request.query, request, reply),
+  app.get('/v1/search/sales', searchOptions(SalesQuery, 'Search sale listings', 'searchSales'), (request, reply) =>
+    answer(deps, 'sale', '/v1/search/sales', request.query, request, reply),
   );
-  app.get('/v1/search/rentals', options(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>
-    answer('rental', '/v1/search/rentals', request.query, request, reply),
+  app.get('/v1/search/rentals', searchOptions(RentalsQuery, 'Search rental listings', 'searchRentals'), (request, reply) =>
+    answer(deps, 'rental', '/v1/search/rentals', request.query, request, reply),
   );
 }

@@ -5,53 +5,7 @@
  * document does not give are placeholders; enum names follow the one quoted error message
  * (`SortingAttributeInput`). Object fields are one a line so that tests can remove one (drift).
  */
-/** Search node fields, the same for rentals and sales (clients ask both alike). */
-const SEARCH_NODE_FIELDS = `  id: ID!
-  areaName: String
-  bedroomCount: Int
-  fullBathroomCount: Int
-  halfBathroomCount: Int
-  buildingType: String
-  geoPoint: GeoPoint
-  leadMedia: LeadMedia
-  price: Int
-  sourceGroupLabel: String
-  status: String
-  street: String
-  unit: String
-  urlPath: String
-  tier: String
-  relloExpress: Boolean
-  availableAt: String
-  furnished: Boolean
-  hasTour3d: Boolean
-  hasVideos: Boolean
-  isNewDevelopment: Boolean
-  leaseTermMonths: Int
-  livingAreaSize: Float
-  monthsFree: Float
-  noFee: Boolean
-  netEffectivePrice: Int
-  offMarketAt: String
-  photos: [Photo]
-  priceChangedAt: String
-  priceDelta: Int
-  slug: String
-  sourceType: String
-  upcomingOpenHouse: OpenHouse`;
-
-/** Detail fields rentals and sales share (clients ask both alike); pricing and history differ. */
-const DETAIL_FIELDS = `  id: ID!
-  status: String
-  createdAt: String
-  updatedAt: String
-  availableAt: String
-  offMarketAt: String
-  buildingId: ID
-  description: String
-  statusChanges: [StatusChange]
-  media: ListingMedia
-  propertyDetails: PropertyDetails`;
+import { DETAIL_FIELDS, SEARCH_NODE_FIELDS } from './schema-fields.graphql.js';
 
 export const LOCAL_UPSTREAM_SDL = /* GraphQL */ `
 type Query {
