@@ -69,128 +69,24 @@ const median = (sorted: readonly number[]) => quantile(sorted, 0.5);
  */
 export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmUpMonths = 3): BacktestRow[] {
   const byMonth = new Map<string, RecordedSaleFacts[]>();
-  for (const sale of sales) {
-    const list = byMonth.get(monthOf(sale));
-    if (list) list.push(sale);
-    else byMonth.set(monthOf(sale), [sale]);
-  }
-  const months = [...byMonth.keys()].sort();
-  /** Earlier sales by key, in the order recorded. */
-  const earlier = new Map<string, RecordedSaleFacts[]>();
-  const add = (key: string, sale: RecordedSaleFacts) => {
-    const list = earlier.get(key);
-    if (list) list.push(sale);
-    else earlier.set(key, [sale]);
+  for (const sale of sales) pushTo(byMonth, monthOf(sale), sale);
+  const state: BacktestState = {
+    months: [...byMonth.keys()].sort(),
+    earlier: new Map(),
+    index: new Map(),
+    boroughPrices: new Map(),
+    scores: new Map(),
+    outcomes: new Map(),
   };
-  /** Each borough and category's monthly median, for the months with enough sales. */
-  const index = new Map<string, number>();
-  const indexAt = (boroughCategory: string, month: string): number | undefined => {
-    for (let i = months.indexOf(month); i >= 0; i--) {
-      const found = index.get(`${boroughCategory}|${months[i]}`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  };
-  const boroughPrices = new Map<string, number[]>();
-  /** ln(true / estimate) / spread of the months estimated so far, by borough and level (`2|0`) and by borough (`2`): the interval's calibration. */
-  const scores = new Map<string, number[]>();
-  const outcomes = new Map<string, { method: Outcome[]; borough: Outcome[]; nearest: Outcome[] }>();
-  for (const [m, month] of months.entries()) {
+  for (const [m, month] of state.months.entries()) {
     const targets = byMonth.get(month)!;
-    if (m >= warmUpMonths) {
-      const lastMonth = months[m - 1];
-      const tail = (1 - INTERVAL_SHARE) / 2;
-      const calibrations = new Map(
-        [...scores]
-          .filter(([, list]) => list.length >= MIN_CALIBRATION_SCORES)
-          .map(([key, list]) => {
-            const sorted = [...list].sort((a, b) => a - b);
-            return [key, { low: Math.min(0, quantile(sorted, tail)), high: Math.max(0, quantile(sorted, 1 - tail)) }];
-          }),
-      );
-      const monthScores: { borough: number; level: number; score: number }[] = [];
-      const sortedBorough = new Map<string, number[]>();
-      for (const sale of targets) {
-        const category = categoryOf(sale);
-        const boroughCategory = `${sale.borough_id}|${category}`;
-        const building = `${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`;
-        const block = `${boroughCategory}|k|${sale.block}`;
-        const neighbourhood = `${boroughCategory}|n|${sale.neighborhood}`;
-        const levels = [`${building}|u|${lineOf(sale.apartment_number)}`, building, block, neighbourhood].map(
-          (key) => earlier.get(key) ?? [],
-        );
-        const level = levels.findIndex((list, i) => list.length >= MIN_AT_LEVEL[i]);
-        const truth = Number(sale.sale_price);
-        let method: Outcome = { truth, estimate: null };
-        if (level >= 0) {
-          const now = indexAt(boroughCategory, lastMonth);
-          const adjusted = levels[level]
-            .slice(-RECENT)
-            .map((c) => {
-              const then = indexAt(boroughCategory, monthOf(c));
-              return now !== undefined && then !== undefined ? (Number(c.sale_price) * now) / then : Number(c.sale_price);
-            })
-            .sort((a, b) => a - b);
-          const estimate = median(adjusted);
-          const spread = Math.max(MIN_SPREAD, median(adjusted.map((p) => Math.abs(Math.log(p / estimate))).sort((a, b) => a - b)));
-          const calibration = calibrations.get(`${sale.borough_id}|${level}`) ?? calibrations.get(`${sale.borough_id}`) ?? UNCALIBRATED;
-          const low = estimate * Math.exp(calibration.low * spread);
-          const high = estimate * Math.exp(calibration.high * spread);
-          method = { truth, estimate, inside: truth >= low && truth <= high };
-          monthScores.push({ borough: sale.borough_id, level, score: Math.log(truth / estimate) / spread });
-        }
-        let sorted = sortedBorough.get(boroughCategory);
-        if (!sorted) {
-          sorted = [...(boroughPrices.get(boroughCategory) ?? [])].sort((a, b) => a - b);
-          sortedBorough.set(boroughCategory, sorted);
-        }
-        const borough: Outcome = { truth, estimate: sorted.length ? median(sorted) : null };
-        const recent = (earlier.get(neighbourhood) ?? [])
-          .slice(-RECENT)
-          .map((c) => Number(c.sale_price))
-          .sort((a, b) => a - b);
-        const nearest: Outcome = { truth, estimate: recent.length ? median(recent) : null };
-        for (const place of ['City', BOROUGHS[sale.borough_id] ?? 'Unknown']) {
-          let o = outcomes.get(place);
-          if (!o) {
-            o = { method: [], borough: [], nearest: [] };
-            outcomes.set(place, o);
-          }
-          o.method.push(method);
-          o.borough.push(borough);
-          o.nearest.push(nearest);
-        }
-      }
-      for (const { borough, level, score } of monthScores) {
-        for (const key of [`${borough}|${level}`, `${borough}`]) {
-          const list = scores.get(key);
-          if (list) list.push(score);
-          else scores.set(key, [score]);
-        }
-      }
-    }
+    if (m >= warmUpMonths) estimateMonth(state, targets, state.months[m - 1]);
     // The month is learned from only once it is over: its sales become comparables of the next months.
-    const prices = new Map<string, number[]>();
-    for (const sale of targets) {
-      const boroughCategory = `${sale.borough_id}|${categoryOf(sale)}`;
-      add(`${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`, sale);
-      add(`${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}|u|${lineOf(sale.apartment_number)}`, sale);
-      add(`${boroughCategory}|k|${sale.block}`, sale);
-      add(`${boroughCategory}|n|${sale.neighborhood}`, sale);
-      const list = boroughPrices.get(boroughCategory);
-      if (list) list.push(Number(sale.sale_price));
-      else boroughPrices.set(boroughCategory, [Number(sale.sale_price)]);
-      const monthPrices = prices.get(boroughCategory);
-      if (monthPrices) monthPrices.push(Number(sale.sale_price));
-      else prices.set(boroughCategory, [Number(sale.sale_price)]);
-    }
-    for (const [boroughCategory, list] of prices) {
-      if (list.length >= INDEX_MIN_SALES) index.set(`${boroughCategory}|${month}`, median(list.sort((a, b) => a - b)));
-    }
+    learnMonth(state, targets, month);
   }
-  const places = ['City', ...Object.values(BOROUGHS)].filter((place) => outcomes.has(place));
+  const places = ['City', ...Object.values(BOROUGHS)].filter((place) => state.outcomes.has(place));
   return places.map((place) => {
-    const o = outcomes.get(place)!;
+    const o = state.outcomes.get(place)!;
     return {
       kind: 'recorded sale',
       place,
@@ -200,6 +96,142 @@ export function recordedSalesBacktest(sales: readonly RecordedSaleFacts[], warmU
       baselines: RECORDED_SALE_BASELINES,
     };
   });
+}
+
+/** What the backtest has learned by a month: the months, earlier sales by key, the price index, the calibration, the outcomes. */
+interface BacktestState {
+  months: string[];
+  /** Earlier sales by key (apartment line, building, block, neighbourhood), in the order recorded. */
+  earlier: Map<string, RecordedSaleFacts[]>;
+  /** Each borough and category's monthly median, for the months with enough sales. */
+  index: Map<string, number>;
+  /** Every earlier price of each borough and category. */
+  boroughPrices: Map<string, number[]>;
+  /** ln(true / estimate) / spread of the months estimated so far, by borough and level (`2|0`) and by borough (`2`): the interval's calibration. */
+  scores: Map<string, number[]>;
+  /** Each place's outcomes of the method and the two baselines. */
+  outcomes: Map<string, { method: Outcome[]; borough: Outcome[]; nearest: Outcome[] }>;
+}
+
+/** Appends `value` to the list of `key` in `map`. */
+function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** The borough and category's price index at `month`: its median, or the nearest earlier month's that has one. */
+function indexAt(state: BacktestState, boroughCategory: string, month: string): number | undefined {
+  for (let i = state.months.indexOf(month); i >= 0; i--) {
+    const found = state.index.get(`${boroughCategory}|${state.months[i]}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Each calibration with enough scores: the quantiles of the interval's share, widened to hold 0. */
+function calibrationsOf(scores: Map<string, number[]>): Map<string, { low: number; high: number }> {
+  const tail = (1 - INTERVAL_SHARE) / 2;
+  return new Map(
+    [...scores]
+      .filter(([, list]) => list.length >= MIN_CALIBRATION_SCORES)
+      .map(([key, list]) => {
+        const sorted = [...list].sort((a, b) => a - b);
+        return [key, { low: Math.min(0, quantile(sorted, tail)), high: Math.max(0, quantile(sorted, 1 - tail)) }];
+      }),
+  );
+}
+
+/** Estimates each sale of a month (`targets`) from what was learned up to `lastMonth`, and scores the method's intervals. */
+function estimateMonth(state: BacktestState, targets: readonly RecordedSaleFacts[], lastMonth: string): void {
+  const calibrations = calibrationsOf(state.scores);
+  const monthScores: { borough: number; level: number; score: number }[] = [];
+  const sortedBorough = new Map<string, number[]>();
+  for (const sale of targets) {
+    const boroughCategory = `${sale.borough_id}|${categoryOf(sale)}`;
+    const building = `${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`;
+    const neighbourhood = `${boroughCategory}|n|${sale.neighborhood}`;
+    const levels = [`${building}|u|${lineOf(sale.apartment_number)}`, building, `${boroughCategory}|k|${sale.block}`, neighbourhood].map(
+      (key) => state.earlier.get(key) ?? [],
+    );
+    const level = levels.findIndex((list, i) => list.length >= MIN_AT_LEVEL[i]);
+    const truth = Number(sale.sale_price);
+    let method: Outcome = { truth, estimate: null };
+    if (level >= 0) {
+      const calibration = calibrations.get(`${sale.borough_id}|${level}`) ?? calibrations.get(`${sale.borough_id}`) ?? UNCALIBRATED;
+      const found = methodEstimate(state, levels[level], boroughCategory, lastMonth, calibration, truth);
+      method = found.outcome;
+      monthScores.push({ borough: sale.borough_id, level, score: found.score });
+    }
+    let sorted = sortedBorough.get(boroughCategory);
+    if (!sorted) {
+      sorted = [...(state.boroughPrices.get(boroughCategory) ?? [])].sort((a, b) => a - b);
+      sortedBorough.set(boroughCategory, sorted);
+    }
+    const borough: Outcome = { truth, estimate: sorted.length ? median(sorted) : null };
+    const recent = (state.earlier.get(neighbourhood) ?? [])
+      .slice(-RECENT)
+      .map((c) => Number(c.sale_price))
+      .sort((a, b) => a - b);
+    const nearest: Outcome = { truth, estimate: recent.length ? median(recent) : null };
+    for (const place of ['City', BOROUGHS[sale.borough_id] ?? 'Unknown']) {
+      let o = state.outcomes.get(place);
+      if (!o) {
+        o = { method: [], borough: [], nearest: [] };
+        state.outcomes.set(place, o);
+      }
+      o.method.push(method);
+      o.borough.push(borough);
+      o.nearest.push(nearest);
+    }
+  }
+  for (const { borough, level, score } of monthScores) {
+    for (const key of [`${borough}|${level}`, `${borough}`]) pushTo(state.scores, key, score);
+  }
+}
+
+/**
+ * The method's estimate of a sale worth `truth` dollars from the comparables of its level, each carried to `lastMonth`
+ * by the price index: their median, the interval `calibration` makes of their spread, and the sale's score.
+ */
+function methodEstimate(
+  state: BacktestState,
+  comparables: readonly RecordedSaleFacts[],
+  boroughCategory: string,
+  lastMonth: string,
+  calibration: { low: number; high: number },
+  truth: number,
+): { outcome: Outcome; score: number } {
+  const now = indexAt(state, boroughCategory, lastMonth);
+  const adjusted = comparables
+    .slice(-RECENT)
+    .map((c) => {
+      const then = indexAt(state, boroughCategory, monthOf(c));
+      return now !== undefined && then !== undefined ? (Number(c.sale_price) * now) / then : Number(c.sale_price);
+    })
+    .sort((a, b) => a - b);
+  const estimate = median(adjusted);
+  const spread = Math.max(MIN_SPREAD, median(adjusted.map((p) => Math.abs(Math.log(p / estimate))).sort((a, b) => a - b)));
+  const low = estimate * Math.exp(calibration.low * spread);
+  const high = estimate * Math.exp(calibration.high * spread);
+  return { outcome: { truth, estimate, inside: truth >= low && truth <= high }, score: Math.log(truth / estimate) / spread };
+}
+
+/** Learns a month that is over: its sales become comparables, prices of their borough and category, and its index. */
+function learnMonth(state: BacktestState, targets: readonly RecordedSaleFacts[], month: string): void {
+  const prices = new Map<string, number[]>();
+  for (const sale of targets) {
+    const boroughCategory = `${sale.borough_id}|${categoryOf(sale)}`;
+    pushTo(state.earlier, `${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}`, sale);
+    pushTo(state.earlier, `${boroughCategory}|b|${sale.block}|${normalAddress(sale.address)}|u|${lineOf(sale.apartment_number)}`, sale);
+    pushTo(state.earlier, `${boroughCategory}|k|${sale.block}`, sale);
+    pushTo(state.earlier, `${boroughCategory}|n|${sale.neighborhood}`, sale);
+    pushTo(state.boroughPrices, boroughCategory, Number(sale.sale_price));
+    pushTo(prices, boroughCategory, Number(sale.sale_price));
+  }
+  for (const [boroughCategory, list] of prices) {
+    if (list.length >= INDEX_MIN_SALES) state.index.set(`${boroughCategory}|${month}`, median(list.sort((a, b) => a - b)));
+  }
 }
 
 /** The baselines of the recorded sales' backtest: a recorded sale has no bedroom count, nor always a position. */

@@ -63,6 +63,100 @@ interface Snapshot {
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
 export const CIRCUIT_STATE_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
 
+/** A gauge read at each scrape: its name, its help, how it reads the snapshot, its label names. */
+type ObservedGauge = [name: string, help: string, read: (s: Snapshot) => Reading | undefined, labelNames?: string[]];
+
+/** A reading of each upstream, labelled by its name. */
+const byUpstream = (s: Snapshot, pick: (u: UpstreamReading) => number) =>
+  s.upstreams?.map((u) => ({ labels: { upstream: u.upstream }, value: pick(u) }));
+
+/** The search index's state when it is on (absent with SEARCH_INDEX off). */
+const index = (s: Snapshot) => (s.searchIndex?.enabled ? s.searchIndex : undefined);
+
+/** The gauges {@link Metrics.observe} registers, read from its sources at each scrape (docs/operations.md lists them). */
+const OBSERVED_GAUGES: ObservedGauge[] = [
+  [
+    'nyc_listings_upstream_circuit_state',
+    'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open',
+    (s) => byUpstream(s, (u) => CIRCUIT_STATE_VALUE[u.circuit]),
+    ['upstream'],
+  ],
+  ['nyc_listings_upstream_queued_requests', 'Upstream calls waiting their turn', (s) => byUpstream(s, (u) => u.queued), ['upstream']],
+  ['nyc_listings_hydration_backlog', 'Active listings waiting for their details', (s) => s.hydration?.backlog],
+  ['nyc_listings_hydration_parked', 'Active listings parked after repeated detail failures', (s) => s.hydration?.parked],
+  [
+    'nyc_listings_hydration_running',
+    '1 while a hydration of the backlog runs on this instance',
+    (s) => (s.hydration ? Number(s.hydration.running) : undefined),
+  ],
+  ['nyc_listings_hydrated_listings', 'Listings hydrated by this instance since it started', (s) => s.hydration?.hydrated],
+  [
+    'nyc_listings_search_index_listings',
+    'Active listings the search index holds, by kind (absent with SEARCH_INDEX off)',
+    (s) => (index(s)?.listings ? Object.entries(index(s)!.listings!).map(([kind, value]) => ({ labels: { kind }, value })) : undefined),
+    ['kind'],
+  ],
+  [
+    'nyc_listings_search_index_building',
+    '1 while the search index is being built on this instance',
+    (s) => (index(s) ? Number(index(s)!.building) : undefined),
+  ],
+  ['nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds],
+  [
+    'nyc_listings_search_index_patched_listings',
+    'Listings written since the last search index build, applied to it in place (their row versions)',
+    (s) => index(s)?.patchedListings,
+  ],
+  [
+    'nyc_listings_search_index_failed_builds',
+    'Search index builds that failed on this instance since it started',
+    (s) => index(s)?.failedBuilds,
+  ],
+  [
+    'nyc_listings_search_index_build_seconds',
+    "The last search index build's duration, reading the store included",
+    (s) => index(s)?.buildSeconds ?? undefined,
+  ],
+  [
+    'nyc_listings_estimate_homes',
+    'Distinct homes the estimates draw comparables from, by kind (a kind is read on its first estimate)',
+    (s) => s.estimates?.kinds.map((k) => ({ labels: { kind: k.kind }, value: k.homes })),
+    ['kind'],
+  ],
+  [
+    'nyc_listings_estimate_builds',
+    "Reads of the estimates' comparables finished on this instance since it started",
+    (s) => s.estimates?.builds,
+  ],
+  [
+    'nyc_listings_estimate_failed_builds',
+    "Reads of the estimates' comparables that failed on this instance since it started",
+    (s) => s.estimates?.failedBuilds,
+  ],
+  ['nyc_listings_valuation_runs', 'Valuations of the price positions finished on this instance since it started', (s) => s.valuation?.runs],
+  [
+    'nyc_listings_valuation_failed_runs',
+    'Valuations in which a kind was given up after its attempts (its positions stayed as stored)',
+    (s) => s.valuation?.failedRuns,
+  ],
+  ['nyc_listings_valuation_seconds', "The last valuation's duration", (s) => s.valuation?.lastRunSeconds ?? undefined],
+  ['nyc_listings_valuation_changed', 'Price positions the last valuation changed', (s) => s.valuation?.lastChanged],
+  ['nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending],
+  ['nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due],
+  [
+    'nyc_listings_webhook_oldest_due_age_seconds',
+    'Seconds since the oldest due webhook delivery fell due (0 when none is due)',
+    (s) => s.webhooks?.oldestDueAgeSeconds,
+  ],
+  ['nyc_listings_webhook_dead_letters', 'Webhook deliveries given up after their last attempt', (s) => s.webhooks?.dead],
+  [
+    'nyc_listings_db_pool_connections',
+    'PostgreSQL pool connections, by state (total, idle, waiting requests)',
+    (s) => (s.databasePool ? Object.entries(s.databasePool).map(([state, value]) => ({ labels: { state }, value })) : undefined),
+    ['state'],
+  ],
+];
+
 /**
  * The service's Prometheus metrics (prom-client), in a registry of their own (one a runtime: tests run several
  * in one process). Events are counted as they happen through the counters and histograms below; the state of
@@ -185,91 +279,7 @@ export class Metrics {
           else for (const { labels, value: v } of value) this.set(labels, v);
         },
       });
-    const byUpstream = (s: Snapshot, pick: (u: UpstreamReading) => number) =>
-      s.upstreams?.map((u) => ({ labels: { upstream: u.upstream }, value: pick(u) }));
-    gauge(
-      'nyc_listings_upstream_circuit_state',
-      'Circuit breaker of each upstream: 0 closed, 1 half-open, 2 open',
-      (s) => byUpstream(s, (u) => CIRCUIT_STATE_VALUE[u.circuit]),
-      ['upstream'],
-    );
-    gauge('nyc_listings_upstream_queued_requests', 'Upstream calls waiting their turn', (s) => byUpstream(s, (u) => u.queued), [
-      'upstream',
-    ]);
-    gauge('nyc_listings_hydration_backlog', 'Active listings waiting for their details', (s) => s.hydration?.backlog);
-    gauge('nyc_listings_hydration_parked', 'Active listings parked after repeated detail failures', (s) => s.hydration?.parked);
-    gauge('nyc_listings_hydration_running', '1 while a hydration of the backlog runs on this instance', (s) =>
-      s.hydration ? Number(s.hydration.running) : undefined,
-    );
-    gauge('nyc_listings_hydrated_listings', 'Listings hydrated by this instance since it started', (s) => s.hydration?.hydrated);
-    const index = (s: Snapshot) => (s.searchIndex?.enabled ? s.searchIndex : undefined);
-    gauge(
-      'nyc_listings_search_index_listings',
-      'Active listings the search index holds, by kind (absent with SEARCH_INDEX off)',
-      (s) => (index(s)?.listings ? Object.entries(index(s)!.listings!).map(([kind, value]) => ({ labels: { kind }, value })) : undefined),
-      ['kind'],
-    );
-    gauge('nyc_listings_search_index_building', '1 while the search index is being built on this instance', (s) =>
-      index(s) ? Number(index(s)!.building) : undefined,
-    );
-    gauge('nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds);
-    gauge(
-      'nyc_listings_search_index_patched_listings',
-      'Listings written since the last search index build, applied to it in place (their row versions)',
-      (s) => index(s)?.patchedListings,
-    );
-    gauge(
-      'nyc_listings_search_index_failed_builds',
-      'Search index builds that failed on this instance since it started',
-      (s) => index(s)?.failedBuilds,
-    );
-    gauge(
-      'nyc_listings_search_index_build_seconds',
-      "The last search index build's duration, reading the store included",
-      (s) => index(s)?.buildSeconds ?? undefined,
-    );
-    gauge(
-      'nyc_listings_estimate_homes',
-      'Distinct homes the estimates draw comparables from, by kind (a kind is read on its first estimate)',
-      (s) => s.estimates?.kinds.map((k) => ({ labels: { kind: k.kind }, value: k.homes })),
-      ['kind'],
-    );
-    gauge(
-      'nyc_listings_estimate_builds',
-      "Reads of the estimates' comparables finished on this instance since it started",
-      (s) => s.estimates?.builds,
-    );
-    gauge(
-      'nyc_listings_estimate_failed_builds',
-      "Reads of the estimates' comparables that failed on this instance since it started",
-      (s) => s.estimates?.failedBuilds,
-    );
-    gauge(
-      'nyc_listings_valuation_runs',
-      'Valuations of the price positions finished on this instance since it started',
-      (s) => s.valuation?.runs,
-    );
-    gauge(
-      'nyc_listings_valuation_failed_runs',
-      'Valuations in which a kind was given up after its attempts (its positions stayed as stored)',
-      (s) => s.valuation?.failedRuns,
-    );
-    gauge('nyc_listings_valuation_seconds', "The last valuation's duration", (s) => s.valuation?.lastRunSeconds ?? undefined);
-    gauge('nyc_listings_valuation_changed', 'Price positions the last valuation changed', (s) => s.valuation?.lastChanged);
-    gauge('nyc_listings_webhook_queue_depth', 'Pending webhook deliveries (due now or later)', (s) => s.webhooks?.pending);
-    gauge('nyc_listings_webhook_due', 'Webhook deliveries due now', (s) => s.webhooks?.due);
-    gauge(
-      'nyc_listings_webhook_oldest_due_age_seconds',
-      'Seconds since the oldest due webhook delivery fell due (0 when none is due)',
-      (s) => s.webhooks?.oldestDueAgeSeconds,
-    );
-    gauge('nyc_listings_webhook_dead_letters', 'Webhook deliveries given up after their last attempt', (s) => s.webhooks?.dead);
-    gauge(
-      'nyc_listings_db_pool_connections',
-      'PostgreSQL pool connections, by state (total, idle, waiting requests)',
-      (s) => (s.databasePool ? Object.entries(s.databasePool).map(([state, value]) => ({ labels: { state }, value })) : undefined),
-      ['state'],
-    );
+    for (const [name, help, read, labelNames] of OBSERVED_GAUGES) gauge(name, help, read, labelNames);
   }
 
   /** The text a scrape answers (Prometheus' exposition format), and its content type. */

@@ -1,8 +1,7 @@
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../../metrics/metrics.js';
-import { cacheControl, varyOf } from './caching.js';
+import { answerFromCache, type Admitted, type Entry, keeper, type Pending } from './cached-answers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,38 +21,6 @@ interface CacheableMeta {
 /** How many recently asked keys the admission check remembers (a key is some 150 bytes). */
 const DOORKEEPER_KEYS = 20_000;
 
-interface Entry {
-  /**
-   * When the answer's data was confirmed (ms since the epoch, its `meta.dataAge`) and for how many seconds it stays
-   * fresh: each hit's `Cache-Control` counts down from them.
-   */
-  freshness: { confirmedMs: number; freshnessThreshold: number };
-  /**
-   * The answer as it was written: serialized by the route's serializer, then compressed when the request's
-   * `Accept-Encoding` asked for it and compression did it in one call (else before compression: see `written`). A
-   * Buffer is compact and outside the JavaScript heap, where the serializer's string (built by concatenation) may
-   * take several times its length.
-   */
-  body: Buffer;
-  /**
-   * The headers the route and the send path set (the media type, `ETag` of the plain body, `Last-Modified`,
-   * `Link`, `Content-Encoding`...): every one not yet set when the cache was asked, but `Content-Length` (Fastify
-   * writes it from the bytes), `Cache-Control` (counted down on each hit) and `Vary` (the caching hook sets it on
-   * every answer). The ones set before (request id, CORS, rate limits) are each request's own.
-   */
-  headers: Record<string, string | number | string[]>;
-  /**
-   * Whether `body` is what was written: then a hit writes it itself. Otherwise (an answer compression streamed) it
-   * is the body before compression, and a hit goes through the send path to be compressed again.
-   */
-  written: boolean;
-  /** Milliseconds since the epoch after which the entry is not used. */
-  until: number;
-}
-
-/** Headers of a kept answer that are not kept: see {@link Entry.headers}. */
-const NOT_KEPT = new Set(['content-length', 'cache-control', 'vary']);
-
 export interface AnswerCacheOptions {
   /** This process's write counts of the mirror's tables: an entry is only found while they are unchanged. */
   writeCounts: () => string;
@@ -64,6 +31,55 @@ export interface AnswerCacheOptions {
   clock: () => Date;
   /** Where each look-up is counted: a hit (answered from the cache) or a miss (computed). */
   metrics?: Metrics;
+}
+
+/** Drops the answers past their time every `readCacheSeconds` (until the app closes), then tells `held`. */
+function dropExpired(app: FastifyInstance, entries: LRUCache<string, Entry>, options: AnswerCacheOptions, held: () => void): void {
+  const sweep = setInterval(() => {
+    const now = options.clock().getTime();
+    const past: string[] = [];
+    for (const [key, entry] of entries.entries()) if (entry.until <= now) past.push(key);
+    for (const key of past) entries.delete(key);
+    held();
+  }, Math.max(0.1, options.readCacheSeconds) * 1000);
+  sweep.unref();
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
+}
+
+/**
+ * The cache key of a request: the write counts (`writeCounts`), the caller's plan, Accept, Accept-Encoding,
+ * X-No-Compression and the URL, joined by a line feed, which no header value nor URL may hold: no two distinct
+ * requests share a key (docs/performance.md's registry).
+ */
+export function answerKey(request: FastifyRequest, writeCounts: string): string {
+  const { headers } = request;
+  const noCompression = headers['x-no-compression'] === undefined ? '' : 'x';
+  return `${writeCounts}\n${request.principal?.plan ?? ''}\n${headers.accept ?? ''}\n${headers['accept-encoding'] ?? ''}\n${noCompression}\n${request.url}`;
+}
+
+/**
+ * The preSerialization hook: notes an admitted 200 JSON answer whose meta makes it reusable (with its freshness and
+ * until when), so that the last onSend hook keeps it as written, by whatever serializer the route used.
+ */
+function notePending(admitted: WeakMap<FastifyRequest, Admitted>, pending: WeakMap<FastifyRequest, Pending>, options: AnswerCacheOptions) {
+  return (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    const asked = admitted.get(request);
+    // Not admitted: not opted in, asked for the first time, or answered from the cache (a Buffer skips this hook).
+    // Only JSON is kept (no content type set yet means the route's JSON serializer).
+    const json = () => String(reply.getHeader('content-type') ?? 'application/json').startsWith('application/json');
+    if (asked !== undefined && reply.statusCode === 200 && json()) {
+      const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
+      const until = reusableUntil(meta, options);
+      if (until !== null) {
+        const freshness = { confirmedMs: Date.parse(meta!.dataAge!), freshnessThreshold: meta!.freshnessThreshold! };
+        pending.set(request, { ...asked, freshness, until });
+      }
+    }
+    done(null, payload);
+  };
 }
 
 /**
@@ -91,18 +107,7 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
   // and the kept answers are not pushed out, nor the old generation churned, by ones nobody asks again.
   const askedOnce = new LRUCache<string, true>({ max: DOORKEEPER_KEYS });
   const held = () => options.metrics?.answerCacheBytes.set(entries.calculatedSize);
-  const sweep = setInterval(() => {
-    const now = options.clock().getTime();
-    const past: string[] = [];
-    for (const [key, entry] of entries.entries()) if (entry.until <= now) past.push(key);
-    for (const key of past) entries.delete(key);
-    held();
-  }, Math.max(0.1, options.readCacheSeconds) * 1000);
-  sweep.unref();
-  app.addHook('onClose', (_instance, done) => {
-    clearInterval(sweep);
-    done();
-  });
+  dropExpired(app, entries, options, held);
   // Single flight: the key of an admitted answer being computed, and what resolves when it is kept or
   // given up. Identical requests that arrive meanwhile wait for it instead of computing it too: when a kept
   // answer expires (every READ_CACHE_SECONDS), up to one request per connection asked it again at once.
@@ -116,66 +121,19 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
     computing.delete(key);
   };
 
-  /**
-   * A kept answer written as the send path wrote it, past that path: the request's own headers (its id, CORS, the
-   * limits), the kept ones, and those the send path's hooks set on every answer, with `control` as its
-   * Cache-Control. onResponse hooks still run.
-   */
-  const writeDirectly = (entry: Entry, control: string, reply: FastifyReply) => {
-    const headers: OutgoingHttpHeaders = reply.getHeaders() as OutgoingHttpHeaders;
-    Object.assign(headers, entry.headers);
-    headers['cache-control'] = control;
-    headers.vary = varyOf(headers.vary);
-    headers['content-length'] = entry.body.length;
-    reply.hijack();
-    reply.raw.writeHead(200, headers).end(entry.body);
-  };
-
-  /** The kept answer of `key` if still usable, sent on `reply` (true); false when there is none. */
-  const answerFromCache = (key: string, request: FastifyRequest, reply: FastifyReply): boolean => {
-    const entry = entries.get(key);
-    const now = options.clock().getTime();
-    if (!entry || entry.until <= now) return false;
-    const control = cacheControl(entry.freshness.freshnessThreshold, entry.freshness.confirmedMs, now);
-    const conditional = request.headers['if-none-match'] !== undefined;
-    if (entry.written && !conditional) {
-      writeDirectly(entry, control, reply);
-      return true;
-    }
-    reply.header('cache-control', control);
-    // The client's copy is current: @fastify/etag answers 304 to the empty body, whose encoding is none.
-    if (conditional && unchanged(request.headers['if-none-match'], entry.headers.etag)) {
-      const { 'content-encoding': _encoding, ...headers } = entry.headers;
-      reply.headers(headers).send('');
-      return true;
-    }
-    // A Buffer is sent as it is: no serializer and no preSerialization hook. With its ETag and Content-Encoding
-    // set, @fastify/etag does not hash it again and compression leaves it be.
-    reply.headers(entry.headers).send(entry.body);
-    return true;
-  };
-
-  /** What a computed answer is noted with before it is written: its key, and the headers already set then. */
-  interface Admitted {
-    key: string;
-    before: Set<string>;
-  }
   const admitted = new WeakMap<FastifyRequest, Admitted>();
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done) => {
     if (request.method !== 'GET' || !request.routeOptions.config?.answerCache) return done();
-    const { headers } = request;
-    // Joined by a line feed, which no header value nor URL may hold: no two distinct requests share a key.
-    const noCompression = headers['x-no-compression'] === undefined ? '' : 'x';
-    const key = `${options.writeCounts()}\n${request.principal?.plan ?? ''}\n${headers.accept ?? ''}\n${headers['accept-encoding'] ?? ''}\n${noCompression}\n${request.url}`;
+    const key = answerKey(request, options.writeCounts());
     const count = (outcome: 'hit' | 'miss') => options.metrics?.answerCache.inc({ outcome });
     const admit = () => admitted.set(request, { key, before: new Set(Object.keys(reply.getHeaders())) });
     // Answered here, so `done` is not called.
-    if (answerFromCache(key, request, reply)) return void count('hit');
+    if (answerFromCache(entries, options.clock().getTime(), key, request, reply)) return void count('hit');
     const inFlight = computing.get(key);
     if (inFlight) {
       // Kept once computed: answered from the cache. Otherwise (not cacheable, an error, the client gone) computed here.
       void inFlight.done.then(() => {
-        if (answerFromCache(key, request, reply)) return void count('hit');
+        if (answerFromCache(entries, options.clock().getTime(), key, request, reply)) return void count('hit');
         count('miss');
         admit();
         done();
@@ -204,65 +162,23 @@ export function registerAnswerCache(app: FastifyInstance, options: AnswerCacheOp
 
   // A computed answer worth keeping is noted before serialization (its meta says so), and kept as written, by
   // whatever serializer the route used (its schema's, or JSON.stringify for sparse fields) and compressed or not.
-  const pending = new WeakMap<FastifyRequest, Admitted & Pick<Entry, 'freshness' | 'until'> & { plain?: string }>();
-  app.addHook('preSerialization', (request, reply, payload: unknown, done) => {
-    const asked = admitted.get(request);
-    // Not admitted: not opted in, asked for the first time, or answered from the cache (a Buffer skips this hook).
-    // Only JSON is kept (no content type set yet means the route's JSON serializer).
-    const json = () => String(reply.getHeader('content-type') ?? 'application/json').startsWith('application/json');
-    if (asked !== undefined && reply.statusCode === 200 && json()) {
-      const meta = (payload as { meta?: CacheableMeta } | null)?.meta;
-      const until = reusableUntil(meta, options);
-      if (until !== null) {
-        const freshness = { confirmedMs: Date.parse(meta!.dataAge!), freshnessThreshold: meta!.freshnessThreshold! };
-        pending.set(request, { ...asked, freshness, until });
-      }
-    }
-    done(null, payload);
-  });
+  const pending = new WeakMap<FastifyRequest, Pending>();
+  app.addHook('preSerialization', notePending(admitted, pending, options));
   // The serialized answer before compression (this hook runs before the route-level one of compression).
   app.addHook('onSend', (request, _reply, body: unknown, done) => {
     const kept = pending.get(request);
     if (kept && typeof body === 'string') kept.plain = body;
     done(null, body);
   });
-  // Kept in the last onSend hook of the route: after @fastify/etag's and the route-level one of compression, so the
-  // bytes are those written and every header is set. Routes get it as they are added (compression adds its own first).
-  // An answer compression streams (one larger than its `syncThreshold`) is kept before compression, without its
-  // Content-Encoding: a hit is then compressed again, as a computed answer is.
-  const keep = (request: FastifyRequest, reply: FastifyReply, body: unknown, done: (error: null, body?: unknown) => void) => {
-    const kept = pending.get(request);
-    const written = typeof body === 'string' || Buffer.isBuffer(body) ? body : undefined;
-    const bytesOf = written ?? kept?.plain;
-    if (kept && reply.statusCode === 200 && bytesOf !== undefined) {
-      const headers: Entry['headers'] = {};
-      for (const [name, value] of Object.entries(reply.getHeaders()))
-        if (value !== undefined && !kept.before.has(name) && !NOT_KEPT.has(name)) headers[name] = value;
-      if (written === undefined) delete headers['content-encoding'];
-      // A Buffer of its own: a small Buffer.from() is a slice of a shared 8 KB pool, which it would keep alive.
-      const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(bytesOf));
-      if (typeof bytesOf === 'string') bytes.write(bytesOf);
-      else bytesOf.copy(bytes);
-      entries.set(kept.key, { freshness: kept.freshness, body: bytes, headers, written: written !== undefined, until: kept.until });
-      held();
-    }
+  const keep = keeper(entries, pending, (request) => {
+    held();
     settle(request);
-    done(null, body);
-  };
+  });
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.config?.answerCache) return;
     const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
     route.onSend = [...onSend, keep as never];
   });
-}
-
-/** Whether `If-None-Match` names this ETag, by @fastify/etag's rule (the same, or either one weak). */
-function unchanged(ifNoneMatch: string | undefined, etag: unknown): boolean {
-  return (
-    ifNoneMatch !== undefined &&
-    typeof etag === 'string' &&
-    (ifNoneMatch === etag || ifNoneMatch === `W/${etag}` || `W/${ifNoneMatch}` === etag)
-  );
 }
 
 /**

@@ -70,6 +70,84 @@ export function accessOf(request: FastifyRequest): Access {
 }
 
 /**
+ * The digest of the key a request gives (`digests`: those of Authorization values seen lately); null when it needs
+ * none (a public route, or none given to an `anonymous` one, which is then given the Free plan by its address).
+ * @throws Problem 400 when the key comes both ways, 401 MISSING_API_KEY or INVALID_API_KEY.
+ */
+function digestOfRequest(request: FastifyRequest, config: Config, digests: LRUCache<string, string>): string | null {
+  const access = accessOf(request);
+  if (access === 'public') return null;
+  const fromQuery = request.routeOptions.config?.queryToken ? (request.query as { access_token?: string }).access_token : undefined;
+  if (fromQuery !== undefined && request.headers.authorization !== undefined) {
+    throw new Problem('INVALID_PARAMS', 'Send the key in the Authorization header or as access_token, not both (RFC 6750, section 2).', {
+      errors: [{ name: 'access_token', in: 'query', message: 'must not come with an Authorization header' }],
+    });
+  }
+  const header = fromQuery !== undefined ? `Bearer ${fromQuery}` : request.headers.authorization;
+  if (header === undefined) {
+    if (access === 'anonymous') {
+      request.principal = { plan: 'free', keyId: null, subject: `ip:${request.ip}` };
+      return null;
+    }
+    throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
+  }
+  const known = digests.get(header);
+  if (known !== undefined) return known;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match || !isWellFormedKey(match[1], config.apiKeyPrefix)) {
+    throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${config.apiKeyPrefix}_<uuid>".`);
+  }
+  const digest = keyDigest(match[1], config.apiKeyPepper);
+  digests.set(header, digest);
+  return digest;
+}
+
+/**
+ * Checks that the key stored as `row` (undefined: unknown) may make `request` at `now`.
+ * @throws Problem 401 INVALID_API_KEY (unknown or revoked) or EXPIRED_API_KEY (expired, or replaced past its grace);
+ * 403 SUBSCRIPTION_INACTIVE, ORIGIN_NOT_ALLOWED (a publishable key from another origin) or OPERATION_NOT_ALLOWED.
+ */
+function checkKeyMayAsk(request: FastifyRequest, row: ApiKeyRow | undefined, now: Date): asserts row is ApiKeyRow {
+  if (!row || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
+  if (row.expires_at && Date.parse(row.expires_at) <= now.getTime())
+    throw unauthorized(
+      'EXPIRED_API_KEY',
+      row.replaced_at
+        ? `The API key was replaced by a new one at ${row.replaced_at}; it worked beside it until ${row.expires_at}.`
+        : `The API key expired at ${row.expires_at}.`,
+    );
+  if (row.subscription_status !== null && keyAccess(row.subscription_status) === 'refused') {
+    throw new Problem(
+      'SUBSCRIPTION_INACTIVE',
+      `This key no longer works: ${refusalReason(row.subscription_status)}. See it at /account; a new subscription at /pricing comes with a new key.`,
+      {
+        members: { subscriptionStatus: row.subscription_status, account: '/account', pricing: '/pricing' },
+        headers: { Link: '</account>; rel="help"' },
+      },
+    );
+  }
+  if (row.origins) {
+    const from = originOf(request);
+    if (!from || !row.origins.split(',').includes(from)) {
+      throw new Problem(
+        'ORIGIN_NOT_ALLOWED',
+        `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`,
+      );
+    }
+  }
+  if (row.operations) {
+    // The matched route's operation id, never the URL's text.
+    const operation = request.routeOptions.schema?.operationId;
+    if (!operation || !row.operations.split(',').includes(operation)) {
+      throw new Problem(
+        'OPERATION_NOT_ALLOWED',
+        `This key may call only ${row.operations.split(',').join(', ')}${operation ? `, not ${operation}` : ''}.`,
+      );
+    }
+  }
+}
+
+/**
  * Resolves `Authorization: Bearer <key>` (or, on a `queryToken` route, `?access_token=<key>`) to a {@link Principal}, deciding from the matched route's
  * `access` (never from the request's URL text). No header: the Free plan on `anonymous` routes,
  * 401 MISSING_API_KEY on `key` routes. A header that is present but empty, malformed, unknown or
@@ -87,74 +165,11 @@ export function registerAuth(
   // The digest of each well-formed Authorization value given lately: a key's form is checked and its digest made once,
   // not on every request. Whether the key is known, revoked or expired is still the resolver's answer each time.
   const digests = new LRUCache<string, string>({ max: DIGESTS_HELD });
-  /** The digest of the key a request gives; null when it needs none (a public route, or none given to an `anonymous` one). @throws Problem */
-  const digestOf = (request: FastifyRequest): string | null => {
-    const access = accessOf(request);
-    if (access === 'public') return null;
-    const fromQuery = request.routeOptions.config?.queryToken ? (request.query as { access_token?: string }).access_token : undefined;
-    if (fromQuery !== undefined && request.headers.authorization !== undefined) {
-      throw new Problem('INVALID_PARAMS', 'Send the key in the Authorization header or as access_token, not both (RFC 6750, section 2).', {
-        errors: [{ name: 'access_token', in: 'query', message: 'must not come with an Authorization header' }],
-      });
-    }
-    const header = fromQuery !== undefined ? `Bearer ${fromQuery}` : request.headers.authorization;
-    if (header === undefined) {
-      if (access === 'anonymous') {
-        request.principal = { plan: 'free', keyId: null, subject: `ip:${request.ip}` };
-        return null;
-      }
-      throw unauthorized('MISSING_API_KEY', 'This endpoint needs an API key: send Authorization: Bearer <key>.');
-    }
-    const known = digests.get(header);
-    if (known !== undefined) return known;
-    const match = /^Bearer +(\S+) *$/i.exec(header);
-    if (!match || !isWellFormedKey(match[1], deps.config.apiKeyPrefix)) {
-      throw unauthorized('INVALID_API_KEY', `The Authorization header must be "Bearer ${deps.config.apiKeyPrefix}_<uuid>".`);
-    }
-    const digest = keyDigest(match[1], deps.config.apiKeyPepper);
-    digests.set(header, digest);
-    return digest;
-  };
+  const digestOf = (request: FastifyRequest) => digestOfRequest(request, deps.config, digests);
   /** Sets the principal of the key stored as `row` (undefined: unknown). @throws Problem when the key may not make this request */
   const admit = (request: FastifyRequest, digest: string, row: ApiKeyRow | undefined): void => {
-    if (!row || row.revoked_at) throw unauthorized('INVALID_API_KEY', 'The API key is unknown or revoked.');
     const now = deps.clock();
-    if (row.expires_at && Date.parse(row.expires_at) <= now.getTime())
-      throw unauthorized(
-        'EXPIRED_API_KEY',
-        row.replaced_at
-          ? `The API key was replaced by a new one at ${row.replaced_at}; it worked beside it until ${row.expires_at}.`
-          : `The API key expired at ${row.expires_at}.`,
-      );
-    if (row.subscription_status !== null && keyAccess(row.subscription_status) === 'refused') {
-      throw new Problem(
-        'SUBSCRIPTION_INACTIVE',
-        `This key no longer works: ${refusalReason(row.subscription_status)}. See it at /account; a new subscription at /pricing comes with a new key.`,
-        {
-          members: { subscriptionStatus: row.subscription_status, account: '/account', pricing: '/pricing' },
-          headers: { Link: '</account>; rel="help"' },
-        },
-      );
-    }
-    if (row.origins) {
-      const from = originOf(request);
-      if (!from || !row.origins.split(',').includes(from)) {
-        throw new Problem(
-          'ORIGIN_NOT_ALLOWED',
-          `This publishable key is accepted only from ${row.origins.split(',').join(', ')}; this request ${from ? `comes from ${from}` : 'names no origin (Origin or Referer header)'}.`,
-        );
-      }
-    }
-    if (row.operations) {
-      // The matched route's operation id, never the URL's text.
-      const operation = request.routeOptions.schema?.operationId;
-      if (!operation || !row.operations.split(',').includes(operation)) {
-        throw new Problem(
-          'OPERATION_NOT_ALLOWED',
-          `This key may call only ${row.operations.split(',').join(', ')}${operation ? `, not ${operation}` : ''}.`,
-        );
-      }
-    }
+    checkKeyMayAsk(request, row, now);
     request.principal = { plan: row.plan as Plan, keyId: row.id, subject: row.subject ?? `key:${digest}` };
     if (now.getTime() - (lastTouched.get(row.id) ?? 0) >= 60_000) {
       lastTouched.set(row.id, now.getTime());

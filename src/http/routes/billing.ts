@@ -37,6 +37,60 @@ export function registerPageErrors(scope: FastifyInstance, billing: Billing): vo
   });
 }
 
+/** Each plan's offer on /pricing: its limits, the endpoints it adds to the plan below, its prices (`known`: as Stripe has them). */
+function planOffers(app: FastifyInstance, deps: { billing: Billing; config: Config }, known: Map<string, ProviderPrice>): PlanOffer[] {
+  const { billing, config } = deps;
+  const routes = app.routeIndex
+    .routes()
+    .filter((r) => r.method === 'GET' && r.url.startsWith('/v1/') && !r.hidden && r.access !== 'public');
+  const reaches = (plan: Plan) =>
+    routes.filter((r) => (plan === 'free' ? r.access === 'anonymous' : PLANS.indexOf(r.minPlan ?? 'free') <= PLANS.indexOf(plan)));
+  return PLANS.map((plan, i) => {
+    const before = i > 0 ? new Set(reaches(PLANS[i - 1]).map((r) => r.url)) : new Set<string>();
+    return {
+      plan,
+      limits: config.plans[plan],
+      adds: reaches(plan)
+        .filter((r) => !before.has(r.url))
+        .map((r) => ({ path: r.url.replace(/:(\w+)/g, '{$1}'), summary: r.summary ?? '' })),
+      prices: billing.pricesOf(plan).map((id) => known.get(id) ?? { id }),
+    };
+  });
+}
+
+/**
+ * The answer of /billing/success for a checkout: its key, shown once (a page, or JSON), or why it cannot be.
+ * @throws Problem 410 KEY_ALREADY_SHOWN, CHECKOUT_NOT_PAID, PLAN_NOT_SOLD or NOT_FOUND.
+ */
+async function checkoutAnswer(billing: Billing, request: FastifyRequest<{ Querystring: { session_id: string } }>, reply: FastifyReply) {
+  const result = await billing.checkoutResult(request.query.session_id);
+  const asPage = wantsHtml(request);
+  const forms = billing.provider.redirectOrigins;
+  switch (result.state) {
+    case 'shown':
+      if (!asPage) return reply.header('Cache-Control', 'no-store').send({ data: { key: result.key, plan: result.plan } });
+      return sendPage(reply, 'Your API key', keyShownPage(result.key, result.plan), { formTargets: forms });
+    case 'already-shown':
+      if (asPage) return sendPage(reply, 'Key shown already', keyAlreadyShownPage(result.revealedAt), { status: 410, formTargets: forms });
+      throw new Problem(
+        'KEY_ALREADY_SHOWN',
+        `This checkout's key was shown${result.revealedAt ? ` at ${result.revealedAt}` : ''} and cannot be shown again. Rotate it at /account to get a new one.`,
+      );
+    case 'not-paid':
+      throw new Problem(
+        'CHECKOUT_NOT_PAID',
+        'This checkout is not paid (yet): no key is issued before it is. Finish it, or start again at /pricing.',
+      );
+    case 'no-plan':
+      throw new Problem(
+        'PLAN_NOT_SOLD',
+        "This checkout's price is not one of this service's plans: no key is issued. Ask the service's operator.",
+      );
+    default:
+      throw new Problem('NOT_FOUND', 'No subscription checkout has this session id.');
+  }
+}
+
 /**
  * The storefront, outside the read-only /v1 (docs/billing.md): GET /pricing, POST /billing/checkout (303 to the
  * provider's checkout), GET /billing/success (the new key, shown once; `Accept: application/json` answers
@@ -62,22 +116,7 @@ export function registerBillingRoutes(app: FastifyInstance, deps: { billing: Bil
 
     scope.get('/pricing', { config: access, schema: { hide: true } }, async (_request, reply) => {
       const known = await prices.get().catch(() => new Map<string, ProviderPrice>());
-      const routes = app.routeIndex
-        .routes()
-        .filter((r) => r.method === 'GET' && r.url.startsWith('/v1/') && !r.hidden && r.access !== 'public');
-      const reaches = (plan: Plan) =>
-        routes.filter((r) => (plan === 'free' ? r.access === 'anonymous' : PLANS.indexOf(r.minPlan ?? 'free') <= PLANS.indexOf(plan)));
-      const offers: PlanOffer[] = PLANS.map((plan, i) => {
-        const before = i > 0 ? new Set(reaches(PLANS[i - 1]).map((r) => r.url)) : new Set<string>();
-        return {
-          plan,
-          limits: config.plans[plan],
-          adds: reaches(plan)
-            .filter((r) => !before.has(r.url))
-            .map((r) => ({ path: r.url.replace(/:(\w+)/g, '{$1}'), summary: r.summary ?? '' })),
-          prices: billing.pricesOf(plan).map((id) => known.get(id) ?? { id }),
-        };
-      });
+      const offers = planOffers(app, deps, known);
       return sendPage(reply, 'Plans', pricingPage(offers), { formTargets: billing.provider.redirectOrigins });
     });
 
@@ -117,33 +156,7 @@ export function registerBillingRoutes(app: FastifyInstance, deps: { billing: Bil
         },
       },
       async (request: FastifyRequest<{ Querystring: { session_id: string } }>, reply: FastifyReply) => {
-        const result = await billing.checkoutResult(request.query.session_id);
-        const asPage = wantsHtml(request);
-        const forms = billing.provider.redirectOrigins;
-        switch (result.state) {
-          case 'shown':
-            if (!asPage) return reply.header('Cache-Control', 'no-store').send({ data: { key: result.key, plan: result.plan } });
-            return sendPage(reply, 'Your API key', keyShownPage(result.key, result.plan), { formTargets: forms });
-          case 'already-shown':
-            if (asPage)
-              return sendPage(reply, 'Key shown already', keyAlreadyShownPage(result.revealedAt), { status: 410, formTargets: forms });
-            throw new Problem(
-              'KEY_ALREADY_SHOWN',
-              `This checkout's key was shown${result.revealedAt ? ` at ${result.revealedAt}` : ''} and cannot be shown again. Rotate it at /account to get a new one.`,
-            );
-          case 'not-paid':
-            throw new Problem(
-              'CHECKOUT_NOT_PAID',
-              'This checkout is not paid (yet): no key is issued before it is. Finish it, or start again at /pricing.',
-            );
-          case 'no-plan':
-            throw new Problem(
-              'PLAN_NOT_SOLD',
-              "This checkout's price is not one of this service's plans: no key is issued. Ask the service's operator.",
-            );
-          default:
-            throw new Problem('NOT_FOUND', 'No subscription checkout has this session id.');
-        }
+        return checkoutAnswer(billing, request, reply);
       },
     );
   });

@@ -69,13 +69,9 @@ function searchNode(l: SiteListing) {
   };
 }
 
-/**
- * Root resolvers of the local upstream, answering the site's known shapes from the market: searches
- * (`totalCount`, edges of three types with promoted repeats on page 1, results past the cap unreachable),
- * listing and building details, and the captured area list.
- */
-export function rootResolvers(market: LocalMarket, behaviour: Behaviour) {
-  const search = (kind: 'sale' | 'rental', prefix: 'Rental' | 'Sale') => (args: SearchArgs) => {
+/** A search query's resolver: a page of `kind` listings the local market finds, with the site's promoted edges and result cap. */
+function searchResolver(market: LocalMarket, behaviour: Behaviour, kind: 'sale' | 'rental', prefix: 'Rental' | 'Sale') {
+  return (args: SearchArgs) => {
     const page = args.input.page ?? 1;
     const perPage = args.input.perPage ?? 50;
     if (page < 1 || perPage < 1 || perPage > 500) throw new Error('page must be >= 1 and perPage between 1 and 500');
@@ -92,94 +88,103 @@ export function rootResolvers(market: LocalMarket, behaviour: Behaviour) {
     }
     return { totalCount: matches.length, edges, search: { criteria: criteria(filters) } };
   };
+}
 
-  const detail =
-    (kind: 'sale' | 'rental') =>
-    ({ id }: { id: string }) => {
-      const l = market.listing(kind, String(id));
-      if (!l) return null;
-      const n = l.node;
-      const borough = market.boroughOf(l.areaId);
-      const common = {
-        id: n.id,
-        status: n.status,
-        createdAt: n.listedAt,
-        updatedAt: null,
-        availableAt: n.availableAt,
-        offMarketAt: null,
-        buildingId: l.buildingId,
-        description: null,
-        statusChanges: [],
-        media: { photos: n.leadPhotoKey ? [{ key: n.leadPhotoKey }] : [], floorPlans: [], tour3dUrl: null, videos: [] },
-        propertyDetails: {
-          address: {
-            street: n.street,
-            houseNumber: null,
-            streetName: null,
-            city: borough === null ? null : (CITY[borough] ?? null),
-            state: n.state,
-            zipCode: n.zipCode,
-            unit: n.unit,
-          },
-          roomCount: null,
-          bedroomCount: n.bedroomCount,
-          fullBathroomCount: n.fullBathroomCount,
-          halfBathroomCount: n.halfBathroomCount,
-          livingAreaSize: n.livingAreaSize,
-          amenities: {
-            list: n.amenities,
-            doormanTypes: n.amenities.includes('DOORMAN') ? ['DOORMAN'] : [],
-            parkingTypes: [],
-            storageSpaceTypes: [],
-          },
-          features: { list: [] },
+/** A detail query's resolver: a `kind` listing of the local market as the site details it; null when it has none. */
+function detailResolver(market: LocalMarket, kind: 'sale' | 'rental') {
+  return ({ id }: { id: string }) => {
+    const l = market.listing(kind, String(id));
+    if (!l) return null;
+    const n = l.node;
+    const borough = market.boroughOf(l.areaId);
+    const common = {
+      id: n.id,
+      status: n.status,
+      createdAt: n.listedAt,
+      updatedAt: null,
+      availableAt: n.availableAt,
+      offMarketAt: null,
+      buildingId: l.buildingId,
+      description: null,
+      statusChanges: [],
+      media: { photos: n.leadPhotoKey ? [{ key: n.leadPhotoKey }] : [], floorPlans: [], tour3dUrl: null, videos: [] },
+      propertyDetails: {
+        address: {
+          street: n.street,
+          houseNumber: null,
+          streetName: null,
+          city: borough === null ? null : (CITY[borough] ?? null),
+          state: n.state,
+          zipCode: n.zipCode,
+          unit: n.unit,
         },
-        upcomingOpenHouses: [],
-      };
-      if (kind === 'sale')
-        return { ...common, pricing: { price: n.price, maintenanceFee: n.monthlyMaintenance ?? null, taxes: n.monthlyTaxes ?? null } };
-      return {
-        ...common,
-        pricing: { price: n.price, noFee: n.noFee, monthsFree: n.monthsFree, leaseTermMonths: null, priceDelta: null, priceChanges: [] },
-        propertyHistory: [
-          {
-            listingId: n.id,
-            sourceGroupLabel: n.sourceGroupLabel,
-            offMarketAt: null,
-            rentalEventsOfInterest: market.historyOf(l).map((e) => ({ date: e.date, price: e.price })),
-          },
-        ],
-      };
+        roomCount: null,
+        bedroomCount: n.bedroomCount,
+        fullBathroomCount: n.fullBathroomCount,
+        halfBathroomCount: n.halfBathroomCount,
+        livingAreaSize: n.livingAreaSize,
+        amenities: {
+          list: n.amenities,
+          doormanTypes: n.amenities.includes('DOORMAN') ? ['DOORMAN'] : [],
+          parkingTypes: [],
+          storageSpaceTypes: [],
+        },
+        features: { list: [] },
+      },
+      upcomingOpenHouses: [],
     };
-
-  const buildingOf =
-    (kind: 'sale' | 'rental') =>
-    ({ id }: { id: string }) => {
-      const l = market.listing(kind, String(id));
-      const b = l?.buildingId ? market.building(l.buildingId) : undefined;
-      if (!b) return null;
-      return {
-        id: b.id,
-        name: b.name,
-        type: b.type,
-        residentialUnitCount: b.unitCount,
-        yearBuilt: b.yearBuilt,
-        status: b.status,
-        address: b.address,
-        media: { photos: [] },
-        area: { name: market.areas.find((a) => a.numericId === b.areaId)?.name ?? null },
-        policies: b.policies,
-        nearby: { transitStations: [] },
-      };
+    if (kind === 'sale')
+      return { ...common, pricing: { price: n.price, maintenanceFee: n.monthlyMaintenance ?? null, taxes: n.monthlyTaxes ?? null } };
+    return {
+      ...common,
+      pricing: { price: n.price, noFee: n.noFee, monthsFree: n.monthsFree, leaseTermMonths: null, priceDelta: null, priceChanges: [] },
+      propertyHistory: [
+        {
+          listingId: n.id,
+          sourceGroupLabel: n.sourceGroupLabel,
+          offMarketAt: null,
+          rentalEventsOfInterest: market.historyOf(l).map((e) => ({ date: e.date, price: e.price })),
+        },
+      ],
     };
+  };
+}
 
+/** A building query's resolver: the building of a `kind` listing of the local market; null when it has none. */
+function buildingResolver(market: LocalMarket, kind: 'sale' | 'rental') {
+  return ({ id }: { id: string }) => {
+    const l = market.listing(kind, String(id));
+    const b = l?.buildingId ? market.building(l.buildingId) : undefined;
+    if (!b) return null;
+    return {
+      id: b.id,
+      name: b.name,
+      type: b.type,
+      residentialUnitCount: b.unitCount,
+      yearBuilt: b.yearBuilt,
+      status: b.status,
+      address: b.address,
+      media: { photos: [] },
+      area: { name: market.areas.find((a) => a.numericId === b.areaId)?.name ?? null },
+      policies: b.policies,
+      nearby: { transitStations: [] },
+    };
+  };
+}
+
+/**
+ * Root resolvers of the local upstream, answering the site's known shapes from the market: searches
+ * (`totalCount`, edges of three types with promoted repeats on page 1, results past the cap unreachable),
+ * listing and building details, and the captured area list.
+ */
+export function rootResolvers(market: LocalMarket, behaviour: Behaviour) {
   return {
-    searchRentals: search('rental', 'Rental'),
-    searchSales: search('sale', 'Sale'),
-    rentalByListingId: detail('rental'),
-    saleByListingId: detail('sale'),
-    buildingByRentalListingId: buildingOf('rental'),
-    buildingBySaleListingId: buildingOf('sale'),
+    searchRentals: searchResolver(market, behaviour, 'rental', 'Rental'),
+    searchSales: searchResolver(market, behaviour, 'sale', 'Sale'),
+    rentalByListingId: detailResolver(market, 'rental'),
+    saleByListingId: detailResolver(market, 'sale'),
+    buildingByRentalListingId: buildingResolver(market, 'rental'),
+    buildingBySaleListingId: buildingResolver(market, 'sale'),
     areas: () => market.areas,
   };
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   buildSchema,
   execute,
@@ -16,7 +16,7 @@ import {
 import type { LocalMarket } from './market.js';
 import { rootResolvers, SITE_BEHAVIOUR, type Behaviour } from './resolvers.js';
 import { sdlWithout } from './schema.graphql.js';
-import { holdable, NO_FAULTS, parseFaults, rollFault, type Faults, type FaultTarget } from '../faults.js';
+import { holdable, NO_FAULTS, parseFaults, rollFault, type FaultKind, type Faults, type FaultTarget } from '../faults.js';
 
 /** Which fault target a query text is: the detail batches' root fields, the searches', or neither. */
 function targetOf(query: unknown): FaultTarget {
@@ -109,6 +109,98 @@ const PERIMETERX_BLOCK = {
   blockScript: '/local01/captcha/captcha.js?a=c&m=0',
 };
 
+/** The local upstream's GraphQL: its schema (fields may be removed: drift), the query shapes it found valid, its resolvers. */
+interface GraphqlEndpoint {
+  schema: GraphQLSchema;
+  /**
+   * Query shapes this schema found valid. A detail batch of aliased listings is costly to validate and differs from
+   * the last only in its ids; remembering valid shapes cut most of GraphQL's CPU in a sync (figures in commit
+   * 68f541f). Only successes are kept, so every refusal still comes with its own message.
+   */
+  validShapes: Set<string>;
+  root: ReturnType<typeof rootResolvers>;
+}
+
+/** Answers a GraphQL request as the site does (400 for a parse or validation error); keeps its text in `recorded` when given. */
+async function answerQuery(graphql: GraphqlEndpoint, request: FastifyRequest, reply: FastifyReply, recorded: string[] | null) {
+  const body = request.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
+  if (!body || typeof body.query !== 'string') return reply.code(400).send({ errors: [{ message: 'query must be a string' }] });
+  recorded?.push(body.query);
+  let document: ReturnType<typeof parse>;
+  try {
+    document = parse(body.query);
+  } catch (error) {
+    return reply.code(400).send({ errors: [graphqlError((error as Error).message, 'GRAPHQL_PARSE_FAILED')] });
+  }
+  // Validation errors (an unknown field, a bad enum value) fail the whole request with HTTP 400.
+  const shape = validationKey(body.query);
+  if (shape === null || !graphql.validShapes.has(shape)) {
+    const invalid = validate(graphql.schema, document);
+    if (invalid.length) return reply.code(400).send({ errors: invalid.map((e) => graphqlError(e.message, 'GRAPHQL_VALIDATION_FAILED')) });
+    if (shape !== null) {
+      if (graphql.validShapes.size >= VALIDATED_SHAPES_MAX) graphql.validShapes.clear();
+      graphql.validShapes.add(shape);
+    }
+  }
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  const jsonEnum = operation && jsonEnumInVariables(graphql.schema, operation, body.variables ?? {});
+  if (jsonEnum) return reply.code(400).send({ errors: [graphqlError(jsonEnum, 'VALIDATION_INVALID_TYPE_VARIABLE')] });
+  const result = await execute({ schema: graphql.schema, document, rootValue: graphql.root, variableValues: body.variables ?? {} });
+  return reply.send(result);
+}
+
+/** Answers a request with a drawn fault (all but a stall, which delays the request instead), as the site fails. */
+async function answerFault(fault: FaultKind, request: FastifyRequest, reply: FastifyReply, hanging: Set<() => void>) {
+  if (fault === 'hang') {
+    await new Promise<void>((resolve) => hanging.add(resolve));
+    return reply.code(504).send();
+  }
+  if (fault === 'block') return reply.code(403).send(PERIMETERX_BLOCK);
+  if (fault === 'error') return reply.code(503).send({ message: 'unavailable' });
+  if (fault === 'malformed') return reply.type('application/json').send('{"data": {"search');
+  if (fault === 'graphqlError') return reply.send({ errors: [graphqlError('Internal server error', 'INTERNAL_SERVER_ERROR')], data: null });
+  if (fault === 'reset') {
+    reply.hijack();
+    request.raw.socket.destroy();
+    return;
+  }
+}
+
+/**
+ * The admin server: `GET /faults` and `PUT /faults` (a partial {@link Faults}), `GET /stats` (requests answered),
+ * `POST /market/advance?hours=N` (409 without a market clock).
+ */
+function adminServer(faults: Faults, requests: () => number, advanceMarket: ((hours: number) => void) | undefined): FastifyInstance {
+  const admin: FastifyInstance = Fastify({ logger: false });
+  admin.get('/faults', async () => faults);
+  admin.put('/faults', async (request, reply) => {
+    try {
+      const body = request.body as Record<string, unknown>;
+      Object.assign(
+        faults,
+        parseFaults(
+          Object.entries(body ?? {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(','),
+        ),
+      );
+      return faults;
+    } catch (error) {
+      return reply.code(400).send({ error: (error as Error).message });
+    }
+  });
+  admin.get('/stats', async () => ({ requests: requests() }));
+  admin.post('/market/advance', async (request, reply) => {
+    const hours = Number((request.query as { hours?: string }).hours);
+    if (!advanceMarket) return reply.code(409).send({ error: 'the market clock is off (MARKET_CLOCK=off)' });
+    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 365)
+      return reply.code(400).send({ error: 'hours must be a whole number from 1 to 8760' });
+    advanceMarket(hours);
+    return { advancedHours: hours };
+  });
+  return admin;
+}
+
 /**
  * Starts the local upstream on loopback (`port` 0 picks a free one). It answers GraphQL `POST /` with
  * `{query, variables}` like the real site. An admin server on its own loopback port answers
@@ -130,14 +222,8 @@ export async function startLocalUpstream(
     advanceMarket?: (hours: number) => void;
   } = {},
 ): Promise<LocalUpstream> {
-  let schema: GraphQLSchema = buildSchema(sdlWithout([]));
-  // Query shapes this schema found valid. A detail batch of aliased listings is costly to validate and
-  // differs from the last only in its ids; remembering valid shapes cut most of GraphQL's CPU in a sync
-  // (figures in commit 68f541f). Only successes are
-  // kept, so every refusal still comes with its own message.
-  const validShapes = new Set<string>();
   const behaviour: Behaviour = { ...SITE_BEHAVIOUR, ...options.behaviour };
-  const root = rootResolvers(market, behaviour);
+  const graphql: GraphqlEndpoint = { schema: buildSchema(sdlWithout([])), validShapes: new Set(), root: rootResolvers(market, behaviour) };
   const faults: Faults = { ...NO_FAULTS, ...options.faults };
   let requests = 0;
   const queries: string[] = [];
@@ -154,75 +240,13 @@ export async function startLocalUpstream(
     const target = targetOf((request.body as { query?: unknown } | undefined)?.query);
     if (faults.on === 'all' || faults.on === target) {
       const fault = rollFault(faults);
-      if (fault === 'hang') {
-        await new Promise<void>((resolve) => hanging.add(resolve));
-        return reply.code(504).send();
-      }
-      if (fault === 'block') return reply.code(403).send(PERIMETERX_BLOCK);
-      if (fault === 'error') return reply.code(503).send({ message: 'unavailable' });
-      if (fault === 'malformed') return reply.type('application/json').send('{"data": {"search');
-      if (fault === 'graphqlError')
-        return reply.send({ errors: [graphqlError('Internal server error', 'INTERNAL_SERVER_ERROR')], data: null });
-      if (fault === 'reset') {
-        reply.hijack();
-        request.raw.socket.destroy();
-        return;
-      }
+      if (fault !== null && fault !== 'stall') return answerFault(fault, request, reply, hanging);
       if (fault === 'stall') await holdable(faults.stallMs, hanging);
     }
     options.beforeRequest?.();
-    const body = request.body as { query?: unknown; variables?: Record<string, unknown> } | undefined;
-    if (!body || typeof body.query !== 'string') return reply.code(400).send({ errors: [{ message: 'query must be a string' }] });
-    if (options.recordQueries) queries.push(body.query);
-    let document: ReturnType<typeof parse>;
-    try {
-      document = parse(body.query);
-    } catch (error) {
-      return reply.code(400).send({ errors: [graphqlError((error as Error).message, 'GRAPHQL_PARSE_FAILED')] });
-    }
-    // Validation errors (an unknown field, a bad enum value) fail the whole request with HTTP 400.
-    const shape = validationKey(body.query);
-    if (shape === null || !validShapes.has(shape)) {
-      const invalid = validate(schema, document);
-      if (invalid.length) return reply.code(400).send({ errors: invalid.map((e) => graphqlError(e.message, 'GRAPHQL_VALIDATION_FAILED')) });
-      if (shape !== null) {
-        if (validShapes.size >= VALIDATED_SHAPES_MAX) validShapes.clear();
-        validShapes.add(shape);
-      }
-    }
-    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-    const jsonEnum = operation && jsonEnumInVariables(schema, operation, body.variables ?? {});
-    if (jsonEnum) return reply.code(400).send({ errors: [graphqlError(jsonEnum, 'VALIDATION_INVALID_TYPE_VARIABLE')] });
-    const result = await execute({ schema, document, rootValue: root, variableValues: body.variables ?? {} });
-    return reply.send(result);
+    return answerQuery(graphql, request, reply, options.recordQueries ? queries : null);
   });
-  const admin: FastifyInstance = Fastify({ logger: false });
-  admin.get('/faults', async () => faults);
-  admin.put('/faults', async (request, reply) => {
-    try {
-      const body = request.body as Record<string, unknown>;
-      Object.assign(
-        faults,
-        parseFaults(
-          Object.entries(body ?? {})
-            .map(([k, v]) => `${k}=${v}`)
-            .join(','),
-        ),
-      );
-      return faults;
-    } catch (error) {
-      return reply.code(400).send({ error: (error as Error).message });
-    }
-  });
-  admin.get('/stats', async () => ({ requests }));
-  admin.post('/market/advance', async (request, reply) => {
-    const hours = Number((request.query as { hours?: string }).hours);
-    if (!options.advanceMarket) return reply.code(409).send({ error: 'the market clock is off (MARKET_CLOCK=off)' });
-    if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 365)
-      return reply.code(400).send({ error: 'hours must be a whole number from 1 to 8760' });
-    options.advanceMarket(hours);
-    return { advancedHours: hours };
-  });
+  const admin = adminServer(faults, () => requests, options.advanceMarket);
 
   const host = options.host ?? '127.0.0.1';
   const address = await app.listen({ port: options.port ?? 0, host });
@@ -234,8 +258,8 @@ export async function startLocalUpstream(
     faults,
     behaviour,
     removeFields: (fields) => {
-      schema = buildSchema(sdlWithout(fields));
-      validShapes.clear();
+      graphql.schema = buildSchema(sdlWithout(fields));
+      graphql.validShapes.clear();
     },
     requestCount: () => requests,
     queries,
