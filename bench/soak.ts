@@ -117,6 +117,7 @@ const base = `http://127.0.0.1:${servicePort}`;
 const pid = service.child.pid!;
 // Steady state: the first sync's details hydrated before the load starts, and the subscription added after it (the
 // first sync lists every listing: its events are not the market's changes).
+let settled = 0;
 for (;;) {
   // A search tells the index the store's version (it learns it when asked).
   await (await request(`${base}/v1/search/rentals?perPage=1`, { headers: { authorization: `Bearer ${key}` } })).body.dump();
@@ -132,7 +133,10 @@ for (;;) {
   const indexed = !health.searchIndex?.building && health.searchIndex?.dataVersion === storeVersion;
   // A completed hydration run: at a first start the backlog is empty before anything is crawled, too.
   const hydrated = health.hydration?.backlog === 0 && !health.hydration.running && health.hydration.lastCompletedAt !== null;
-  if (hydrated && !health.valuation?.running && indexed) break;
+  // Three polls in a row: the work after a hydration run (market figures, placing recorded sales, the valuation and the
+  // index built again after it) starts a moment after the run ends.
+  settled = hydrated && !health.valuation?.running && indexed ? settled + 1 : 0;
+  if (settled >= 3) break;
   await new Promise((r) => setTimeout(r, 2000));
 }
 await cli(['webhooks', 'add', '--key', keyId, '--url', hook, '--events', 'listing.listed,listing.price_changed,listing.status_changed']);

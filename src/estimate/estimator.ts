@@ -4,12 +4,13 @@ import { type Static, Type } from 'typebox';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
 import { ReadMemo } from '../lib/read-memo.js';
 import { SingleFlight } from '../lib/single-flight.js';
+import { runGivingTurns } from '../lib/stepwise.js';
 import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import type { Estimate } from '../wire/estimate.js';
 import { type ComparablePool, bathroomsOf } from './comparable-pool.js';
-import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrate, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
+import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrating, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
 import { shuffled } from './held-out.js';
 import { readPool } from './pool-reader.js';
 import { estimateFor, type PointEstimate, type Subject } from './method.js';
@@ -70,8 +71,9 @@ export interface EstimatorDeps {
 }
 
 /** The model of a pool: its interval calibrated on {@link CALIBRATION_HOMES} of its homes drawn by {@link CALIBRATION_SEED}. */
-export function calibratedModel(pool: ComparablePool, dataVersion: number, builtAt: Date): EstimateModel {
-  const calibration = calibrate(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_HOMES));
+export async function calibratedModel(pool: ComparablePool, dataVersion: number, builtAt: Date): Promise<EstimateModel> {
+  // With turns of the event loop: requests go on being answered while the service calibrates.
+  const calibration = await runGivingTurns(calibrating(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_HOMES)));
   return { dataVersion, pool, calibration, builtAt, buildSeconds: 0 };
 }
 
@@ -218,7 +220,7 @@ export class Estimator {
       const builtAt = new Date();
       const pool = await readPool(this.deps.db, kind);
       await nextTurn();
-      const model = calibratedModel(pool, dataVersion, builtAt);
+      const model = await calibratedModel(pool, dataVersion, builtAt);
       model.buildSeconds = Math.round(performance.now() - started) / 1000;
       this.models.set(kind, model);
       this.builds++;

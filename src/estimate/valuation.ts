@@ -8,8 +8,10 @@ import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import { activeListingChunks, type Estimator, estimateOfListing, pricePositionOf } from './estimator.js';
 
-/** Listings read, and positions written, a statement. */
+/** Listings read a statement. */
 const CHUNK_ROWS = 5_000;
+/** Price positions written a statement: on SQLite a statement holds the event loop, and requests wait for it whole. */
+const WRITE_ROWS = 1_000;
 
 /** The longest the valuation computes without letting requests be served (milliseconds). */
 const SLICE_MS = 10;
@@ -130,7 +132,7 @@ export class Valuation {
       }
       valued += chunk.length;
     }
-    await this.deps.listings.storePricePositions(changes, CHUNK_ROWS);
+    await this.deps.listings.storePricePositions(changes, WRITE_ROWS);
     return { valued, changed: changes.length };
   }
 }

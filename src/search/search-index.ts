@@ -159,14 +159,24 @@ export class SearchIndex {
     if (versions.listings === built.dataVersion) return built;
     const { db } = this.deps;
     const since = built.builtVersion;
-    // One past the limit tells that there are too many, without a count of them first.
-    const rows = (await db
-      .selectFrom('listings')
-      .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
-      .where('data_version', '>', since)
-      .orderBy('id')
-      .limit(PATCH_LIMIT + 1)
-      .execute()) as (IndexedRow & { kind: string; status: string })[];
+    // In chunks by id, the event loop having a turn between them (one read of 20,000 rows held it whole); one past
+    // the limit tells that there are too many, without a count of them first.
+    const rows: (IndexedRow & { kind: string; status: string })[] = [];
+    for (let after = ''; rows.length <= PATCH_LIMIT; ) {
+      const wanted = Math.min(CHUNK_ROWS, PATCH_LIMIT + 1 - rows.length);
+      const chunk = (await db
+        .selectFrom('listings')
+        .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
+        .where('data_version', '>', since)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(wanted)
+        .execute()) as (IndexedRow & { kind: string; status: string })[];
+      rows.push(...chunk);
+      if (chunk.length < wanted) break;
+      after = chunk[chunk.length - 1].id as string;
+      await nextTurn();
+    }
     if (rows.length > PATCH_LIMIT) return null;
     const active = rows.filter((r) => r.status === 'ACTIVE');
     const amenities: { listing_id: string; amenity: string }[] = [];
@@ -188,7 +198,7 @@ export class SearchIndex {
       const builder = new ColumnsBuilder(0);
       builder.add(active.filter((r) => r.kind === kind));
       builder.addAmenities(amenities);
-      kinds.set(kind, PatchedListings.of(columns, written, builder.finish()));
+      kinds.set(kind, PatchedListings.of(columns, written, await runGivingTurns(builder.finishing())));
     }
     const patched: Built = { ...built, dataVersion: versions.listings, kinds, patched: rows.length };
     // A build that finished meanwhile replaced `built`: it stays, and the next search patches it.

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { ListingRow } from './listing-rows.js';
@@ -66,6 +67,8 @@ export class ListingsRepository {
     await this.db.transaction().execute(async (trx) => {
       const version = await nextDataVersion(trx);
       for (let i = 0; i < positions.length; i += chunk) {
+        // On SQLite each statement runs on the event loop: requests get a turn between chunks.
+        if (i > 0) await nextTurn();
         const pairs = JSON.stringify(positions.slice(i, i + chunk).map((p) => [p.id, p.position]));
         // One parameter of [id, position] pairs, as JSON: a chunk of rows in one statement on both databases.
         const given = postgres
