@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, loadEnvFile } from '../src/config.js';
 import { envExample, SETTINGS, settingsTable } from '../src/settings.js';
 
 // The table of settings (src/settings.ts) is the one source of docs/configuration.md, and holds every variable
-// config.ts reads, with the default it falls back to.
+// the configuration (config.ts and config/) reads, with the default it falls back to.
 const ROOT = join(import.meta.dirname, '..');
 
 describe('the table of settings', () => {
@@ -15,8 +15,10 @@ describe('the table of settings', () => {
     expect(page).toContain(`-->\n${settingsTable()}\n<!-- end of settings table -->`);
   });
 
-  it('every variable config.ts reads has a row, and every row is read', () => {
-    const source = readFileSync(join(ROOT, 'src', 'config.ts'), 'utf8');
+  it('every variable the configuration reads (config.ts and config/) has a row, and every row is read', () => {
+    const source = [join(ROOT, 'src', 'config.ts'), ...readdirSync(join(ROOT, 'src', 'config')).map((f) => join(ROOT, 'src', 'config', f))]
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const read = new Set([
       ...[...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
       ...[...source.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]),
