@@ -107,7 +107,7 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
   /** How each part started so far stops, in the order they started. */
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
+    for (const stop of [...stops].reverse()) await stop();
   };
   try {
     const tables = await openStorePart(given, logger);

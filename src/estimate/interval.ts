@@ -43,8 +43,7 @@ const HOMES_A_STEP = 100;
 
 /**
  * {@link calibrate} in steps of {@link HOMES_A_STEP} homes: the service's 2,000 estimates in one piece held the event
- * loop for a tenth of a second or more after each change of the listings (130 ms for 37,000 rental homes, measured
- * under the soak's load), and every request waited behind them.
+ * loop after each change of the listings, and every request waited behind them (docs/benchmark-history.md, the soak).
  */
 export function* calibrating(pool: ComparablePool, homes: readonly number[]): Steps<IntervalCalibration> {
   const scores: number[] = [];

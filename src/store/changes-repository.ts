@@ -72,7 +72,7 @@ export class ChangesRepository {
   /** Removes events that occurred before `before` (UTC ISO 8601) and remembers how far it removed. */
   async prune(before: string): Promise<void> {
     // Most syncs find nothing old enough: said by the occurred_at index at once. The max(id) below is answered by
-    // walking the ids down from the newest until one is old enough, past every recent event (0.4 s after a sync).
+    // walking the ids down from the newest until one is old enough, past every recent event.
     const old = await this.db.selectFrom('change_events').select('id').where('occurred_at', '<', before).limit(1).executeTakeFirst();
     if (!old) return;
     await this.db.transaction().execute(async (trx) => {

@@ -111,7 +111,7 @@ export async function writeCrawl(
   let changedRows = 0;
   for (let i = 0; i < records.length; i += BATCH) {
     // On SQLite every statement runs on the event loop: a turn between batches lets requests through while a
-    // crawl of 45,000 listings is written (it held the loop for 4.5 s in one piece, bench/soak.ts).
+    // crawl of 45,000 listings is written (one piece held them all: docs/benchmark-history.md, the soak).
     if (i > 0) await nextTurn();
     const batch = records.slice(i, i + BATCH);
     const existing = new Map(
@@ -204,8 +204,8 @@ async function sweep(
   at: string,
   version: number,
 ): Promise<number> {
-  // Ids first: reading every active listing's summary of a borough (45,000 in Manhattan) held the event loop for a
-  // tenth of a second on SQLite, where only those gone need one.
+  // Ids first: reading every active listing's summary of a borough (45,000 in Manhattan) held the event loop on
+  // SQLite, where only those gone need one.
   const active = await trx
     .selectFrom('listings')
     .select('id')
