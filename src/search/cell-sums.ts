@@ -3,11 +3,11 @@ import { cellAt, cellX, cellY, microDegrees, type CellSums, type ClusterGrid } f
 /** The most cells a map's box may hold for its clusters to be counted in arrays (more: in a map of the cells met). */
 export const GRID_CELLS = 65_536;
 
-/** Readers of a slot's latitude and longitude in degrees (NaN when unknown). */
-type Positions = [latitude: (slot: number) => number, longitude: (slot: number) => number];
+/** Readers of a row's latitude and longitude in degrees (NaN when unknown). */
+type Positions = [latitude: (rowId: number) => number, longitude: (rowId: number) => number];
 
 /**
- * The figures of the cells of `grid` holding the first `total` slots of `matches` (a listing with no position is in
+ * The figures of the cells of `grid` holding the first `total` rows of `matches` (a listing with no position is in
  * none), as the store's `clusterListings` sums them: count, summed micro-degrees, least and greatest `price`
  * (dollars); cells south to north, west to east within a row.
  */
@@ -21,8 +21,8 @@ export function sumCells(
   const [latitudes, longitudes] = positions;
   const cells = new Map<number, CellSums>();
   for (let i = 0; i < total; i++) {
-    const slot = matches[i];
-    const [latitude, longitude] = [latitudes(slot), longitudes(slot)];
+    const rowId = matches[i];
+    const [latitude, longitude] = [latitudes(rowId), longitudes(rowId)];
     // A listing with no position is in no cell (the store's floor of null is null, and its row is grouped apart).
     if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
     const [x, y] = cellAt(grid, longitude, latitude);
@@ -36,16 +36,16 @@ export function sumCells(
         count: 1,
         latitude: microDegrees(latitude),
         longitude: microDegrees(longitude),
-        minPrice: price[slot],
-        maxPrice: price[slot],
+        minPrice: price[rowId],
+        maxPrice: price[rowId],
       });
       continue;
     }
     cell.count++;
     cell.latitude += microDegrees(latitude);
     cell.longitude += microDegrees(longitude);
-    cell.minPrice = Math.min(cell.minPrice, price[slot]);
-    cell.maxPrice = Math.max(cell.maxPrice, price[slot]);
+    cell.minPrice = Math.min(cell.minPrice, price[rowId]);
+    cell.maxPrice = Math.max(cell.maxPrice, price[rowId]);
   }
   return [...cells.values()].sort((a, b) => a.y - b.y || a.x - b.x);
 }
@@ -69,15 +69,15 @@ export function sumCellsInBox(
   const [count, latitudes, longitudes] = [new Int32Array(size), new Float64Array(size), new Float64Array(size)];
   const [minPrice, maxPrice] = [new Float64Array(size).fill(Infinity), new Float64Array(size).fill(-Infinity)];
   for (let i = 0; i < total; i++) {
-    const slot = matches[i];
-    const [latitude, longitude] = [latitudeAt(slot), longitudeAt(slot)];
+    const rowId = matches[i];
+    const [latitude, longitude] = [latitudeAt(rowId), longitudeAt(rowId)];
     if (Number.isNaN(latitude) || Number.isNaN(longitude)) continue;
     const cell = (cellY(grid, latitude) - y0) * width + cellX(grid, longitude) - x0;
     count[cell]++;
     latitudes[cell] += microDegrees(latitude);
     longitudes[cell] += microDegrees(longitude);
-    minPrice[cell] = Math.min(minPrice[cell], price[slot]);
-    maxPrice[cell] = Math.max(maxPrice[cell], price[slot]);
+    minPrice[cell] = Math.min(minPrice[cell], price[rowId]);
+    maxPrice[cell] = Math.max(maxPrice[cell], price[rowId]);
   }
   const sums: CellSums[] = [];
   for (let cell = 0; cell < size; cell++) {

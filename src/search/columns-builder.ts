@@ -2,7 +2,7 @@ import { codesFor, type Decimals, exactDecimals, fitsSingle, type Codes } from '
 import { runNow, type Steps } from '../lib/stepwise.js';
 import { TextList } from '../lib/text-list.js';
 import { PathList } from '../lib/path-list.js';
-import { slotRuns, slotsByAreaBedroomsPrice } from './slot-order.js';
+import { rowRangesOf, rowsByAreaBedroomsPrice } from './row-order.js';
 import { TextRanks } from './text-ranks.js';
 import {
   isDecimalColumn,
@@ -63,27 +63,27 @@ export class ColumnsBuilder {
   /** Adds amenities of listings added before (others are passed over: a listing that is not active, or of the other kind). */
   addAmenities(rows: Iterable<{ listing_id: string; amenity: string }>): void {
     for (const { listing_id, amenity } of rows) {
-      const slot = this.slotAdded(listing_id);
-      if (slot === undefined) continue;
+      const rowId = this.addedByRow(listing_id);
+      if (rowId === undefined) continue;
       let bits = this.amenityBits.get(amenity);
       if (!bits) {
         bits = new Uint32Array((this.size >>> 5) + 1);
         this.amenityBits.set(amenity, bits);
       }
-      bits[slot >>> 5] |= 1 << (slot & 31);
+      bits[rowId >>> 5] |= 1 << (rowId & 31);
     }
   }
 
-  /** The slot listing `id` was added at; undefined when it was not. */
-  private slotAdded(id: string): number | undefined {
-    // Each id is new (a listing is added once): its code is the slot it was added at.
+  /** The row listing `id` was added at; undefined when it was not. */
+  private addedByRow(id: string): number | undefined {
+    // Each id is new (a listing is added once): its code is the row it was added at.
     return this.texts.id.codeOf(id);
   }
 
   /**
    * The columns of every listing added, renumbered by area, then bedrooms, then price (unknown last each time), then
-   * the order added: the listings of an area and a bedroom count are then one run of slots, and a price range within it
-   * one run.
+   * the order added: the listings of an area and a bedroom count are then one range of rows, and a price range within it
+   * one range.
    */
   finish(): ListingColumns {
     return runNow(this.finishing());
@@ -92,47 +92,47 @@ export class ColumnsBuilder {
   /** {@link finish} in steps: a pause after each column ({@link Steps}). */
   *finishing(): Steps<ListingColumns> {
     const at = (c: NumericColumn) => this.numbers[c].subarray(0, this.size);
-    // `slotAdded[slot]`: the slot the listing had when added.
-    const slotAdded = yield* slotsByAreaBedroomsPrice(at('area_id'), at('bedroom_count'), at('price'));
-    const slotNow = new Int32Array(this.size);
-    for (let slot = 0; slot < this.size; slot++) slotNow[slotAdded[slot]] = slot;
+    // `addedByRow[rowId]`: the row the listing had when added.
+    const addedByRow = yield* rowsByAreaBedroomsPrice(at('area_id'), at('bedroom_count'), at('price'));
+    const rowNow = new Int32Array(this.size);
+    for (let rowId = 0; rowId < this.size; rowId++) rowNow[addedByRow[rowId]] = rowId;
     // Loops rather than TypedArray.from with a function, which took seconds at a million listings.
-    // One loop for each kind of array: a loop shared by two kinds reads each element many times slower (narrowing.ts).
+    // One loop for each kind of array: a loop shared by two kinds reads each element many times slower (candidate-filters.ts).
     // Each column is written once, straight into the kind it keeps: a copy in double precision first took 8 bytes a
     // listing a column more at the build's peak.
     const permutedDoubles = (values: Float64Array): Float64Array => {
-      const out = new Float64Array(slotAdded.length);
-      for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
+      const out = new Float64Array(addedByRow.length);
+      for (let rowId = 0; rowId < addedByRow.length; rowId++) out[rowId] = values[addedByRow[rowId]];
       return out;
     };
     const permutedSingles = (values: Float64Array): Float32Array => {
-      const out = new Float32Array(slotAdded.length);
-      for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = values[slotAdded[slot]];
+      const out = new Float32Array(addedByRow.length);
+      for (let rowId = 0; rowId < addedByRow.length; rowId++) out[rowId] = values[addedByRow[rowId]];
       return out;
     };
-    const permutedCodes = ({ codes, values }: CodesBuilder, idAt: (slot: number) => string): TextCodes => {
-      if (values.length === slotAdded.length) {
-        // Each listing's own value (no null among them: a URL path): kept in slot order, without codes, as paths
+    const permutedCodes = ({ codes, values }: CodesBuilder, idAt: (rowId: number) => string): TextCodes => {
+      if (values.length === addedByRow.length) {
+        // Each listing's own value (no null among them: a URL path): kept in row order, without codes, as paths
         // whose last segment is mostly the listing's id (lib/path-list.ts).
         return {
           codes: null,
           values: PathList.of(
-            Array.from(slotAdded, (added) => values[codes[added]]),
+            Array.from(addedByRow, (added) => values[codes[added]]),
             idAt,
           ),
         };
       }
-      const out = codesFor(values.length - 1, slotAdded.length);
-      for (let slot = 0; slot < slotAdded.length; slot++) out[slot] = codes[slotAdded[slot]];
+      const out = codesFor(values.length - 1, addedByRow.length);
+      for (let rowId = 0; rowId < addedByRow.length; rowId++) out[rowId] = codes[addedByRow[rowId]];
       return { codes: out, values: TextList.of(values) };
     };
     const permutedWhole = (values: Float64Array): Codes => {
       let largest = -1;
       for (const v of values) if (v > largest) largest = v;
-      const out = codesFor(largest, slotAdded.length);
-      for (let slot = 0; slot < slotAdded.length; slot++) {
-        const value = values[slotAdded[slot]];
-        out[slot] = Number.isNaN(value) ? -1 : value;
+      const out = codesFor(largest, addedByRow.length);
+      for (let rowId = 0; rowId < addedByRow.length; rowId++) {
+        const value = values[addedByRow[rowId]];
+        out[rowId] = Number.isNaN(value) ? -1 : value;
       }
       return out;
     };
@@ -149,7 +149,7 @@ export class ColumnsBuilder {
     }
     const texts = {} as Record<TextColumn, TextRanks>;
     for (const c of TEXT_COLUMNS) {
-      texts[c] = TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, slotAdded);
+      texts[c] = TextRanks.ofCodes(this.texts[c].codes, this.texts[c].values, addedByRow);
       yield;
     }
     const shown = {} as Record<ShownTextColumn, TextCodes>;
@@ -159,15 +159,15 @@ export class ColumnsBuilder {
       yield;
     }
     const columns = numbers as unknown as NumberColumns;
-    const { areaSlots, unplacedSlots } = slotRuns(columns.area_id, columns.bedroom_count);
+    const { areaRowRanges, unplacedRowRanges } = rowRangesOf(columns.area_id, columns.bedroom_count);
     return {
       size: this.size,
       numbers: columns,
       texts,
       shown,
-      amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, slotNow)])),
-      areaSlots,
-      unplacedSlots,
+      amenities: new Map([...this.amenityBits].map(([amenity, bits]) => [amenity, renumbered(bits, rowNow)])),
+      areaRowRanges,
+      unplacedRowRanges,
     };
   }
 }
@@ -222,19 +222,19 @@ class CodesBuilder {
   }
 }
 
-/** Reads the id at a slot: made outside the build, whose scope (every column as added) the path list would keep alive. */
+/** Reads the id at a row: made outside the build, whose scope (every column as added) the path list would keep alive. */
 const idReader =
   ({ values, ranks }: TextRanks) =>
-  (slot: number): string =>
-    values.at(ranks[slot]);
+  (rowId: number): string =>
+    values.at(ranks[rowId]);
 
-/** A bit set by slot as added -> the same listings' bits by their slot in the columns (`slotNow[added]`). */
-function renumbered(bits: Uint32Array, slotNow: Int32Array): Uint32Array {
+/** A bit set by row as added -> the same listings' bits by their row in the columns (`rowNow[added]`). */
+function renumbered(bits: Uint32Array, rowNow: Int32Array): Uint32Array {
   const out = new Uint32Array(bits.length);
   for (let word = 0; word < bits.length; word++) {
     for (let w = bits[word]; w !== 0; w &= w - 1) {
-      const slot = slotNow[(word << 5) + 31 - Math.clz32(w & -w)];
-      out[slot >>> 5] |= 1 << (slot & 31);
+      const rowId = rowNow[(word << 5) + 31 - Math.clz32(w & -w)];
+      out[rowId >>> 5] |= 1 << (rowId & 31);
     }
   }
   return out;

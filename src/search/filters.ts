@@ -4,7 +4,7 @@ import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
 import { boxAround, distanceFrom, inBox } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
 import { valueAt, type ListingColumns, type NumberColumn, type NumericColumn } from './listing-columns.js';
-import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './narrowing.js';
+import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './candidate-filters.js';
 
 const DAY_MS = 86_400_000;
 
@@ -68,10 +68,10 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
   areaIds: {
     where: (q, ids) => q.where('area_id', 'in', ids.length ? ids : [-1]),
     // The areas' own listings are where the index starts: a neighbourhood's are a few hundred of a kind's tens of thousands.
-    // So the narrowing by area is made only if some caller asks for it.
+    // So the candidate filter by area is made only if some caller asks for it.
     memory: (columns, ids) => {
       const areas = [...new Set(ids)];
-      return { areas, narrow: (slots, n) => oneOf(columns.numbers.area_id, areas).narrow(slots, n) };
+      return { areas, keepMatches: (rowIds, n) => oneOf(columns.numbers.area_id, areas).keepMatches(rowIds, n) };
     },
   },
   minPrice: { upTo: 'maxPrice', ...atLeast('price') },
@@ -117,11 +117,11 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
         ? q.where('year_built', '<', PREWAR_BEFORE_YEAR)
         : q.where((eb) => eb.or([eb('year_built', 'is', null), eb('year_built', '>=', PREWAR_BEFORE_YEAR)])),
     memory: ({ numbers: { year_built: built } }, prewar) => {
-      const isPrewar = (slot: number) => {
-        const year = valueAt(built, slot);
+      const isPrewar = (rowId: number) => {
+        const year = valueAt(built, rowId);
         return year !== null && year < PREWAR_BEFORE_YEAR;
       };
-      return prewar ? passing(isPrewar) : passing((slot) => !isPrewar(slot));
+      return prewar ? passing(isPrewar) : passing((rowId) => !isPrewar(rowId));
     },
   },
   saleType: {
@@ -153,7 +153,7 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     },
     memory: ({ texts: { open_house_until: until } }, yes, ctx) => {
       const past = until.atOrBelow(ctx.now.toISOString());
-      return yes ? inRange(until.ranks, past, Infinity) : passing((slot) => until.ranks[slot] < past);
+      return yes ? inRange(until.ranks, past, Infinity) : passing((rowId) => until.ranks[rowId] < past);
     },
   },
   maxMonthlyCost: {
@@ -161,7 +161,7 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
       q.where(sql<number>`price * cast(${ctx.mortgageFactor} as double precision) + monthly_charges`, '<=', dollars),
     // The same arithmetic in the same order, in double precision as both stores do it.
     memory: ({ numbers: { price, monthly_charges: charges } }, dollars, ctx) =>
-      passing((slot) => price[slot] * ctx.mortgageFactor + charges[slot] <= dollars),
+      passing((rowId) => price[rowId] * ctx.mortgageFactor + charges[rowId] <= dollars),
   },
   minTransitScore: atLeast('transit_score'),
   maxPricePosition: atMost('price_position'),

@@ -1,7 +1,7 @@
 import type { SummaryRow } from '../store/listing-rows.js';
 import { Decimals, isFloats, type Codes, type Doubles, type Floats } from '../lib/narrow-arrays.js';
 import type { Texts } from '../lib/text-list.js';
-import type { SlotRun } from './slot-order.js';
+import type { RowRange } from './row-order.js';
 import type { TextRanks } from './text-ranks.js';
 
 /**
@@ -10,8 +10,8 @@ import type { TextRanks } from './text-ranks.js';
  * one a whole number from 0 to 32,767, or unknown: counts, scores, years, district numbers, yes/no flags), -1 for
  * unknown (`valueAt`); `decimal` as whole units of a decimal scale in four bytes where each value reads back the same
  * ({@link Decimals}: positions to six decimals, a percent to one, dollars to cents); `float` in single precision where
- * exact, else double. No `whole` column orders the slots or a sort, nor enters arithmetic; no `decimal` one orders the
- * slots, and each reader of one reads it through `valueAt` or `Decimals.at`.
+ * exact, else double. No `whole` column orders the rows or a sort, nor enters arithmetic; no `decimal` one orders the
+ * rows, and each reader of one reads it through `valueAt` or `Decimals.at`.
  */
 const NUMERIC = {
   half_bathroom_count: 'whole',
@@ -93,38 +93,38 @@ export type IndexedRow = { [K in NumericColumn]: number | null } & {
 
 /**
  * A numeric column in memory: floats with NaN for null, so that every comparison with it is false, as SQL's with NULL is
- * not true; or codes with -1 for null ({@link WHOLE_NUMBER_COLUMNS}), which every narrowing leaves out (narrowing.ts).
+ * not true; or codes with -1 for null ({@link WHOLE_NUMBER_COLUMNS}), which every candidate filter leaves out (candidate-filters.ts).
  */
 export type NumberColumn = Floats | Codes;
 
 /**
- * The active listings of one kind, column by column: listing `slot` (0 to `size - 1`, by area, bedrooms, then price)
- * has `numbers[column][slot]`, `texts[column].ranks[slot]`, its amenities in `amenities`' bit sets. Built
+ * The active listings of one kind, column by column: listing `rowId` (0 to `size - 1`, by area, bedrooms, then price)
+ * has `numbers[column][rowId]`, `texts[column].ranks[rowId]`, its amenities in `amenities`' bit sets. Built
  * once ({@link ColumnsBuilder}), read only; a change in the store builds a new one (search-index.ts).
  */
 export interface ListingColumns {
   readonly size: number;
   readonly numbers: NumberColumns;
   readonly texts: Readonly<Record<TextColumn, TextRanks>>;
-  /** The texts only shown: `values.at(codes[slot])`, null where the code is -1. */
+  /** The texts only shown: `values.at(codes[rowId])`, null where the code is -1. */
   readonly shown: Readonly<Record<ShownTextColumn, TextCodes>>;
-  /** Per amenity, a bit set of the slots that have it (bit `slot & 31` of word `slot >>> 5`). */
+  /** Per amenity, a bit set of the rows that have it (bit `rowId & 31` of word `rowId >>> 5`). */
   readonly amenities: ReadonlyMap<string, Uint32Array>;
   /**
-   * Per area id, its listings' slots: a run for each bedroom count (unknown last), cheapest first. Slots are numbered
+   * Per area id, its listings' rows: a range for each bedroom count (unknown last), cheapest first. Rows are numbered
    * by area, then bedrooms, then price (unknown last each time), so that a range of bedrooms within an area is a few
-   * of its runs, and a price range within each a run too, found by binary search ({@link priceRun}).
+   * of its ranges, and a price range within each a range too, found by binary search ({@link priceRowRange}).
    */
-  readonly areaSlots: ReadonlyMap<number, readonly SlotRun[]>;
-  /** The slots of the listings in no area (after every area's), a run for each bedroom count likewise. */
-  readonly unplacedSlots: readonly SlotRun[];
+  readonly areaRowRanges: ReadonlyMap<number, readonly RowRange[]>;
+  /** The rows of the listings in no area (after every area's), a range for each bedroom count likewise. */
+  readonly unplacedRowRanges: readonly RowRange[];
 }
 
 /**
- * A text column as codes into its distinct values (in the order first met): `values.at(codes[slot])`, -1 for null. The
+ * A text column as codes into its distinct values (in the order first met): `values.at(codes[rowId])`, -1 for null. The
  * codes take the narrowest array that holds them: a byte a listing for a column of a few values (a city, a tier). A
- * column where every listing has a value of its own (a URL path) has no codes: its values are in slot order,
- * `values.at(slot)`, kept as paths whose last segment is mostly the listing's id (lib/path-list.ts).
+ * column where every listing has a value of its own (a URL path) has no codes: its values are in row order,
+ * `values.at(rowId)`, kept as paths whose last segment is mostly the listing's id (lib/path-list.ts).
  */
 export interface TextCodes {
   readonly codes: Codes | null;
@@ -132,54 +132,54 @@ export interface TextCodes {
 }
 
 /**
- * The row of a search's page for listing `slot`, as the store's page statement selects it (the summary's columns and
+ * The row of a search's page for listing `rowId`, as the store's page statement selects it (the summary's columns and
  * the sort keys a cursor is made of): the values the index read, null for unknown. Every listing the index holds is active.
  */
 export function summaryRowAt(
   columns: ListingColumns,
-  slot: number,
+  rowId: number,
 ): SummaryRow & { recommended_score: number; price_per_sqft: number | null } {
   const { numbers, texts, shown } = columns;
   return {
-    id: idAt(columns, slot),
-    street: textAt(shown.street, slot),
-    unit: textAt(shown.unit, slot),
-    city: textAt(shown.city, slot),
-    state: textAt(shown.state, slot),
-    zip_code: textAt(shown.zip_code, slot),
-    price: numbers.price[slot],
-    bedroom_count: numberAt(numbers.bedroom_count, slot),
-    full_bathroom_count: numberAt(numbers.full_bathroom_count, slot),
-    half_bathroom_count: numberAt(numbers.half_bathroom_count, slot),
-    building_type: rankedAt(texts.building_type, slot),
-    area_name: textAt(shown.area_name, slot),
+    id: idAt(columns, rowId),
+    street: textAt(shown.street, rowId),
+    unit: textAt(shown.unit, rowId),
+    city: textAt(shown.city, rowId),
+    state: textAt(shown.state, rowId),
+    zip_code: textAt(shown.zip_code, rowId),
+    price: numbers.price[rowId],
+    bedroom_count: numberAt(numbers.bedroom_count, rowId),
+    full_bathroom_count: numberAt(numbers.full_bathroom_count, rowId),
+    half_bathroom_count: numberAt(numbers.half_bathroom_count, rowId),
+    building_type: rankedAt(texts.building_type, rowId),
+    area_name: textAt(shown.area_name, rowId),
     status: 'ACTIVE',
-    latitude: numberAt(numbers.latitude, slot),
-    longitude: numberAt(numbers.longitude, slot),
-    lead_photo_key: textAt(shown.lead_photo_key, slot),
-    source_group_label: textAt(shown.source_group_label, slot),
-    url_path: textAt(shown.url_path, slot),
-    tier: textAt(shown.tier, slot),
-    listed_at: rankedAt(texts.listed_at, slot) as string,
-    recommended_score: numbers.recommended_score[slot],
-    price_per_sqft: numberAt(numbers.price_per_sqft, slot),
+    latitude: numberAt(numbers.latitude, rowId),
+    longitude: numberAt(numbers.longitude, rowId),
+    lead_photo_key: textAt(shown.lead_photo_key, rowId),
+    source_group_label: textAt(shown.source_group_label, rowId),
+    url_path: textAt(shown.url_path, rowId),
+    tier: textAt(shown.tier, rowId),
+    listed_at: rankedAt(texts.listed_at, rowId) as string,
+    recommended_score: numbers.recommended_score[rowId],
+    price_per_sqft: numberAt(numbers.price_per_sqft, rowId),
   };
 }
 
-const numberAt = (values: NumberColumn | Decimals, slot: number): number | null => valueAt(values, slot);
-const textAt = ({ codes, values }: TextCodes, slot: number): string | null =>
-  codes === null ? values.at(slot) : codes[slot] < 0 ? null : values.at(codes[slot]);
-const rankedAt = ({ ranks, values }: TextRanks, slot: number): string | null => (ranks[slot] < 0 ? null : values.at(ranks[slot]));
+const numberAt = (values: NumberColumn | Decimals, rowId: number): number | null => valueAt(values, rowId);
+const textAt = ({ codes, values }: TextCodes, rowId: number): string | null =>
+  codes === null ? values.at(rowId) : codes[rowId] < 0 ? null : values.at(codes[rowId]);
+const rankedAt = ({ ranks, values }: TextRanks, rowId: number): string | null => (ranks[rowId] < 0 ? null : values.at(ranks[rowId]));
 
-/** Listing `slot`'s value in `column`, null when unknown (NaN in floats and decimals, negative in codes). */
-export function valueAt(column: NumberColumn | Decimals, slot: number): number | null {
+/** Listing `rowId`'s value in `column`, null when unknown (NaN in floats and decimals, negative in codes). */
+export function valueAt(column: NumberColumn | Decimals, rowId: number): number | null {
   if (column instanceof Decimals) {
-    const value = column.at(slot);
+    const value = column.at(rowId);
     return Number.isNaN(value) ? null : value;
   }
-  const value = column[slot];
+  const value = column[rowId];
   return Number.isNaN(value) || (value < 0 && !isFloats(column)) ? null : value;
 }
 
-/** The id of the listing at `slot`. */
-export const idAt = ({ texts }: ListingColumns, slot: number): string => texts.id.values.at(texts.id.ranks[slot]);
+/** The id of the listing at `rowId`. */
+export const idAt = ({ texts }: ListingColumns, rowId: number): string => texts.id.values.at(texts.id.ranks[rowId]);

@@ -18,7 +18,7 @@ export interface SearchableListings {
 
 /**
  * One kind's listings after writes since its columns were built: the built listings less those written since (`stale`,
- * a bit set by slot), and those written since that are active, in columns of their own (`recent`, built from their
+ * a bit set by row), and those written since that are active, in columns of their own (`recent`, built from their
  * rows alone). A search runs on both and merges them: the total is the sum, the page the first rows of both in the
  * search's order (no listing is in both), a map cell's figures both cells' together. The same answers as columns built
  * again from the whole store (test/search/search-index.test.ts), for the cost of reading the rows written.
@@ -43,9 +43,9 @@ export class PatchedListings implements SearchableListings {
     const stale = new Uint32Array((built.size >>> 5) + 1);
     let staleActive = 0;
     for (const id of written) {
-      const slot = built.orders.slotOfId(id);
-      if (slot === undefined || (stale[slot >>> 5] >>> (slot & 31)) & 1) continue;
-      stale[slot >>> 5] |= 1 << (slot & 31);
+      const rowId = built.orders.rowOfId(id);
+      if (rowId === undefined || (stale[rowId >>> 5] >>> (rowId & 31)) & 1) continue;
+      stale[rowId >>> 5] |= 1 << (rowId & 31);
       staleActive++;
     }
     return new PatchedListings(built, stale, staleActive, new IndexedListings(recent));
@@ -62,13 +62,13 @@ export class PatchedListings implements SearchableListings {
     const { sort, sortDir } = search;
     const rows: SummaryRow[] = [];
     let [i, j] = [0, 0];
-    for (let n = 0; n < wanted && (i < old.slots.length || j < fresh.slots.length); n++) {
+    for (let n = 0; n < wanted && (i < old.rowIds.length || j < fresh.rowIds.length); n++) {
       const fromBuilt =
-        j === fresh.slots.length ||
-        (i < old.slots.length &&
-          !this.built.orders.comesAfter(sort, sortDir, old.slots[i], this.recent.orders.positionOf(sort, fresh.slots[j])));
-      const [columns, slot] = fromBuilt ? [this.built.columns, old.slots[i++]] : [this.recent.columns, fresh.slots[j++]];
-      if (n >= skip) rows.push(summaryRowAt(columns, slot));
+        j === fresh.rowIds.length ||
+        (i < old.rowIds.length &&
+          !this.built.orders.comesAfter(sort, sortDir, old.rowIds[i], this.recent.orders.positionOf(sort, fresh.rowIds[j])));
+      const [columns, rowId] = fromBuilt ? [this.built.columns, old.rowIds[i++]] : [this.recent.columns, fresh.rowIds[j++]];
+      if (n >= skip) rows.push(summaryRowAt(columns, rowId));
     }
     return { rows, total: old.total + fresh.total };
   }

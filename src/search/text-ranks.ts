@@ -9,7 +9,7 @@ import { TextList } from '../lib/text-list.js';
  */
 export class TextRanks {
   /**
-   * @param ranks rank of each listing (by slot); -1 for null. The narrowest array that holds them (a byte a listing for
+   * @param ranks rank of each listing (by row); -1 for null. The narrowest array that holds them (a byte a listing for
    *   a column of a few values: a building type).
    * @param values the distinct values, ascending: `values.at(rank)`.
    */
@@ -19,11 +19,11 @@ export class TextRanks {
   ) {}
 
   /**
-   * A column gathered as codes into its distinct values (`values[codes[i]]`, -1 for null) as ranks, listing `slot`
-   * taking the code at `slotAdded[slot]` (the columns' renumbering). Values that came ascending (a listing's id, read
+   * A column gathered as codes into its distinct values (`values[codes[i]]`, -1 for null) as ranks, listing `rowId`
+   * taking the code at `addedByRow[rowId]` (the columns' renumbering). Values that came ascending (a listing's id, read
    * in order) are ranked without a sort.
    */
-  static ofCodes(codes: Int32Array, values: readonly string[], slotAdded: Int32Array): TextRanks {
+  static ofCodes(codes: Int32Array, values: readonly string[], addedByRow: Int32Array): TextRanks {
     let ascending = true;
     for (let i = 1; i < values.length && ascending; i++) ascending = values[i - 1] < values[i];
     let sorted = values;
@@ -36,10 +36,10 @@ export class TextRanks {
       for (let rank = 0; rank < values.length; rank++) rankOfCode[byValue[rank]] = rank;
       sorted = Array.from(byValue, (code) => values[code]);
     }
-    const ranks = codesFor(values.length - 1, slotAdded.length);
-    for (let slot = 0; slot < slotAdded.length; slot++) {
-      const code = codes[slotAdded[slot]];
-      ranks[slot] = code < 0 || rankOfCode === null ? code : rankOfCode[code];
+    const ranks = codesFor(values.length - 1, addedByRow.length);
+    for (let rowId = 0; rowId < addedByRow.length; rowId++) {
+      const code = codes[addedByRow[rowId]];
+      ranks[rowId] = code < 0 || rankOfCode === null ? code : rankOfCode[code];
     }
     return new TextRanks(ranks, TextList.of(sorted));
   }

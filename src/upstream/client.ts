@@ -120,7 +120,7 @@ export class GraphqlUpstreamClient implements UpstreamClient {
     this.policy = wrap(retryPolicy, this.breaker);
   }
 
-  /** Waits for this request's start slot: starts are spaced `pacingSeconds` apart, plus up to half again (jitter). */
+  /** Waits for this request's turn to start: starts are spaced `pacingSeconds` apart, plus up to half again (jitter). */
   private async pace(): Promise<void> {
     const gap = (this.options.pacingSeconds ?? 0) * 1000 * (1 + Math.random() / 2);
     if (gap <= 0) return;

@@ -104,7 +104,7 @@ function searches(samples: Sample[], now: Date): fc.Arbitrary<{ search: ListingS
     policePrecinct: fc.uniqueArray(fc.constantFrom(...known('police_precinct')), { minLength: 1, maxLength: 3 }),
     schoolDistrict: fc.uniqueArray(fc.constantFrom(...known('school_district')), { minLength: 1, maxLength: 3 }),
     bbox: box,
-    // Both bounds of one range, as an app sends them (the index makes them one pass, or a run of slots for the price).
+    // Both bounds of one range, as an app sends them (the index makes them one pass, or a range of rows for the price).
     priceRange: fc.tuple(some(prices), some(prices)).map(([a, b]) => ({ minPrice: Math.min(a, b), maxPrice: Math.max(a, b) })),
     bedsRange: fc.tuple(some(beds), some(beds)).map(([a, b]) => ({ minBeds: Math.min(a, b), maxBeds: Math.max(a, b) })),
   };

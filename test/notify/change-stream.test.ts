@@ -159,12 +159,12 @@ describe('the change stream', () => {
     expect(held.map((s) => s.status)).toEqual([200, 200]);
     await refused('/v1/changes/stream', business, 429, 'RATE_LIMIT_EXCEEDED');
     held[0].close();
-    // The slot frees when the client goes away.
+    // The stream's place frees when the client goes away.
     await waitFor(async () => {
       const s = await openStream(`${base}/v1/changes/stream`, business);
       if (s.status === 200) held.push(s);
       return s.status === 200;
-    }, 'a stream slot freed by a closed connection');
+    }, 'a stream freed by a closed connection');
     for (const s of held) s.close();
   }, 60_000);
 });

@@ -14,7 +14,7 @@ import {
 import { compareText } from '../../src/search/text-ranks.js';
 
 // The search index's columns (src/search/listing-columns.ts), built from rows in any order: every listing's values
-// read back from its slot as they were added, whatever order the ids came in (the build reads them ascending, and
+// read back from its row as they were added, whatever order the ids came in (the build reads them ascending, and
 // finds an amenity's listing by binary search then; otherwise through a map) and however many repeat a text.
 const text = (values: string[]) => fc.option(fc.constantFrom(...values), { nil: null });
 // With `whole`, the columns that may be held as codes get whole numbers that allow it (0 to 32,767), else any number.
@@ -68,11 +68,11 @@ describe('the search index columns', () => {
         }
         const byId = new Map(added.map((r, i) => [r.id as string, { r, doorman: i % 3 === 0 }]));
         const seen = new Set<string>();
-        for (let slot = 0; slot < columns.size; slot++) {
-          const id = idAt(columns, slot);
+        for (let rowId = 0; rowId < columns.size; rowId++) {
+          const id = idAt(columns, rowId);
           const { r, doorman } = byId.get(id)!;
           seen.add(id);
-          const shown = summaryRowAt(columns, slot);
+          const shown = summaryRowAt(columns, rowId);
           for (const c of SHOWN_TEXT_COLUMNS) expect(shown[c as keyof typeof shown]).toBe(r[c]);
           expect([shown.listed_at, shown.building_type, shown.bedroom_count, shown.latitude]).toEqual([
             r.listed_at,
@@ -80,12 +80,12 @@ describe('the search index columns', () => {
             r.bedroom_count,
             r.latitude,
           ]);
-          for (const c of NUMERIC_COLUMNS) expect(valueAt(columns.numbers[c], slot)).toBe(r[c]);
+          for (const c of NUMERIC_COLUMNS) expect(valueAt(columns.numbers[c], rowId)).toBe(r[c]);
           const bits = columns.amenities.get('DOORMAN')!;
-          expect(((bits[slot >>> 5] >>> (slot & 31)) & 1) === 1).toBe(doorman);
+          expect(((bits[rowId >>> 5] >>> (rowId & 31)) & 1) === 1).toBe(doorman);
           // Ranks follow the texts' order.
           const { ranks, values } = columns.texts.available_at;
-          expect(ranks[slot] < 0 ? null : values.at(ranks[slot])).toBe(r.available_at);
+          expect(ranks[rowId] < 0 ? null : values.at(ranks[rowId])).toBe(r.available_at);
         }
         expect(seen.size).toBe(added.length);
         expect(columns.amenities.has('GYM')).toBe(false);

@@ -63,9 +63,9 @@ describe('the search index orders', () => {
             const expected = storeOrder(drawn, sort, dir);
             expect(Array.from({ length: n }, (_, p) => idAt(columns, order.at(p)))).toEqual(expected);
             const read = order
-              .runs(from, to)
-              .flatMap((run) => Array.from({ length: run.count }, (_, k) => order.slotOf(run.start + k * run.step)));
-            expect(read.map((slot) => idAt(columns, slot))).toEqual(expected.slice(from, to));
+              .stretches(from, to)
+              .flatMap((stretch) => Array.from({ length: stretch.count }, (_, k) => order.rowOf(stretch.start + k * stretch.step)));
+            expect(read.map((rowId) => idAt(columns, rowId))).toEqual(expected.slice(from, to));
           }
         }
       }),
