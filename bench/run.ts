@@ -334,7 +334,7 @@ scenarios.push(
   },
   // Issue 47's steady rates: p99 at most 20 ms at 500 a second on the whole city, at most 50 ms at 200 a second at a million.
   ...[MIXED_RATE, 200, 500].map((rate) => ({ name: `app searches at ${rate} a second`, path: '{varies}', vary: appDraws.draw, rate })),
-  // A sync's writes as another instance makes them: the search index patches in the listings written (their row
+  // A sync's writes as another instance makes them: the search index adds the listings written as a delta (their row
   // versions), where before each write had it built again while the store answered.
   {
     name: 'app searches at 200 a second while another instance writes 20 listings a second',

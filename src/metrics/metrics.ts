@@ -42,7 +42,7 @@ interface SearchIndexReading {
   listings: Record<string, number> | null;
   building: boolean;
   builds: number;
-  patchedListings: number;
+  deltaListings: number;
   failedBuilds: number;
   buildSeconds: number | null;
 }
@@ -103,9 +103,9 @@ const OBSERVED_GAUGES: ObservedGauge[] = [
   ],
   ['nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds],
   [
-    'nyc_listings_search_index_patched_listings',
+    'nyc_listings_search_index_delta_listings',
     'Listings written since the last search index build, applied to it in place (their row versions)',
-    (s) => index(s)?.patchedListings,
+    (s) => index(s)?.deltaListings,
   ],
   [
     'nyc_listings_search_index_failed_builds',

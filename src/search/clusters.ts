@@ -84,7 +84,7 @@ export async function clusterListings(
 /**
  * A position in whole millionths of a degree, half up: `floor(degrees * 1e6 + 0.5)`, in the double arithmetic the
  * store's statement uses too. A centroid is the mean of its matches' positions so rounded: summed as whole numbers,
- * it comes out the same whatever order they are added in (the store's scan, the index's rows, a patch's cells).
+ * it comes out the same whatever order they are added in (the store's scan, the index's rows, a delta's cells).
  */
 export const microDegrees = (degrees: number): number => Math.floor(degrees * 1e6 + 0.5);
 

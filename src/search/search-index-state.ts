@@ -2,13 +2,13 @@ import { type Static, Type } from 'typebox';
 import { Nullable } from '../wire/common.js';
 
 /**
- * The most listings written since a build that are patched in (docs/search-index.md): past it the rows written are
- * not read, the store answers, and the index is built again. Patching reads the rows written and builds their
+ * The most listings written since a build that are held as a delta (docs/search-index.md): past it the rows written are
+ * not read, the store answers, and the index is built again. A delta reads the rows written and builds their
  * columns on the event loop, and every search then runs on both sets.
  */
-export const PATCH_LIMIT = 20_000;
+export const DELTA_LIMIT = 20_000;
 
-/** Listings written since a build past which a new build starts in the background, while the patched index answers. */
+/** Listings written since a build past which a new build starts in the background, while the index with its delta answers. */
 export const REBUILD_AFTER = 2_000;
 
 /** The index's state, as `/v1/health` shows it (`searchIndex`) and the metrics read it. */
@@ -27,8 +27,8 @@ export const SearchIndexStateSchema = Type.Object({
     }),
   ),
   building: Type.Boolean({ description: 'Whether a build is under way on this instance.' }),
-  patchedListings: Type.Integer({
-    description: `Listings written since the last build, read alone and applied to it (their row versions); past ${REBUILD_AFTER.toLocaleString('en')} a build starts, past ${PATCH_LIMIT.toLocaleString('en')} the store answers until it is done.`,
+  deltaListings: Type.Integer({
+    description: `Listings written since the last build, read alone and held as its delta (their row versions); past ${REBUILD_AFTER.toLocaleString('en')} a build starts, past ${DELTA_LIMIT.toLocaleString('en')} the store answers until it is done.`,
   }),
   builtAt: Nullable(Type.String({ description: 'When the last build finished (UTC).' })),
   buildSeconds: Nullable(Type.Number({ description: 'How long the last build took, reading the store included (seconds).' })),
@@ -45,7 +45,7 @@ export const NO_SEARCH_INDEX: SearchIndexState = {
   listings: null,
   dataVersion: null,
   building: false,
-  patchedListings: 0,
+  deltaListings: 0,
   builtAt: null,
   buildSeconds: null,
   builds: 0,

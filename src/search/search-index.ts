@@ -6,7 +6,7 @@ import type { DataVersions, ListingsRepository } from '../store/listings-reposit
 import type { Database } from '../store/schema.js';
 import { ReadMemo } from '../lib/read-memo.js';
 import { IndexedListings, type IndexedPage } from './indexed-listings.js';
-import { PatchedListings, type SearchableListings } from './patched-listings.js';
+import { ListingsWithDelta, type SearchableListings } from './delta-listings.js';
 import { INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
 import { ColumnsBuilder } from './columns-builder.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
@@ -14,7 +14,7 @@ import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { SingleFlight } from '../lib/single-flight.js';
 import { runGivingTurns } from '../lib/stepwise.js';
-import { PATCH_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-index-state.js';
+import { DELTA_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-index-state.js';
 
 export { NO_SEARCH_INDEX, REBUILD_AFTER, type SearchIndexState, SearchIndexStateSchema } from './search-index-state.js';
 
@@ -31,14 +31,14 @@ interface Built {
   dataVersion: number;
   /** The store's bulk version read with it: when it moves, the index is built again. */
   bulkVersion: number;
-  /** The data version the columns were built at, read before their rows: listings written since are patched in. */
+  /** The data version the columns were built at, read before their rows: listings written since are added as a delta. */
   builtVersion: number;
   /** Each kind's listings as built. */
   columns: Map<ListingKind, IndexedListings>;
-  /** Each kind's listings as answered: as built, or patched with those written since ({@link PatchedListings}). */
+  /** Each kind's listings as answered: as built, or with a delta of those written since ({@link ListingsWithDelta}). */
   kinds: Map<ListingKind, SearchableListings>;
-  /** Listings written since the build, patched in. */
-  patched: number;
+  /** Listings written since the build, held as a delta. */
+  deltaListings: number;
   /** When the build finished, and how long it took (seconds). */
   builtAt: Date;
   buildSeconds: number;
@@ -65,7 +65,7 @@ export interface SearchIndexDeps {
 export class SearchIndex {
   private built: Built | null = null;
   private readonly building = new SingleFlight<'build', void>();
-  private readonly patching = new SingleFlight<'patch', Built | null>();
+  private readonly mergingDelta = new SingleFlight<'delta', Built | null>();
   private readonly versions: ReadMemo<DataVersions>;
   private builds = 0;
   private failedBuilds = 0;
@@ -114,7 +114,7 @@ export class SearchIndex {
         : null,
       dataVersion: built?.dataVersion ?? null,
       building: this.building.has('build'),
-      patchedListings: built?.patched ?? 0,
+      deltaListings: built?.deltaListings ?? 0,
       builtAt: built?.builtAt.toISOString() ?? null,
       buildSeconds: built?.buildSeconds ?? null,
       builds: this.builds,
@@ -125,21 +125,21 @@ export class SearchIndex {
   }
 
   /**
-   * The index at the store's data version: as it is, or patched with the listings written since its build when they
-   * are few enough ({@link patch}); otherwise null, and a build is started.
+   * The index at the store's data version: as it is, or with a delta of the listings written since its build when they
+   * are few enough ({@link withDelta}); otherwise null, and a build is started.
    */
   private async currentOrRebuild(): Promise<Built | null> {
     const built = this.built;
     const versions = await this.versions.get();
     if (built && built.dataVersion === versions.listings) return built;
     if (built && built.bulkVersion === versions.bulk) {
-      const patched = await this.patching
-        .run('patch', () => this.patch(built))
+      const withDelta = await this.mergingDelta
+        .run('delta', () => this.withDelta(built))
         .catch((error: unknown) => {
           this.deps.warn('search index: the listings written since its build could not be read; it is built again', error);
           return null;
         });
-      if (patched) return patched;
+      if (withDelta) return withDelta;
     }
     this.rebuild();
     return null;
@@ -147,13 +147,13 @@ export class SearchIndex {
 
   /**
    * `built` brought to the store's data version: the listings written since its build (`data_version` above the
-   * version it was built at, migration 031) read alone, with their amenities, and patched in ({@link PatchedListings});
-   * null when the bulk version moved or more than {@link PATCH_LIMIT} were written. Starts a build in the background
+   * version it was built at, migration 031) read alone, with their amenities, and held as a delta ({@link ListingsWithDelta});
+   * null when the bulk version moved or more than {@link DELTA_LIMIT} were written. Starts a build in the background
    * past {@link REBUILD_AFTER}. A failure is left to the caller's build.
    */
-  private async patch(built: Built): Promise<Built | null> {
+  private async withDelta(built: Built): Promise<Built | null> {
     const localWrites = this.deps.listings.writeCount;
-    // Read before the rows, as a build's: rows written after it are read too, and read again by the next patch.
+    // Read before the rows, as a build's: rows written after it are read too, and read again by the next delta.
     const versions = await this.deps.listings.dataVersions();
     if (versions.bulk !== built.bulkVersion) return null;
     if (versions.listings === built.dataVersion) return built;
@@ -162,8 +162,8 @@ export class SearchIndex {
     // In chunks by id, the event loop having a turn between them (one read of 20,000 rows held it whole); one past
     // the limit tells that there are too many, without a count of them first.
     const rows: (IndexedRow & { kind: string; status: string })[] = [];
-    for (let after = ''; rows.length <= PATCH_LIMIT; ) {
-      const wanted = Math.min(CHUNK_ROWS, PATCH_LIMIT + 1 - rows.length);
+    for (let after = ''; rows.length <= DELTA_LIMIT; ) {
+      const wanted = Math.min(CHUNK_ROWS, DELTA_LIMIT + 1 - rows.length);
       const chunk = (await db
         .selectFrom('listings')
         .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
@@ -177,7 +177,7 @@ export class SearchIndex {
       after = chunk[chunk.length - 1].id as string;
       await nextTurn();
     }
-    if (rows.length > PATCH_LIMIT) return null;
+    if (rows.length > DELTA_LIMIT) return null;
     const active = rows.filter((r) => r.status === 'ACTIVE');
     const amenities: { listing_id: string; amenity: string }[] = [];
     for (let i = 0; i < active.length; i += 500) {
@@ -198,16 +198,16 @@ export class SearchIndex {
       const builder = new ColumnsBuilder(0);
       builder.add(active.filter((r) => r.kind === kind));
       builder.addAmenities(amenities);
-      kinds.set(kind, PatchedListings.of(columns, written, await runGivingTurns(builder.finishing())));
+      kinds.set(kind, ListingsWithDelta.of(columns, written, await runGivingTurns(builder.finishing())));
     }
-    const patched: Built = { ...built, dataVersion: versions.listings, kinds, patched: rows.length };
-    // A build that finished meanwhile replaced `built`: it stays, and the next search patches it.
+    const withDelta: Built = { ...built, dataVersion: versions.listings, kinds, deltaListings: rows.length };
+    // A build that finished meanwhile replaced `built`: it stays, and the next search adds a delta to it.
     if (this.built === built) {
-      this.built = patched;
+      this.built = withDelta;
       this.versions.keep(versions, localWrites);
     }
     if (rows.length > REBUILD_AFTER) this.rebuild();
-    return patched;
+    return withDelta;
   }
 
   private rebuild(): void {
@@ -228,7 +228,7 @@ export class SearchIndex {
     const started = performance.now();
     const localWrites = this.deps.listings.writeCount;
     // Read before the rows: a write that lands during the build moves the store's version past this reading,
-    // so the next search finds the index behind and patches in the listings it wrote.
+    // so the next search finds the index behind and adds the listings it wrote as a delta.
     const versions = await this.deps.listings.dataVersions();
     const { db } = this.deps;
     const counts = await db
@@ -275,7 +275,7 @@ export class SearchIndex {
       builtVersion: versions.listings,
       columns,
       kinds: columns,
-      patched: 0,
+      deltaListings: 0,
       builtAt: new Date(),
       buildSeconds: Math.round(performance.now() - started) / 1000,
     };

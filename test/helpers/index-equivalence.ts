@@ -156,14 +156,14 @@ function afterOf(listing: Sample, sort: IndexedSort, past: boolean): SearchAfter
  * Checks, over `runs` drawn searches on `rt`'s store, that the search index gives exactly the ids, in order,
  * and the total of the plain SQL path (a searcher without the index, on the same store and clock), and that
  * the searcher answers with the same rows and cursor either way. With `writes`, the index is built, `writes` run, and
- * the searches drawn from the store as they left it are asked of the index brought to the store's version (patched);
- * `patched` is then how many listings it patched in.
+ * the searches drawn from the store as they left it are asked of the index brought to the store's version (with a delta);
+ * `delta` is then how many listings the delta holds.
  */
 export async function checkIndexAnswersAsStore(
   rt: TestRuntime,
   runs: number,
   writes?: () => Promise<void>,
-): Promise<{ searches: number; fromIndex: number; matched: number; patched: number }> {
+): Promise<{ searches: number; fromIndex: number; matched: number; delta: number }> {
   const index = rt.reads.searcher.index;
   if (!index) throw new Error('the runtime has no search index (SEARCH_INDEX off)');
   const now = new Date();
@@ -209,7 +209,7 @@ export async function checkIndexAnswersAsStore(
     .where('status', '=', 'ACTIVE')
     .execute()) as Sample[];
   const ctx: SearchContext = { now, mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
-  const tally = { searches: 0, fromIndex: 0, matched: 0, patched: indexed.index!.state().patchedListings };
+  const tally = { searches: 0, fromIndex: 0, matched: 0, delta: indexed.index!.state().deltaListings };
   await fc.assert(
     fc.asyncProperty(searches(samples, now), async ({ search, polygon, zoom }) => {
       const fromIndex = await indexed.index!.find(search, ctx, polygon);
@@ -243,22 +243,22 @@ export async function checkIndexAnswersAsStore(
 }
 
 /**
- * {@link checkIndexAnswersAsStore} on an index patched after `writer` (a runtime on `rt`'s store with a market clock of
+ * {@link checkIndexAnswersAsStore} on an index with a delta after `writer` (a runtime on `rt`'s store with a market clock of
  * its own, or `rt` itself) moved its market two days and synced: its crawls, hydration and valuation write through the
- * real writers. Checks that the sync wrote listings, few enough to be patched in without a build (REBUILD_AFTER), and that most drawn searches found some.
+ * real writers. Checks that the sync wrote listings, few enough to be held as a delta without a build (REBUILD_AFTER), and that most drawn searches found some.
  */
-export async function checkPatchedIndexAnswersAsStore(
+export async function checkIndexWithDeltaAnswersAsStore(
   rt: TestRuntime,
   writer: TestRuntime,
   runs: number,
-): Promise<{ searches: number; matched: number; patched: number }> {
+): Promise<{ searches: number; matched: number; delta: number }> {
   const tally = await checkIndexAnswersAsStore(rt, runs, async () => {
     writer.marketClock!.advance(2 * 24 * 3_600_000);
     expect(await writer.syncer.syncAll()).toEqual([]);
     await writer.valuation.run();
   });
-  expect(tally.patched).toBeGreaterThan(0);
-  expect(tally.patched).toBeLessThanOrEqual(REBUILD_AFTER);
+  expect(tally.delta).toBeGreaterThan(0);
+  expect(tally.delta).toBeLessThanOrEqual(REBUILD_AFTER);
   expect(tally.matched).toBeGreaterThan(tally.searches / 4);
   return tally;
 }

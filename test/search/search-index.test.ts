@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mortgageFactor } from '../../src/domain/monthly-cost.js';
 import { bulkVersionBump, dataVersionBump, nextDataVersion } from '../../src/store/data-version.js';
 import { get } from '../helpers/http.js';
-import { checkIndexAnswersAsStore, checkPatchedIndexAnswersAsStore } from '../helpers/index-equivalence.js';
+import { checkIndexAnswersAsStore, checkIndexWithDeltaAnswersAsStore } from '../helpers/index-equivalence.js';
 import { startTestRuntime, useTestRuntime } from '../helpers/runtime.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -20,20 +20,20 @@ describe('the search index', () => {
     // The store's side of each comparison is the plain SQL path, whole-city sorts among them: minutes on a busy machine.
   }, 300_000);
 
-  it('after a sync that moved the market, patched with the listings it wrote, gives exactly what the plain SQL path gives', async () => {
+  it('after a sync that moved the market, with a delta of the listings it wrote, gives exactly what the plain SQL path gives', async () => {
     // A runtime of its own: the market moves, and the sync's crawls, hydration and valuation write through the real writers.
     const rt = await startTestRuntime({ READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0' }, { manualMarketClock: true, withoutRentHop: true });
     try {
-      const tally = await checkPatchedIndexAnswersAsStore(rt, rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
+      const tally = await checkIndexWithDeltaAnswersAsStore(rt, rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
       console.log(
-        `search index patched (SQLite): ${tally.patched} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
+        `search index with a delta (SQLite): ${tally.delta} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
       );
     } finally {
       await rt.close();
     }
   }, 300_000);
 
-  it('shows in /v1/health what it holds; a listing another instance writes is patched in at once, and a bulk load builds it again', async () => {
+  it('shows in /v1/health what it holds; a listing another instance writes is added as a delta at once, and a bulk load builds it again', async () => {
     const { rt, key } = t;
     const index = rt.reads.searcher.index!;
     await index.current();
@@ -70,22 +70,22 @@ describe('the search index', () => {
     });
     const search = `/v1/search/rentals?minPrice=${price}&maxPrice=${price}`;
     expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([changed.id]);
-    // Answered by the index, patched with the two rows written: no build.
+    // Answered by the index, with a delta of the two rows written: no build.
     const ctx = { now: new Date(), mortgageFactor: mortgageFactor(rt.config.mortgage), dialect: rt.store.dialect };
     const page = await index.find(
       { kind: 'rental', minPrice: price, maxPrice: price, sort: 'RECOMMENDED', sortDir: 'DESC', page: 1, perPage: 50 },
       ctx,
     );
     expect(page!.rows.map((row) => [row.id, row.price])).toEqual([[changed.id, price]]);
-    const patched = (await get(rt.app, '/v1/health')).body.searchIndex;
-    expect(patched).toMatchObject({
+    const withDelta = (await get(rt.app, '/v1/health')).body.searchIndex;
+    expect(withDelta).toMatchObject({
       dataVersion: health.dataVersion + 1,
-      patchedListings: 2,
+      deltaListings: 2,
       builds: health.builds,
       listings: { ...health.listings, rental: health.listings.rental - 1 },
     });
     const { body: scraped } = await rt.metrics.scrape();
-    expect(scraped).toMatch(/^nyc_listings_search_index_patched_listings 2$/m);
+    expect(scraped).toMatch(/^nyc_listings_search_index_delta_listings 2$/m);
     const everyRental = `/v1/search/rentals?perPage=1`;
     expect((await get(rt.app, everyRental, key)).body.meta.total).toBe(health.listings.rental - 1);
 
@@ -96,7 +96,7 @@ describe('the search index', () => {
     });
     expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([changed.id]);
     await waitFor(() => index.state().builds === health.builds + 1 && !index.state().building, 'the index built again');
-    expect((await get(rt.app, '/v1/health')).body.searchIndex).toMatchObject({ dataVersion: health.dataVersion + 2, patchedListings: 0 });
+    expect((await get(rt.app, '/v1/health')).body.searchIndex).toMatchObject({ dataVersion: health.dataVersion + 2, deltaListings: 0 });
     expect((await get(rt.app, everyRental, key)).body.meta.total).toBe(health.listings.rental - 1);
   });
 });

@@ -14,7 +14,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { rentalRows, saleRows } from '../helpers/source-rows.js';
 import { postgresWithLog } from '../helpers/statement-log.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
-import { checkIndexAnswersAsStore, checkPatchedIndexAnswersAsStore } from '../helpers/index-equivalence.js';
+import { checkIndexAnswersAsStore, checkIndexWithDeltaAnswersAsStore } from '../helpers/index-equivalence.js';
 import { OPTIMIZATIONS_OFF, expectSameAnswers, probes } from '../helpers/optimization-equivalence.js';
 import { waitFor } from '../helpers/wait.js';
 import { DATASETS } from '../../src/upstream/soda-client.js';
@@ -615,15 +615,15 @@ describe('two instances on one PostgreSQL database', () => {
   }, 120_000);
 });
 
-describe('the search index patched on PostgreSQL', () => {
-  it('patched with the listings another instance wrote after the market moved, gives exactly what the plain SQL path gives', async () => {
+describe('the search index with a delta on PostgreSQL', () => {
+  it('with a delta of the listings another instance wrote after the market moved, gives exactly what the plain SQL path gives', async () => {
     // Another instance on the same schema, its own local upstream's market moved two days: its crawls, hydration and
     // valuation write through the real writers, each stamping its rows (migration 031).
     const other = await startTestRuntime({ DATABASE_URL: url }, { initialSync: false, manualMarketClock: true, withoutRentHop: true });
     try {
-      const tally = await checkPatchedIndexAnswersAsStore(onPg, other, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
+      const tally = await checkIndexWithDeltaAnswersAsStore(onPg, other, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
       console.log(
-        `search index patched (PostgreSQL): ${tally.patched} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
+        `search index with a delta (PostgreSQL): ${tally.delta} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
       );
     } finally {
       await other.close();

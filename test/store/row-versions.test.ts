@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEXED_ROW_COLUMNS } from '../../src/search/listing-columns.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 
-// Each listing's row version (migration 031), which the search index patches itself from (docs/search-index.md): every
+// Each listing's row version (migration 031), which the search index reads its delta from (docs/search-index.md): every
 // listing a writer changes in a column the index reads, its status or its amenities carries a version above the one
 // read before the write, so that an index built before it finds the listing as `data_version > V`. Each real writer on
 // its own: the crawl (no hydration), the hydration of its backlog, the valuation. A writer that wrote a row without its

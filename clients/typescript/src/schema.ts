@@ -6616,8 +6616,8 @@ export interface operations {
                             dataVersion: number | null;
                             /** @description Whether a build is under way on this instance. */
                             building: boolean;
-                            /** @description Listings written since the last build, read alone and applied to it (their row versions); past 2,000 a build starts, past 20,000 the store answers until it is done. */
-                            patchedListings: number;
+                            /** @description Listings written since the last build, read alone and held as its delta (their row versions); past 2,000 a build starts, past 20,000 the store answers until it is done. */
+                            deltaListings: number;
                             /** @description When the last build finished (UTC). */
                             builtAt: string | null;
                             /** @description How long the last build took, reading the store included (seconds). */
@@ -6811,8 +6811,8 @@ export interface operations {
                             dataVersion: number | null;
                             /** @description Whether a build is under way on this instance. */
                             building: boolean;
-                            /** @description Listings written since the last build, read alone and applied to it (their row versions); past 2,000 a build starts, past 20,000 the store answers until it is done. */
-                            patchedListings: number;
+                            /** @description Listings written since the last build, read alone and held as its delta (their row versions); past 2,000 a build starts, past 20,000 the store answers until it is done. */
+                            deltaListings: number;
                             /** @description When the last build finished (UTC). */
                             builtAt: string | null;
                             /** @description How long the last build took, reading the store included (seconds). */

@@ -6,7 +6,7 @@ import { IndexedListings, rowsBefore, type IndexedPage } from './indexed-listing
 import { summaryRowAt, type ListingColumns } from './listing-columns.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
 
-/** One kind's listings as the search index answers from them: as built ({@link IndexedListings}), or patched since ({@link PatchedListings}). */
+/** One kind's listings as the search index answers from them: as built ({@link IndexedListings}), or with a delta of the listings written since ({@link ListingsWithDelta}). */
 export interface SearchableListings {
   /** Active listings held. */
   readonly size: number;
@@ -18,12 +18,12 @@ export interface SearchableListings {
 
 /**
  * One kind's listings after writes since its columns were built: the built listings less those written since (`stale`,
- * a bit set by row), and those written since that are active, in columns of their own (`recent`, built from their
- * rows alone). A search runs on both and merges them: the total is the sum, the page the first rows of both in the
+ * a bit set by row), and those written since that are active, in columns of their own (`recent`, the delta, built
+ * from their rows alone). A search runs on both and merges them: the total is the sum, the page the first rows of both in the
  * search's order (no listing is in both), a map cell's figures both cells' together. The same answers as columns built
  * again from the whole store (test/search/search-index.test.ts), for the cost of reading the rows written.
  */
-export class PatchedListings implements SearchableListings {
+export class ListingsWithDelta implements SearchableListings {
   readonly size: number;
 
   private constructor(
@@ -36,10 +36,10 @@ export class PatchedListings implements SearchableListings {
   }
 
   /**
-   * `built` patched with the listings written since it was built: `written`, the id of every listing written (of any
+   * `built` with a delta of the listings written since it was built: `written`, the id of every listing written (of any
    * kind or status), and `recent`, the columns of those of this kind that are active.
    */
-  static of(built: IndexedListings, written: readonly string[], recent: ListingColumns): PatchedListings {
+  static of(built: IndexedListings, written: readonly string[], recent: ListingColumns): ListingsWithDelta {
     const stale = new Uint32Array((built.size >>> 5) + 1);
     let staleActive = 0;
     for (const id of written) {
@@ -48,7 +48,7 @@ export class PatchedListings implements SearchableListings {
       stale[rowId >>> 5] |= 1 << (rowId & 31);
       staleActive++;
     }
-    return new PatchedListings(built, stale, staleActive, new IndexedListings(recent));
+    return new ListingsWithDelta(built, stale, staleActive, new IndexedListings(recent));
   }
 
   page(search: ListingSearch, ctx: SearchContext, polygon?: Outline): IndexedPage | undefined {
