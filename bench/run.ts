@@ -134,7 +134,7 @@ if (store.dialect === 'postgres') await sql`vacuum analyze`.execute(store.db);
 const listings = await new ListingsRepository(store.db).count();
 /** Every active listing's id, to ask for one at random each request (few are asked twice in a run at a million). */
 const allIds = (await store.db.selectFrom('listings').select('id').where('status', '=', 'ACTIVE').execute()).map((r) => r.id);
-/** Active listings with a position: homes not listed are drawn near them (issue 49's estimates of homes not listed). */
+/** Active listings with a position: properties not listed are drawn near them (issue 49's estimates of properties not listed). */
 const positioned = await store.db
   .selectFrom('listings')
   .select(['kind', 'latitude', 'longitude', 'bedroom_count'])
@@ -142,10 +142,10 @@ const positioned = await store.db
   .where('latitude', 'is not', null)
   .execute();
 /**
- * A home not listed: in a building with a listing of its kind (at its position: a point drawn off it may fall in the
+ * A property not listed: in a building with a listing of its kind (at its position: a point drawn off it may fall in the
  * water, a 422), with the listing's bedrooms or one more.
  */
-function homeNotListed(): string {
+function propertyNotListed(): string {
   const at = positioned[Math.floor(Math.random() * positioned.length)];
   const bedrooms = (at.bedroom_count ?? 1) + Math.floor(Math.random() * 2);
   return `kind=${at.kind}&near=${at.latitude},${at.longitude}&bedrooms=${bedrooms}`;
@@ -290,7 +290,7 @@ const scenarios: Scenario[] = [
     vary: () => allIds[Math.floor(Math.random() * allIds.length)],
     rate: 100,
   },
-  { name: 'estimate of a home not listed, a new one each time', path: '/v1/estimate?{varies}', vary: homeNotListed },
+  { name: 'estimate of a property not listed, a new one each time', path: '/v1/estimate?{varies}', vary: propertyNotListed },
   { name: 'property by url', path: '/v1/property/by-url?url=/rental/1545', peer: '/listings?where.urlPath.eq=%2Frental%2F1545' },
   { name: 'areas', path: '/v1/areas', peer: '/areas?limit=500&orderby.id=asc&totalCount=true' },
   {

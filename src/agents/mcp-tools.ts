@@ -17,7 +17,7 @@ export const MCP_TOOLS = [
   { name: 'market_figures', operationId: 'getMarket' },
   { name: 'comparables', operationId: 'getComparables' },
   { name: 'estimate_listing', operationId: 'getPropertyEstimate' },
-  { name: 'estimate_home', operationId: 'getEstimate' },
+  { name: 'estimate_property', operationId: 'getEstimate' },
   { name: 'recent_changes', operationId: 'listChanges' },
   { name: 'recorded_sales', operationId: 'searchRecordedSales' },
   { name: 'sold_comparables', operationId: 'getSoldComparables' },
@@ -25,7 +25,7 @@ export const MCP_TOOLS = [
 
 /**
  * The operations of the API that have no tool, each on purpose, and why: the MCP tools are for an agent's questions
- * about the city's homes, not for the service's own plumbing. A test holds every operation to a tool or to this list.
+ * about the city's properties, not for the service's own plumbing. A test holds every operation to a tool or to this list.
  */
 export const WITHOUT_TOOL: Record<string, string> = {
   getRoot: 'the index of the API: an agent has the tools list instead',

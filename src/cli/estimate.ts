@@ -14,7 +14,7 @@ export const estimateCommand: Command = {
                               estimate held-out active listings of the mirror (DATABASE_URL) without themselves and print, per kind
                               and borough, the median absolute percentage error, the shares within 5, 10 and 20 %, the 80 %
                               interval's coverage, and the same for two baselines (docs/estimates.md); the seed (default 1)
-                              draws the calibration and held-out homes, --sample (default 3000) how many are held out a kind;
+                              draws the calibration and held-out properties, --sample (default 3000) how many are held out a kind;
                               recorded sales (when the mirror holds them) month by month from the sales before each month`,
   async run(rest, config) {
     const [sub, ...more] = rest;

@@ -1,22 +1,22 @@
 import { BOROUGHS } from '../domain/area.js';
 import type { ComparablePool } from './comparable-pool.js';
 import { heldOut, shuffled } from './held-out.js';
-import { CALIBRATION_HOMES, calibrate, intervalOf, quantile } from './interval.js';
+import { CALIBRATION_PROPERTIES, calibrate, intervalOf, quantile } from './interval.js';
 import { estimateFor } from './method.js';
 
-/** How one way of estimating did on the held-out homes of a kind and place. */
+/** How one way of estimating did on the held-out properties of a kind and place. */
 export interface BacktestFigures {
-  /** Held-out homes. */
+  /** Held-out properties. */
   count: number;
   /** Of them, how many got an estimate. */
   estimated: number;
-  /** Median absolute percentage error, percent, over the estimated homes; null when none. */
+  /** Median absolute percentage error, percent, over the estimated properties; null when none. */
   mdape: number | null;
-  /** Percent of the estimated homes within 5 %, 10 % and 20 % of their true price. */
+  /** Percent of the estimated properties within 5 %, 10 % and 20 % of their true price. */
   within5: number | null;
   within10: number | null;
   within20: number | null;
-  /** Percent of the estimated homes whose true price lies inside the 80 % interval; null for a baseline (it has none). */
+  /** Percent of the estimated properties whose true price lies inside the 80 % interval; null for a baseline (it has none). */
   coverage: number | null;
 }
 
@@ -25,9 +25,9 @@ export interface BacktestRow {
   kind: string;
   place: string;
   method: BacktestFigures;
-  /** The median price of the other homes of a wide group: for listings, the same borough and bedrooms. */
+  /** The median price of the other properties of a wide group: for listings, the same borough and bedrooms. */
   areaMedian: BacktestFigures;
-  /** The median price of a few homes close by: for listings, the 10 nearest others with the same bedrooms and bathrooms. */
+  /** The median price of a few properties close by: for listings, the 10 nearest others with the same bedrooms and bathrooms. */
   nearbyMedian: BacktestFigures;
   /** What the two baselines are for this kind, in words (the Markdown table's headings). */
   baselines: { areaMedian: string; nearbyMedian: string };
@@ -38,11 +38,11 @@ export const LISTING_BASELINES = { areaMedian: 'borough and bedrooms median', ne
 
 export interface BacktestOptions {
   seed: number;
-  /** Held-out homes a kind, at most (all the homes left after calibration when fewer). */
+  /** Held-out properties a kind, at most (all the properties left after calibration when fewer). */
   sample: number;
 }
 
-/** One held-out home: its true price, the estimate (null when none) and whether the interval held the truth. */
+/** One held-out property: its true price, the estimate (null when none) and whether the interval held the truth. */
 export interface Outcome {
   truth: number;
   estimate: number | null;
@@ -83,23 +83,23 @@ function medianWithout(sorted: readonly number[], value: number): number | null 
 }
 
 /**
- * Backtests the estimates of one kind on its pool, reproducibly by seed: the homes are shuffled by the seed; the
- * first {@link CALIBRATION_HOMES} (at most half) calibrate the interval, the next `sample` are held out and each
+ * Backtests the estimates of one kind on its pool, reproducibly by seed: the properties are shuffled by the seed; the
+ * first {@link CALIBRATION_PROPERTIES} (at most half) calibrate the interval, the next `sample` are held out and each
  * estimated without itself or any copy of its listing, by the method and by both baselines. Figures by borough
  * and for the city.
  */
 export function backtest(pool: ComparablePool, options: BacktestOptions): BacktestRow[] {
   const order = shuffled(pool.size, options.seed);
-  const calibrationSize = Math.min(CALIBRATION_HOMES, Math.floor(pool.size / 2));
+  const calibrationSize = Math.min(CALIBRATION_PROPERTIES, Math.floor(pool.size / 2));
   const calibration = calibrate(pool, order.slice(0, calibrationSize));
   const held = order.slice(calibrationSize, calibrationSize + options.sample);
 
   const pricesByBoroughBedrooms = new Map<string, number[]>();
-  for (let home = 0; home < pool.size; home++) {
-    const key = `${pool.boroughs[home]}|${pool.bedrooms[home]}`;
+  for (let property = 0; property < pool.size; property++) {
+    const key = `${pool.boroughs[property]}|${pool.bedrooms[property]}`;
     const list = pricesByBoroughBedrooms.get(key);
-    if (list) list.push(pool.prices[home]);
-    else pricesByBoroughBedrooms.set(key, [pool.prices[home]]);
+    if (list) list.push(pool.prices[property]);
+    else pricesByBoroughBedrooms.set(key, [pool.prices[property]]);
   }
   for (const list of pricesByBoroughBedrooms.values()) list.sort((a, b) => a - b);
 
@@ -112,9 +112,9 @@ export function backtest(pool: ComparablePool, options: BacktestOptions): Backte
     }
     return outcomes;
   };
-  for (const home of held) {
-    const truth = pool.prices[home];
-    const subject = heldOut(pool, home);
+  for (const property of held) {
+    const truth = pool.prices[property];
+    const subject = heldOut(pool, property);
     const found = estimateFor(pool, subject);
     const method: Outcome =
       found.estimate === null
@@ -123,21 +123,21 @@ export function backtest(pool: ComparablePool, options: BacktestOptions): Backte
             const { low, high } = intervalOf(found.estimate, found.spread, calibration);
             return { truth, estimate: found.estimate, inside: truth >= low && truth <= high };
           })();
-    const sameBoroughBedrooms = Number.isNaN(pool.bedrooms[home])
+    const sameBoroughBedrooms = Number.isNaN(pool.bedrooms[property])
       ? undefined
-      : pricesByBoroughBedrooms.get(`${pool.boroughs[home]}|${pool.bedrooms[home]}`);
+      : pricesByBoroughBedrooms.get(`${pool.boroughs[property]}|${pool.bedrooms[property]}`);
     const borough: Outcome = { truth, estimate: sameBoroughBedrooms ? medianWithout(sameBoroughBedrooms, truth) : null };
     const tenNearest = pool
       .nearest(
         subject.point,
-        (h) => h !== home && pool.bedrooms[h] === pool.bedrooms[home] && pool.bathrooms[h] === pool.bathrooms[home],
+        (h) => h !== property && pool.bedrooms[h] === pool.bedrooms[property] && pool.bathrooms[h] === pool.bathrooms[property],
         10,
         Number.POSITIVE_INFINITY,
       )
-      .map((n) => pool.prices[n.home])
+      .map((n) => pool.prices[n.property])
       .sort((a, b) => a - b);
     const nearest: Outcome = { truth, estimate: tenNearest.length ? quantile(tenNearest, 0.5) : null };
-    for (const place of ['City', BOROUGHS[pool.boroughs[home]] ?? 'Unknown']) {
+    for (const place of ['City', BOROUGHS[pool.boroughs[property]] ?? 'Unknown']) {
       const outcomes = outcomesOf(place);
       outcomes.method.push(method);
       outcomes.borough.push(borough);

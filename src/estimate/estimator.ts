@@ -10,7 +10,7 @@ import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import type { Estimate } from '../wire/estimate.js';
 import { type ComparablePool, bathroomsOf } from './comparable-pool.js';
-import { CALIBRATION_HOMES, CALIBRATION_SEED, calibrating, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
+import { CALIBRATION_PROPERTIES, CALIBRATION_SEED, calibrating, confidenceOf, intervalOf, type IntervalCalibration } from './interval.js';
 import { shuffled } from './held-out.js';
 import { readPool } from './pool-reader.js';
 import { estimateFor, type PointEstimate, type Subject } from './method.js';
@@ -20,11 +20,15 @@ export const EstimatesStateSchema = Type.Object({
   kinds: Type.Array(
     Type.Object({
       kind: Type.String(),
-      homes: Type.Integer({ description: 'Distinct homes the comparables are drawn from (a home listed twice counts once).' }),
+      properties: Type.Integer({
+        description: 'Distinct properties the comparables are drawn from (a property listed twice counts once).',
+      }),
       dataVersion: Type.Integer({ description: "The store's data version they were read at." }),
       builtAt: Type.String({ description: 'When they were read (UTC): the `asOf` of the estimates.' }),
       buildSeconds: Type.Number({ description: 'How long reading them and calibrating the interval took (seconds).' }),
-      calibratedOn: Type.Integer({ description: 'Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads).' }),
+      calibratedOn: Type.Integer({
+        description: 'Held-out properties the 80 % interval was calibrated on (0: not enough, ±1.28 spreads).',
+      }),
     }),
     { description: 'Each kind whose comparables are in memory; a kind is read on its first estimate.' },
   ),
@@ -36,7 +40,7 @@ export const EstimatesStateSchema = Type.Object({
 });
 export type EstimatesState = Static<typeof EstimatesStateSchema>;
 
-/** One kind's homes as read at the store's data version `dataVersion`, with the interval calibrated on them. */
+/** One kind's properties as read at the store's data version `dataVersion`, with the interval calibrated on them. */
 export interface EstimateModel {
   dataVersion: number;
   pool: ComparablePool;
@@ -47,7 +51,7 @@ export interface EstimateModel {
 }
 
 /** A listing's facts as the estimate of it needs them (a row of the listings table). */
-export interface ListedHome {
+export interface ListedProperty {
   id: string;
   kind: string;
   price: number;
@@ -70,10 +74,10 @@ export interface EstimatorDeps {
   warn: (message: string, error: unknown) => void;
 }
 
-/** The model of a pool: its interval calibrated on {@link CALIBRATION_HOMES} of its homes drawn by {@link CALIBRATION_SEED}. */
+/** The model of a pool: its interval calibrated on {@link CALIBRATION_PROPERTIES} of its properties drawn by {@link CALIBRATION_SEED}. */
 export async function calibratedModel(pool: ComparablePool, dataVersion: number, builtAt: Date): Promise<EstimateModel> {
   // With turns of the event loop: requests go on being answered while the service calibrates.
-  const calibration = await runGivingTurns(calibrating(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_HOMES)));
+  const calibration = await runGivingTurns(calibrating(pool, shuffled(pool.size, CALIBRATION_SEED).slice(0, CALIBRATION_PROPERTIES)));
   return { dataVersion, pool, calibration, builtAt, buildSeconds: 0 };
 }
 
@@ -81,15 +85,15 @@ export async function calibratedModel(pool: ComparablePool, dataVersion: number,
 export function presentEstimate(model: EstimateModel, found: PointEstimate, askingPrice: number | null): Estimate {
   const { pool } = model;
   const comparables = [...found.comparables]
-    .sort((a, b) => b.weight - a.weight || a.distance - b.distance || a.home - b.home)
+    .sort((a, b) => b.weight - a.weight || a.distance - b.distance || a.property - b.property)
     .map((c) => ({
-      id: pool.idOf(c.home),
-      listingCount: pool.listingCounts[c.home],
-      geoPoint: pool.pointOf(c.home),
-      bedroomCount: Number.isNaN(pool.bedrooms[c.home]) ? null : pool.bedrooms[c.home],
-      bathrooms: Number.isNaN(pool.bathrooms[c.home]) ? null : pool.bathrooms[c.home],
-      sqft: Number.isNaN(pool.sqft[c.home]) ? null : Math.round(pool.sqft[c.home]),
-      buildingType: pool.buildingTypeOf(c.home),
+      id: pool.idOf(c.property),
+      listingCount: pool.listingCounts[c.property],
+      geoPoint: pool.pointOf(c.property),
+      bedroomCount: Number.isNaN(pool.bedrooms[c.property]) ? null : pool.bedrooms[c.property],
+      bathrooms: Number.isNaN(pool.bathrooms[c.property]) ? null : pool.bathrooms[c.property],
+      sqft: Number.isNaN(pool.sqft[c.property]) ? null : Math.round(pool.sqft[c.property]),
+      buildingType: pool.buildingTypeOf(c.property),
       distance: Math.round(c.distance),
       similarity: Math.round(c.weight * 1000) / 10,
       price: Math.round(c.price),
@@ -130,9 +134,9 @@ export function pricePositionOf(askingPrice: number, estimate: number): number {
 
 /**
  * The point estimate of a listing of the mirror by `model`: never from the listing itself nor from another listing
- * of the same home; null (with the reason) when its position is unknown.
+ * of the same property; null (with the reason) when its position is unknown.
  */
-export function estimateOfListing(model: EstimateModel, listing: ListedHome): PointEstimate {
+export function estimateOfListing(model: EstimateModel, listing: ListedProperty): PointEstimate {
   if (listing.latitude === null || listing.longitude === null) {
     return { estimate: null, spread: null, method: 'same-layout-weighted-median', comparables: [], radius: 0, reason: 'position unknown' };
   }
@@ -143,12 +147,12 @@ export function estimateOfListing(model: EstimateModel, listing: ListedHome): Po
     bathrooms: bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count),
     sqft: listing.sqft !== null && listing.sqft > 0 ? listing.sqft : null,
     buildingType: listing.building_type,
-    exclude: model.pool.homeOfListing(listing.id) ?? sameHome(model.pool, listing),
+    exclude: model.pool.propertyOfListing(listing.id) ?? sameProperty(model.pool, listing),
   });
 }
 
 /**
- * Estimates what homes are worth from the mirror's active listings ({@link estimateFor}). Each kind's pool is read
+ * Estimates what properties are worth from the mirror's active listings ({@link estimateFor}). Each kind's pool is read
  * from the store and kept while the store's data version is unchanged; when it moves, the pool in hand answers
  * (its `asOf` says when it was read) while a new one is built in the background (stale-while-revalidate). The
  * first estimate of a kind waits for its pool.
@@ -198,11 +202,11 @@ export class Estimator {
     return {
       kinds: [...this.models.values()].map((m) => ({
         kind: m.pool.kind,
-        homes: m.pool.size,
+        properties: m.pool.size,
         dataVersion: m.dataVersion,
         builtAt: m.builtAt.toISOString(),
         buildSeconds: m.buildSeconds,
-        calibratedOn: m.calibration.homes,
+        calibratedOn: m.calibration.properties,
       })),
       building: LISTING_KINDS.filter((kind) => this.building.has(kind)),
       builds: this.builds,
@@ -235,25 +239,25 @@ export class Estimator {
 
   /**
    * The estimate of a listing of the mirror, with its asking price's position: never from the listing itself nor from
-   * another listing of the same home. A listing without a position has no estimate (reason given).
+   * another listing of the same property. A listing without a position has no estimate (reason given).
    */
-  async ofListing(listing: ListedHome): Promise<Estimate> {
+  async ofListing(listing: ListedProperty): Promise<Estimate> {
     const model = await this.model(listing.kind as ListingKind);
     return presentEstimate(model, estimateOfListing(model, listing), Number(listing.price));
   }
 
-  /** The estimate of a home not listed (or not read into the pool yet), from what the caller says of it. */
-  async ofHome(subject: Omit<Subject, 'exclude'>): Promise<Estimate> {
+  /** The estimate of a property not listed (or not read into the pool yet), from what the caller says of it. */
+  async ofProperty(subject: Omit<Subject, 'exclude'>): Promise<Estimate> {
     const model = await this.model(subject.kind);
     return presentEstimate(model, estimateFor(model.pool, subject), null);
   }
 }
 
 /**
- * The home of the pool a listing not in it (not active, or written after the pool was read) would be a copy of:
+ * The property of the pool a listing not in it (not active, or written after the pool was read) would be a copy of:
  * the same point, layout and price; undefined when none.
  */
-function sameHome(pool: ComparablePool, listing: ListedHome): number | undefined {
+function sameProperty(pool: ComparablePool, listing: ListedProperty): number | undefined {
   if (listing.latitude === null || listing.longitude === null) return undefined;
   const bathrooms = bathroomsOf(listing.full_bathroom_count, listing.half_bathroom_count) ?? Number.NaN;
   const bedrooms = listing.bedroom_count ?? Number.NaN;
@@ -269,7 +273,7 @@ function sameHome(pool: ComparablePool, listing: ListedHome): number | undefined
     1,
     1,
   );
-  return near[0]?.home;
+  return near[0]?.property;
 }
 
 export { activeListingChunks } from './pool-reader.js';

@@ -7,18 +7,18 @@ import { estimateFor } from './method.js';
 export interface IntervalCalibration {
   low: number;
   high: number;
-  /** How many held-out homes it was measured on. */
-  homes: number;
+  /** How many held-out properties it was measured on. */
+  properties: number;
 }
 
 /** The share of true prices the interval is meant to hold. */
 export const INTERVAL_SHARE = 0.8;
-/** Homes held out to calibrate the interval, at most. */
-export const CALIBRATION_HOMES = 2000;
-/** The seed the service draws its calibration homes with. */
+/** Properties held out to calibrate the interval, at most. */
+export const CALIBRATION_PROPERTIES = 2000;
+/** The seed the service draws its calibration properties with. */
 export const CALIBRATION_SEED = 20_161;
-/** Used while a kind has too few homes to calibrate on: ±1.28 spreads, the 80 % interval of a normal law. */
-const UNCALIBRATED: IntervalCalibration = { low: -1.28, high: 1.28, homes: 0 };
+/** Used while a kind has too few properties to calibrate on: ±1.28 spreads, the 80 % interval of a normal law. */
+const UNCALIBRATED: IntervalCalibration = { low: -1.28, high: 1.28, properties: 0 };
 
 /** The `q`-quantile (0-1) of ascending `sorted`, by linear interpolation. */
 export function quantile(sorted: readonly number[], q: number): number {
@@ -30,33 +30,33 @@ export function quantile(sorted: readonly number[], q: number): number {
 }
 
 /**
- * Calibrates the interval on `homes` of the pool, each estimated without itself: the 10th and 90th percentiles
+ * Calibrates the interval on `properties` of the pool, each estimated without itself: the 10th and 90th percentiles
  * of ln(true price / estimate) / spread, so that {@link INTERVAL_SHARE} of held-out prices fall inside. Fewer
- * than 100 estimated homes: the normal law's ±1.28 spreads.
+ * than 100 estimated properties: the normal law's ±1.28 spreads.
  */
-export function calibrate(pool: ComparablePool, homes: readonly number[]): IntervalCalibration {
-  return runNow(calibrating(pool, homes));
+export function calibrate(pool: ComparablePool, properties: readonly number[]): IntervalCalibration {
+  return runNow(calibrating(pool, properties));
 }
 
-/** Homes estimated between two turns of the event loop while the service calibrates (see {@link calibrating}). */
-const HOMES_A_STEP = 100;
+/** Properties estimated between two turns of the event loop while the service calibrates (see {@link calibrating}). */
+const PROPERTIES_A_STEP = 100;
 
 /**
- * {@link calibrate} in steps of {@link HOMES_A_STEP} homes: the service's 2,000 estimates in one piece held the event
+ * {@link calibrate} in steps of {@link PROPERTIES_A_STEP} properties: the service's 2,000 estimates in one piece held the event
  * loop after each change of the listings, and every request waited behind them (docs/benchmark-history.md, the soak).
  */
-export function* calibrating(pool: ComparablePool, homes: readonly number[]): Steps<IntervalCalibration> {
+export function* calibrating(pool: ComparablePool, properties: readonly number[]): Steps<IntervalCalibration> {
   const scores: number[] = [];
-  for (const [i, home] of homes.entries()) {
-    if (i > 0 && i % HOMES_A_STEP === 0) yield;
-    const found = estimateFor(pool, heldOut(pool, home));
+  for (const [i, property] of properties.entries()) {
+    if (i > 0 && i % PROPERTIES_A_STEP === 0) yield;
+    const found = estimateFor(pool, heldOut(pool, property));
     if (found.estimate === null) continue;
-    scores.push(Math.log(pool.prices[home] / found.estimate) / found.spread);
+    scores.push(Math.log(pool.prices[property] / found.estimate) / found.spread);
   }
   if (scores.length < 100) return UNCALIBRATED;
   scores.sort((a, b) => a - b);
   const tail = (1 - INTERVAL_SHARE) / 2;
-  return { low: Math.min(0, quantile(scores, tail)), high: Math.max(0, quantile(scores, 1 - tail)), homes: scores.length };
+  return { low: Math.min(0, quantile(scores, tail)), high: Math.max(0, quantile(scores, 1 - tail)), properties: scores.length };
 }
 
 /** The interval's ends in dollars, rounded outward to whole dollars: they always hold the estimate. */

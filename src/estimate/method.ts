@@ -1,8 +1,8 @@
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
-import type { ComparablePool, NearHome } from './comparable-pool.js';
+import type { ComparablePool, NearProperty } from './comparable-pool.js';
 
-/** Homes of the subject's bedrooms but other bathrooms in its building: how many at most, how close (metres), and their weight's share. */
+/** Properties of the subject's bedrooms but other bathrooms in its building: how many at most, how close (metres), and their weight's share. */
 interface OtherBathrooms {
   comparables: number;
   radius: number;
@@ -11,7 +11,7 @@ interface OtherBathrooms {
 
 /**
  * The rule of each kind (docs/estimates.md): how many comparables, how far, how few make no estimate, how fast
- * a comparable's weight falls with distance, and which homes of another layout count too. Chosen by the backtest
+ * a comparable's weight falls with distance, and which properties of another layout count too. Chosen by the backtest
  * (`nyc-listings estimate backtest`).
  */
 export const ESTIMATE_RULES: Readonly<
@@ -27,8 +27,8 @@ export const ESTIMATE_RULES: Readonly<
     }
   >
 > = {
-  // Rents vary most from building to building: the nearest homes of the same layout, the same building far ahead, and
-  // the building's homes with as many bedrooms but other bathrooms, at under a third of the weight.
+  // Rents vary most from building to building: the nearest properties of the same layout, the same building far ahead, and
+  // the building's properties with as many bedrooms but other bathrooms, at under a third of the weight.
   rental: {
     comparables: 10,
     radius: 2000,
@@ -37,11 +37,11 @@ export const ESTIMATE_RULES: Readonly<
     sizeFirst: false,
     otherBathrooms: { comparables: 5, radius: 25, weight: 0.3 },
   },
-  // Homes for sale differ in size far more than in position: price per square foot where the size is known.
+  // Properties for sale differ in size far more than in position: price per square foot where the size is known.
   sale: { comparables: 10, radius: 5000, minComparables: 3, distanceScale: 1000, sizeFirst: true, otherBathrooms: null },
 };
 
-/** The home whose worth is estimated: a listing of the pool (then `exclude` is its home) or a home not listed. */
+/** The property whose worth is estimated: a listing of the pool (then `exclude` is its property) or a property not listed. */
 export interface Subject {
   kind: ListingKind;
   point: GeoPoint;
@@ -52,16 +52,16 @@ export interface Subject {
   sqft: number | null;
   /** The site's building type (CONDO, CO_OP, HOUSE, ...). */
   buildingType: string | null;
-  /** A home of the pool never used: the subject's own, with every copy of its listing. */
+  /** A property of the pool never used: the subject's own, with every copy of its listing. */
   exclude?: number;
 }
 
 /** How comparables were combined: the same layout's prices, or prices per square foot times the subject's size. */
 export type EstimateMethod = 'same-layout-weighted-median' | 'price-per-sqft-weighted-median';
 
-/** A comparable as used: its home, distance (metres), weight (0-1), own price and price adjusted to the subject (dollars). */
+/** A comparable as used: its property, distance (metres), weight (0-1), own price and price adjusted to the subject (dollars). */
 export interface UsedComparable {
-  home: number;
+  property: number;
   distance: number;
   weight: number;
   price: number;
@@ -94,23 +94,23 @@ const distanceWeight = (distance: number, scale: number) => (1 / (1 + distance /
 export const MIN_SPREAD = 0.02;
 
 /**
- * Estimates the subject's price (a month's rent for a rental, the price for a sale) from the homes of `pool`:
+ * Estimates the subject's price (a month's rent for a rental, the price for a sale) from the properties of `pool`:
  * - price per square foot (sales, when the subject's size is known and enough comparables know theirs): the
- *   nearest homes with a known size, of the subject's building type when known, weighted by distance and by
+ *   nearest properties with a known size, of the subject's building type when known, weighted by distance and by
  *   size likeness exp(-|ln(size / subject's size)|); each comparable's price per square foot times the
  *   subject's size, the difference being its size adjustment;
- * - otherwise the same layout: the nearest homes with the subject's bedrooms (and bathrooms for rentals, the
+ * - otherwise the same layout: the nearest properties with the subject's bedrooms (and bathrooms for rentals, the
  *   building type for sales, when the subject knows them), weighted by distance, unadjusted; for rentals, also
- *   the homes within `otherBathrooms.radius` with its bedrooms and other bathrooms, at `otherBathrooms.weight` of
- *   their distance weight (a home of the building with one bathroom more tells more than one streets away).
+ *   the properties within `otherBathrooms.radius` with its bedrooms and other bathrooms, at `otherBathrooms.weight` of
+ *   their distance weight (a property of the building with one bathroom more tells more than one streets away).
  * The estimate is the weighted median of the adjusted prices; the spread is their weighted median absolute
  * deviation in natural log, at least {@link MIN_SPREAD}. The comparables are active listings priced now, so
  * their time adjustment is 0. Fewer than `minComparables` within the radius: no estimate, with the reason.
  */
 export function estimateFor(pool: ComparablePool, subject: Subject): PointEstimate {
   const rule = ESTIMATE_RULES[subject.kind];
-  const accept = (home: number) => home !== subject.exclude;
-  const sameType = (home: number) => subject.buildingType === null || pool.buildingTypeOf(home) === subject.buildingType;
+  const accept = (property: number) => property !== subject.exclude;
+  const sameType = (property: number) => subject.buildingType === null || pool.buildingTypeOf(property) === subject.buildingType;
   if (rule.sizeFirst && subject.sqft !== null && subject.sqft > 0) {
     const sqft = subject.sqft;
     const near = pool.nearest(subject.point, (h) => accept(h) && sameType(h) && pool.sqft[h] > 0, rule.comparables, rule.radius);
@@ -118,9 +118,9 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
       return combine(
         'price-per-sqft-weighted-median',
         near.map((n) => {
-          const price = pool.prices[n.home];
-          const adjustedPrice = Math.round((price / pool.sqft[n.home]) * sqft);
-          const likeness = Math.exp(-Math.abs(Math.log(pool.sqft[n.home] / sqft)));
+          const price = pool.prices[n.property];
+          const adjustedPrice = Math.round((price / pool.sqft[n.property]) * sqft);
+          const likeness = Math.exp(-Math.abs(Math.log(pool.sqft[n.property] / sqft)));
           return used(n, distanceWeight(n.distance, rule.distanceScale) * likeness, price, adjustedPrice - price, 0);
         }),
         rule.radius,
@@ -150,7 +150,7 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
     rule.radius,
     bedrooms,
   );
-  const comparables = near.map((n) => used(n, distanceWeight(n.distance, rule.distanceScale), pool.prices[n.home], 0, 0));
+  const comparables = near.map((n) => used(n, distanceWeight(n.distance, rule.distanceScale), pool.prices[n.property], 0, 0));
   if (near.length < rule.minComparables) {
     return {
       estimate: null,
@@ -158,7 +158,7 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
       method: 'same-layout-weighted-median',
       comparables,
       radius: rule.radius,
-      reason: `fewer than ${rule.minComparables} comparable homes within ${rule.radius} m`,
+      reason: `fewer than ${rule.minComparables} comparable properties within ${rule.radius} m`,
     };
   }
   const other = rule.otherBathrooms;
@@ -171,14 +171,14 @@ export function estimateFor(pool: ComparablePool, subject: Subject): PointEstima
       bedrooms,
     );
     for (const n of inBuilding)
-      comparables.push(used(n, distanceWeight(n.distance, rule.distanceScale) * other.weight, pool.prices[n.home], 0, 0));
+      comparables.push(used(n, distanceWeight(n.distance, rule.distanceScale) * other.weight, pool.prices[n.property], 0, 0));
   }
   return combine('same-layout-weighted-median', comparables, rule.radius);
 }
 
-function used(near: NearHome, weight: number, price: number, size: number, layout: number): UsedComparable {
+function used(near: NearProperty, weight: number, price: number, size: number, layout: number): UsedComparable {
   return {
-    home: near.home,
+    property: near.property,
     distance: near.distance,
     weight,
     price,

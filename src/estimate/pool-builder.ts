@@ -5,7 +5,7 @@ import { ComparablePool, type PoolRow } from './comparable-pool.js';
 
 /**
  * Gathers one kind's listings, a chunk of rows at a time, into columns (no row is kept: at a million listings the rows
- * would take several times the columns' memory), then makes the pool of homes ({@link ComparablePool}).
+ * would take several times the columns' memory), then makes the pool of properties ({@link ComparablePool}).
  */
 export class PoolBuilder {
   private readonly ids: string[] = [];
@@ -49,8 +49,8 @@ export class PoolBuilder {
   }
 
   /**
-   * The pool: listings at one point with one layout and price grouped into a home (found by sorting, not by a map of
-   * keys), homes numbered in the order of their lowest listing id.
+   * The pool: listings at one point with one layout and price grouped into a property (found by sorting, not by a map of
+   * keys), properties numbered in the order of their lowest listing id.
    */
   finish(kind: ListingKind): ComparablePool {
     const n = this.ids.length;
@@ -62,41 +62,41 @@ export class PoolBuilder {
       idRank[listing] = rank;
     });
     const columns = [this.latitudes, this.longitudes, this.bedrooms, this.fullBathrooms, this.halfBathrooms, this.prices];
-    const sameHome = (a: number, b: number) => columns.every((c) => c[a] === c[b]);
-    const byHome = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+    const sameProperty = (a: number, b: number) => columns.every((c) => c[a] === c[b]);
+    const byProperty = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => {
       for (const c of columns) if (c[a] !== c[b]) return c[a] - c[b];
       return idRank[a] - idRank[b];
     });
-    // Each run of copies, led by its lowest id; homes numbered by that id.
+    // Each run of copies, led by its lowest id; properties numbered by that id.
     const leaders: number[] = [];
-    for (let i = 0; i < n; i++) if (i === 0 || !sameHome(byHome[i], byHome[i - 1])) leaders.push(byHome[i]);
+    for (let i = 0; i < n; i++) if (i === 0 || !sameProperty(byProperty[i], byProperty[i - 1])) leaders.push(byProperty[i]);
     leaders.sort((a, b) => idRank[a] - idRank[b]);
-    // By listing: its home when it leads one (a typed array: a map of a million entries took tens of MiB).
-    const homeOfLeader = new Int32Array(n);
-    leaders.forEach((leader, home) => {
-      homeOfLeader[leader] = home;
+    // By listing: its property when it leads one (a typed array: a map of a million entries took tens of MiB).
+    const propertyOfLeader = new Int32Array(n);
+    leaders.forEach((leader, property) => {
+      propertyOfLeader[leader] = property;
     });
-    // Each listing that is not its home's leader (a copy), in the order of their ids, with its home.
+    // Each listing that is not its property's leader (a copy), in the order of their ids, with its property.
     const copies: number[] = [];
-    const copyHome = new Int32Array(n);
+    const copyProperty = new Int32Array(n);
     const listingCounts = new Int32Array(leaders.length);
     let leader = -1;
     for (let i = 0; i < n; i++) {
-      const listing = byHome[i];
-      if (i === 0 || !sameHome(listing, byHome[i - 1])) leader = listing;
-      const home = homeOfLeader[leader];
+      const listing = byProperty[i];
+      if (i === 0 || !sameProperty(listing, byProperty[i - 1])) leader = listing;
+      const property = propertyOfLeader[leader];
       if (listing !== leader) {
         copies.push(listing);
-        copyHome[listing] = home;
+        copyProperty[listing] = property;
       }
-      listingCounts[home]++;
+      listingCounts[property]++;
     }
     copies.sort((a, b) => idRank[a] - idRank[b]);
     const pick = (value: (listing: number) => number) => exactFloats(leaders.map(value));
     return new ComparablePool(kind, {
       leaderIds: TextList.of(leaders.map((l) => ids[l])),
       copyIds: TextList.of(copies.map((l) => ids[l])),
-      copyHomes: Int32Array.from(copies, (l) => copyHome[l]),
+      copyProperties: Int32Array.from(copies, (l) => copyProperty[l]),
       listingCounts: exactCodes(Array.from(listingCounts)),
       latitudes: exactDoubles(leaders.map((l) => this.latitudes[l])),
       longitudes: exactDoubles(leaders.map((l) => this.longitudes[l])),

@@ -9,7 +9,7 @@ import { PoolBuilder } from './pool-builder.js';
 const CHUNK_ROWS = 5_000;
 
 /**
- * The active listings of `kind` as estimates read them (a home's facts, its borough, its stored price position), in
+ * The active listings of `kind` as estimates read them (a property's facts, its borough, its stored price position), in
  * chunks of at most `rows` by id: the pool's read and the valuation's. The event loop has a turn between chunks.
  */
 export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
@@ -43,7 +43,7 @@ export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKi
   }
 }
 
-/** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their homes. */
+/** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their properties. */
 export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
   const builder = new PoolBuilder();
   for await (const chunk of activeListingChunks(db, kind)) builder.add(chunk);

@@ -6,10 +6,10 @@ import { INTERVAL_SHARE, quantile } from './interval.js';
 import { MIN_SPREAD } from './method.js';
 
 /**
- * Building class categories of homes sold one at a time (the Department of Finance's codes): one-, two- and
+ * Building class categories of properties sold one at a time (the Department of Finance's codes): one-, two- and
  * three-family houses, co-op and condo apartments. Rentals, stores, land and parking are left out.
  */
-export const HOME_CATEGORIES = ['01', '02', '03', '09', '10', '12', '13', '17'] as const;
+export const RESIDENTIAL_CATEGORIES = ['01', '02', '03', '09', '10', '12', '13', '17'] as const;
 
 /** A recorded sale as the backtest reads it: dollars, the day of sale (UTC). */
 export interface RecordedSaleFacts {
@@ -23,14 +23,14 @@ export interface RecordedSaleFacts {
   sale_date: string;
 }
 
-/** Reads the recorded sales of homes with a consideration (a price of $10,000 or more), oldest first. */
+/** Reads the recorded sales of properties with a consideration (a price of $10,000 or more), oldest first. */
 export async function readRecordedSales(db: Kysely<Database>): Promise<RecordedSaleFacts[]> {
   const rows = await db
     .selectFrom('recorded_sales')
     .select(['borough_id', 'neighborhood', 'block', 'address', 'apartment_number', 'building_class_category', 'sale_price', 'sale_date'])
     .where('no_consideration', '=', 0)
     .where('sale_price', 'is not', null)
-    .where((eb) => eb.or(HOME_CATEGORIES.map((code) => eb('building_class_category', 'like', `${code} %`))))
+    .where((eb) => eb.or(RESIDENTIAL_CATEGORIES.map((code) => eb('building_class_category', 'like', `${code} %`))))
     .orderBy('sale_date')
     .orderBy('id')
     .execute();
@@ -55,7 +55,7 @@ const monthOf = (sale: RecordedSaleFacts) => sale.sale_date.slice(0, 7);
 const median = (sorted: readonly number[]) => quantile(sorted, 0.5);
 
 /**
- * The time-split backtest of recorded sales (docs/estimates.md): month by month, each sale of a home is estimated
+ * The time-split backtest of recorded sales (docs/estimates.md): month by month, each sale of a property is estimated
  * from the sales recorded before its month only. The method: the 20 most recent earlier sales of the same
  * category in the same apartment line of its building (at least 1), else the same building (2), else the same tax
  * block (3), else the same neighbourhood (3), each

@@ -15,7 +15,7 @@ export interface MetricSources {
   databasePool?: () => { total: number; idle: number; waiting: number } | null;
   /** The search index (`SearchIndex.state`): listings it holds by kind, whether a build runs, builds finished and failed, the last one's seconds. */
   searchIndex?: () => SearchIndexReading;
-  /** The estimates' comparables (`Estimator.state`): homes in memory by kind, reads finished and failed. */
+  /** The estimates' comparables (`Estimator.state`): properties in memory by kind, reads finished and failed. */
   estimates?: () => EstimatesReading;
   /** The valuation of price positions (`Valuation.state`): runs finished and given up, the last run's listings and seconds. */
   valuation?: () => ValuationReading;
@@ -31,7 +31,7 @@ interface ValuationReading {
 
 /** What the metrics read of the estimates' state (a part of `EstimatesState`, which /v1/health shows whole). */
 interface EstimatesReading {
-  kinds: { kind: string; homes: number; buildSeconds: number }[];
+  kinds: { kind: string; properties: number; buildSeconds: number }[];
   builds: number;
   failedBuilds: number;
 }
@@ -118,9 +118,9 @@ const OBSERVED_GAUGES: ObservedGauge[] = [
     (s) => index(s)?.buildSeconds ?? undefined,
   ],
   [
-    'nyc_listings_estimate_homes',
-    'Distinct homes the estimates draw comparables from, by kind (a kind is read on its first estimate)',
-    (s) => s.estimates?.kinds.map((k) => ({ labels: { kind: k.kind }, value: k.homes })),
+    'nyc_listings_estimate_properties',
+    'Distinct properties the estimates draw comparables from, by kind (a kind is read on its first estimate)',
+    (s) => s.estimates?.kinds.map((k) => ({ labels: { kind: k.kind }, value: k.properties })),
     ['kind'],
   ],
   [

@@ -39,7 +39,7 @@ export class ReadService {
   private readonly areaLists: LRUCache<string, Area[]>;
   /** Runs searches on the store (totals kept or counted, pages read as planned). */
   readonly searcher: Searcher;
-  /** Estimates what homes are worth from the active listings (docs/estimates.md). */
+  /** Estimates what properties are worth from the active listings (docs/estimates.md). */
   readonly estimator: Estimator;
   /** Whether a refresh may start now (false while the upstream's breaker is open). */
   private readonly canRefresh = () => this.deps.refresher.canRefresh();
@@ -145,13 +145,13 @@ export class ReadService {
   }
 
   /**
-   * What a home not listed is worth, from the active listings of its kind, with their freshness (the oldest of
+   * What a property not listed is worth, from the active listings of its kind, with their freshness (the oldest of
    * the kind's scopes); `off-land` when its point lies on no land of the city.
    */
-  async estimateOfHome(subject: Omit<Subject, 'exclude'>): Promise<{ estimate: Estimate; freshness: Freshness } | 'off-land'> {
+  async estimateOfProperty(subject: Omit<Subject, 'exclude'>): Promise<{ estimate: Estimate; freshness: Freshness } | 'off-land'> {
     if (this.deps.onLand && !this.deps.onLand(subject.point)) return 'off-land';
     const freshness = await this.judgeListings(this.listingScopes(subject.kind, []));
-    return { estimate: await this.estimator.ofHome(subject), freshness };
+    return { estimate: await this.estimator.ofProperty(subject), freshness };
   }
 
   /** Market figures of active listings of `kind` in these areas (expanded; the city when none), optionally some bedroom counts. */

@@ -2,23 +2,23 @@ import { Type, type Static } from 'typebox';
 import { Nullable, type WireRefs } from './common.js';
 
 /**
- * An estimate of what a home is worth on the wire (docs/estimates.md): dollars (a month's rent for a rental, the
+ * An estimate of what a property is worth on the wire (docs/estimates.md): dollars (a month's rent for a rental, the
  * price for a sale), distances in metres, square feet, instants in UTC.
  */
 
 export const EstimateComparable = Type.Object(
   {
-    id: Type.String({ description: 'The listing id (the lowest, when the same home is listed more than once).' }),
-    listingCount: Type.Integer({ description: 'How many listings are this one home (the same point, layout and price).' }),
+    id: Type.String({ description: 'The listing id (the lowest, when the same property is listed more than once).' }),
+    listingCount: Type.Integer({ description: 'How many listings are this one property (the same point, layout and price).' }),
     geoPoint: Type.Ref('GeoPoint'),
     bedroomCount: Nullable(Type.Integer()),
     bathrooms: Nullable(Type.Number({ description: 'Full bathrooms plus a half for each half bath.' })),
     sqft: Nullable(Type.Integer({ description: 'Square feet.' })),
     buildingType: Nullable(Type.String()),
-    distance: Type.Integer({ description: 'Metres from the home estimated (great-circle).' }),
+    distance: Type.Integer({ description: 'Metres from the property estimated (great-circle).' }),
     similarity: Type.Number({ description: "0-100: the comparable's weight in the estimate, 100 for the weightiest." }),
     price: Type.Integer({ description: "The comparable's own price, dollars." }),
-    adjustedPrice: Type.Integer({ description: 'Its price adjusted to the home estimated: price + size + layout + time.' }),
+    adjustedPrice: Type.Integer({ description: 'Its price adjusted to the property estimated: price + size + layout + time.' }),
     adjustments: Type.Object(
       {
         size: Type.Integer({ description: 'Dollars for the difference in size (price per square foot times the size estimated).' }),
@@ -28,7 +28,10 @@ export const EstimateComparable = Type.Object(
       { description: 'What was added to the price, dollars.' },
     ),
   },
-  { $id: 'EstimateComparable', description: 'A comparable home used by an estimate, with its price as adjusted to the home estimated.' },
+  {
+    $id: 'EstimateComparable',
+    description: 'A comparable property used by an estimate, with its price as adjusted to the property estimated.',
+  },
 );
 
 export const Estimate = Type.Object(
@@ -50,7 +53,7 @@ export const Estimate = Type.Object(
     pricePosition: Nullable(
       Type.Number({
         description:
-          'Percent the asking price lies above (+) or below (-) the estimate, one decimal; null for a home not listed or without an estimate.',
+          'Percent the asking price lies above (+) or below (-) the estimate, one decimal; null for a property not listed or without an estimate.',
       }),
     ),
     reason: Nullable(Type.String({ description: 'Why there is no estimate; null when there is one.' })),
@@ -71,7 +74,10 @@ export const Estimate = Type.Object(
       ),
     ),
   },
-  { $id: 'Estimate', description: 'What a home is worth, estimated from comparable homes, with an 80 % interval (docs/estimates.md).' },
+  {
+    $id: 'Estimate',
+    description: 'What a property is worth, estimated from comparable properties, with an 80 % interval (docs/estimates.md).',
+  },
 );
 
 export type EstimateComparable = Static<typeof EstimateComparable, WireRefs>;

@@ -82,10 +82,10 @@ describe('the MCP server over Streamable HTTP', () => {
     const estimate = textOf(await client.callTool({ name: 'estimate_listing', arguments: { id: listing.id } }));
     expect(estimate.data).toEqual((await get(t.rt.app, `/v1/property/${listing.id}/estimate`, t.key)).body.data);
     expect(estimate.data.estimate).toEqual(expect.any(Number));
-    const home = { kind: 'rental', near: `${listing.geoPoint.latitude},${listing.geoPoint.longitude}`, bedrooms: 2, bathrooms: 1 };
-    const estimated = textOf(await client.callTool({ name: 'estimate_home', arguments: home }));
+    const property = { kind: 'rental', near: `${listing.geoPoint.latitude},${listing.geoPoint.longitude}`, bedrooms: 2, bathrooms: 1 };
+    const estimated = textOf(await client.callTool({ name: 'estimate_property', arguments: property }));
     expect(estimated.data).toEqual(
-      (await get(t.rt.app, `/v1/estimate?${new URLSearchParams({ ...home, bedrooms: '2', bathrooms: '1' })}`, t.key)).body.data,
+      (await get(t.rt.app, `/v1/estimate?${new URLSearchParams({ ...property, bedrooms: '2', bathrooms: '1' })}`, t.key)).body.data,
     );
     expect(estimated.data.pricePosition).toBeNull();
   });

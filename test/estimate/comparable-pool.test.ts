@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { PoolRow } from '../../src/estimate/comparable-pool.js';
 import { PoolBuilder } from '../../src/estimate/pool-builder.js';
 
-// The pool of homes (src/estimate/comparable-pool.ts): listings at one point with one layout and price are one home,
-// known by its lowest listing id, and every listing id finds its home. Expectations from the rows themselves.
+// The pool of properties (src/estimate/comparable-pool.ts): listings at one point with one layout and price are one property,
+// known by its lowest listing id, and every listing id finds its property. Expectations from the rows themselves.
 describe('the comparables pool', () => {
-  it('groups copies into one home by its lowest id, and finds the home of every listing id, copies too', () => {
+  it('groups copies into one property by its lowest id, and finds the property of every listing id, copies too', () => {
     const row = fc.record({
       place: fc.integer({ min: 0, max: 5 }),
       bedrooms: fc.option(fc.integer({ min: 0, max: 2 })),
@@ -35,20 +35,20 @@ describe('the comparables pool', () => {
           const builder = new PoolBuilder();
           builder.add(rows);
           const pool = builder.finish('rental');
-          const homeKey = (r: PoolRow) => `${r.latitude}|${r.longitude}|${r.bedroom_count}|${r.price}`;
-          const idsByHome = new Map<string, string[]>();
-          for (const r of rows) idsByHome.set(homeKey(r), [...(idsByHome.get(homeKey(r)) ?? []), r.id]);
-          expect(pool.size).toBe(idsByHome.size);
+          const propertyKey = (r: PoolRow) => `${r.latitude}|${r.longitude}|${r.bedroom_count}|${r.price}`;
+          const idsByProperty = new Map<string, string[]>();
+          for (const r of rows) idsByProperty.set(propertyKey(r), [...(idsByProperty.get(propertyKey(r)) ?? []), r.id]);
+          expect(pool.size).toBe(idsByProperty.size);
           for (const r of rows) {
-            const home = pool.homeOfListing(r.id);
-            expect(home).toBeDefined();
-            const same = idsByHome.get(homeKey(r))!;
-            expect(pool.idOf(home!)).toBe([...same].sort()[0]);
-            expect(pool.listingCounts[home!]).toBe(same.length);
-            expect(pool.pointOf(home!)).toEqual({ latitude: r.latitude, longitude: r.longitude });
+            const property = pool.propertyOfListing(r.id);
+            expect(property).toBeDefined();
+            const same = idsByProperty.get(propertyKey(r))!;
+            expect(pool.idOf(property!)).toBe([...same].sort()[0]);
+            expect(pool.listingCounts[property!]).toBe(same.length);
+            expect(pool.pointOf(property!)).toEqual({ latitude: r.latitude, longitude: r.longitude });
           }
-          expect(pool.homeOfListing('0')).toBeUndefined();
-          expect(pool.homeOfListing('99999')).toBeUndefined();
+          expect(pool.propertyOfListing('0')).toBeUndefined();
+          expect(pool.propertyOfListing('99999')).toBeUndefined();
         },
       ),
       { numRuns: 30 },

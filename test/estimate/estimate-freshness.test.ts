@@ -43,8 +43,8 @@ describe('the comparables of the estimates', () => {
     expect(sameBuilding).toBeDefined();
 
     // The store as the pool read it: once the pool holds the store's version (a background write may move it), the
-    // distinct homes are counted at that same version.
-    const countHomes = async () =>
+    // distinct properties are counted at that same version.
+    const countProperties = async () =>
       Number(
         (
           await rt.store.db
@@ -60,7 +60,7 @@ describe('the comparables of the estimates', () => {
             .executeTakeFirstOrThrow()
         ).n,
       );
-    let homes = 0;
+    let properties = 0;
     let health: any;
     let version = 0;
     await waitFor(async () => {
@@ -68,15 +68,15 @@ describe('the comparables of the estimates', () => {
       version = await rt.listings.dataVersion();
       health = (await get(rt.app, '/v1/health')).body.estimates;
       if (health.kinds[0]?.dataVersion !== version || health.building.length) return false;
-      homes = await countHomes();
+      properties = await countProperties();
       return (await rt.listings.dataVersion()) === version;
     }, "the rental comparables read at the store's version");
     expect(health.kinds).toEqual([
-      expect.objectContaining({ kind: 'rental', homes, dataVersion: version, calibratedOn: expect.any(Number) }),
+      expect.objectContaining({ kind: 'rental', properties, dataVersion: version, calibratedOn: expect.any(Number) }),
     ]);
     expect(health.kinds[0].calibratedOn).toBeGreaterThan(1500);
     expect(health).toMatchObject({ failedBuilds: 0, lastError: null, building: [] });
-    expect((await rt.metrics.scrape()).body).toContain(`nyc_listings_estimate_homes{kind="rental"} ${homes}`);
+    expect((await rt.metrics.scrape()).body).toContain(`nyc_listings_estimate_properties{kind="rental"} ${properties}`);
 
     // The comparable's price doubled by another instance: answered at once from the pool in hand, read again meanwhile.
     const price = Number(sameBuilding.price) * 2;
@@ -89,7 +89,7 @@ describe('the comparables of the estimates', () => {
     }, 'the rental comparables read again at a newer version');
     const after = (await get(rt.app, `/v1/property/${subject.id}/estimate`, key)).body.data;
     expect(after.asOf > health.kinds[0].builtAt).toBe(true);
-    // The same home at its new price is a new home of the pool: its own listing id leads it.
+    // The same property at its new price is a new property of the pool: its own listing id leads it.
     expect(after.comparables.find((c: { id: string }) => c.id === sameBuilding.id)?.price ?? price).toBe(price);
     expect(after.comparables.some((c: { id: string; price: number }) => c.id === sameBuilding.id && c.price === sameBuilding.price)).toBe(
       false,

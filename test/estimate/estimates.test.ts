@@ -25,13 +25,13 @@ interface Row {
   building_type: string | null;
 }
 
-/** A home: listings at one point with one layout and price (the same unit listed again). */
-interface Home extends Row {
+/** A property: listings at one point with one layout and price (the same unit listed again). */
+interface Property extends Row {
   ids: string[];
   bathrooms: number | null;
 }
 
-async function homesOf(kind: 'rental' | 'sale'): Promise<Home[]> {
+async function propertiesOf(kind: 'rental' | 'sale'): Promise<Property[]> {
   const rows = (await t.rt.store.db
     .selectFrom('listings')
     .select([
@@ -51,20 +51,20 @@ async function homesOf(kind: 'rental' | 'sale'): Promise<Home[]> {
     .where('kind', '=', kind)
     .where('latitude', 'is not', null)
     .execute()) as Row[];
-  const homes = new Map<string, Home>();
+  const properties = new Map<string, Property>();
   for (const r of rows) {
     const key = `${r.latitude}|${r.longitude}|${r.bedroom_count}|${r.full_bathroom_count}|${r.half_bathroom_count}|${r.price}`;
-    const home = homes.get(key);
-    if (home) home.ids.push(r.id);
+    const property = properties.get(key);
+    if (property) property.ids.push(r.id);
     else
-      homes.set(key, {
+      properties.set(key, {
         ...r,
         price: Number(r.price),
         ids: [r.id],
         bathrooms: r.full_bathroom_count === null ? null : r.full_bathroom_count + 0.5 * (r.half_bathroom_count ?? 0),
       });
   }
-  return [...homes.values()];
+  return [...properties.values()];
 }
 
 /** The median of ascending `s`. */
@@ -75,44 +75,44 @@ const medianOfSorted = (s: number[]) => {
 const medianOf = (values: number[]) => medianOfSorted([...values].sort((a, b) => a - b));
 
 interface Scored {
-  home: Home;
+  property: Property;
   estimate: number | null;
   inside: boolean;
   borough: number | null;
   nearest: number | null;
 }
 
-/** Homes with their positions in typed arrays, for a fast scan. */
+/** Properties with their positions in typed arrays, for a fast scan. */
 interface Positioned {
-  homes: Home[];
+  properties: Property[];
   latitudes: Float64Array;
   longitudes: Float64Array;
 }
 
-const positioned = (homes: Home[]): Positioned => ({
-  homes,
-  latitudes: Float64Array.from(homes, (h) => h.latitude),
-  longitudes: Float64Array.from(homes, (h) => h.longitude),
+const positioned = (properties: Property[]): Positioned => ({
+  properties,
+  latitudes: Float64Array.from(properties, (h) => h.latitude),
+  longitudes: Float64Array.from(properties, (h) => h.longitude),
 });
 
-/** The 10 homes of `candidates` nearest `home` (itself left out), nearest first (by squared degrees, longitude scaled to the latitude). */
-function nearestTen(home: Home, candidates: Positioned): Home[] {
+/** The 10 properties of `candidates` nearest `property` (itself left out), nearest first (by squared degrees, longitude scaled to the latitude). */
+function nearestTen(property: Property, candidates: Positioned): Property[] {
   const best: { i: number; d: number }[] = [];
-  const east = Math.cos((home.latitude * Math.PI) / 180);
-  for (let i = 0; i < candidates.homes.length; i++) {
-    const d = (candidates.latitudes[i] - home.latitude) ** 2 + ((candidates.longitudes[i] - home.longitude) * east) ** 2;
-    if ((best.length === 10 && d >= best[9].d) || candidates.homes[i] === home) continue;
+  const east = Math.cos((property.latitude * Math.PI) / 180);
+  for (let i = 0; i < candidates.properties.length; i++) {
+    const d = (candidates.latitudes[i] - property.latitude) ** 2 + ((candidates.longitudes[i] - property.longitude) * east) ** 2;
+    if ((best.length === 10 && d >= best[9].d) || candidates.properties[i] === property) continue;
     best.push({ i, d });
     best.sort((a, b) => a.d - b.d);
     if (best.length > 10) best.pop();
   }
-  return best.map((b) => candidates.homes[b.i]);
+  return best.map((b) => candidates.properties[b.i]);
 }
 
-/** Each home's estimate through the route, and both baselines computed here from the rows (each home left out). */
-async function scored(homes: Home[], all: Home[]): Promise<Scored[]> {
-  const groups = (key: (h: Home) => string) => {
-    const map = new Map<string, Home[]>();
+/** Each property's estimate through the route, and both baselines computed here from the rows (each property left out). */
+async function scored(properties: Property[], all: Property[]): Promise<Scored[]> {
+  const groups = (key: (h: Property) => string) => {
+    const map = new Map<string, Property[]>();
     for (const h of all) {
       const list = map.get(key(h));
       if (list) list.push(h);
@@ -125,17 +125,17 @@ async function scored(homes: Home[], all: Home[]): Promise<Scored[]> {
   );
   const byLayout = new Map([...groups((h) => `${h.bedroom_count}|${h.bathrooms}`)].map(([key, list]) => [key, positioned(list)]));
   const out: Scored[] = [];
-  for (const home of homes) {
-    const res = await get(t.rt.app, `/v1/property/${home.ids[0]}/estimate`, t.key);
+  for (const property of properties) {
+    const res = await get(t.rt.app, `/v1/property/${property.ids[0]}/estimate`, t.key);
     expect(res.status).toBe(200);
     const e = res.body.data;
-    const prices = [...pricesByBoroughBedrooms.get(`${home.borough_id}|${home.bedroom_count}`)!];
-    prices.splice(prices.indexOf(home.price), 1);
-    const nearest = nearestTen(home, byLayout.get(`${home.bedroom_count}|${home.bathrooms}`)!);
+    const prices = [...pricesByBoroughBedrooms.get(`${property.borough_id}|${property.bedroom_count}`)!];
+    prices.splice(prices.indexOf(property.price), 1);
+    const nearest = nearestTen(property, byLayout.get(`${property.bedroom_count}|${property.bathrooms}`)!);
     out.push({
-      home,
+      property,
       estimate: e.estimate,
-      inside: e.estimate !== null && home.price >= e.low && home.price <= e.high,
+      inside: e.estimate !== null && property.price >= e.low && property.price <= e.high,
       borough: prices.length ? medianOfSorted(prices) : null,
       nearest: nearest.length ? medianOf(nearest.map((h) => h.price)) : null,
     });
@@ -143,21 +143,21 @@ async function scored(homes: Home[], all: Home[]): Promise<Scored[]> {
   return out;
 }
 
-/** Median absolute percentage error, percent, over the homes with an estimate of `which`. */
+/** Median absolute percentage error, percent, over the properties with an estimate of `which`. */
 function mdape(rows: Scored[], which: 'estimate' | 'borough' | 'nearest'): number {
-  return 100 * medianOf(rows.filter((r) => r[which] !== null).map((r) => Math.abs(r[which]! - r.home.price) / r.home.price));
+  return 100 * medianOf(rows.filter((r) => r[which] !== null).map((r) => Math.abs(r[which]! - r.property.price) / r.property.price));
 }
 
-describe('estimates of listed homes', () => {
+describe('estimates of listed properties', () => {
   it('rentals: within the targets, better than both baselines in every borough with 200 rentals', async () => {
-    const homes = await homesOf('rental');
-    const city = await scored(drawn(homes, 10_000, 7), homes);
+    const properties = await propertiesOf('rental');
+    const city = await scored(drawn(properties, 10_000, 7), properties);
     // The RentHop rows carry the source's own positions; the StreetEasy sample's are drawn in their neighbourhood (docs/data.md).
-    const sourcePositioned = city.filter((r) => Number(r.home.ids[0]) >= RENTHOP_LISTING_ID_BASE);
+    const sourcePositioned = city.filter((r) => Number(r.property.ids[0]) >= RENTHOP_LISTING_ID_BASE);
     const estimated = city.filter((r) => r.estimate !== null);
     const coverage = (100 * estimated.filter((r) => r.inside).length) / estimated.length;
     console.log(
-      `rentals, 10,000 homes: MdAPE ${mdape(city, 'estimate').toFixed(2)} % (${mdape(sourcePositioned, 'estimate').toFixed(2)} % on the ${sourcePositioned.length} RentHop ones), ` +
+      `rentals, 10,000 properties: MdAPE ${mdape(city, 'estimate').toFixed(2)} % (${mdape(sourcePositioned, 'estimate').toFixed(2)} % on the ${sourcePositioned.length} RentHop ones), ` +
         `in 80 % interval ${coverage.toFixed(1)} %, baselines ${mdape(city, 'borough').toFixed(1)} % and ${mdape(city, 'nearest').toFixed(1)} %`,
     );
     expect(estimated.length).toBeGreaterThan(0.97 * city.length);
@@ -166,9 +166,9 @@ describe('estimates of listed homes', () => {
     expect(coverage).toBeGreaterThanOrEqual(78);
     expect(coverage).toBeLessThanOrEqual(82);
     for (const borough of [100, 200, 300, 400]) {
-      const inBorough = homes.filter((h) => h.borough_id === borough);
+      const inBorough = properties.filter((h) => h.borough_id === borough);
       if (inBorough.length < 200) continue;
-      const rows = await scored(drawn(inBorough, 400, borough), homes);
+      const rows = await scored(drawn(inBorough, 400, borough), properties);
       const [own, byBorough, byNearest] = [mdape(rows, 'estimate'), mdape(rows, 'borough'), mdape(rows, 'nearest')];
       console.log(`rentals, borough ${borough}: MdAPE ${own.toFixed(1)} % against ${byBorough.toFixed(1)} % and ${byNearest.toFixed(1)} %`);
       expect(own).toBeLessThan(byBorough);
@@ -177,37 +177,37 @@ describe('estimates of listed homes', () => {
   });
 
   it('sales: at least 30 % under the borough-and-bedrooms median, the interval holding about 80 %', async () => {
-    const homes = await homesOf('sale');
-    const rows = await scored(drawn(homes, 1500, 11), homes);
+    const properties = await propertiesOf('sale');
+    const rows = await scored(drawn(properties, 1500, 11), properties);
     const [own, byBorough] = [mdape(rows, 'estimate'), mdape(rows, 'borough')];
     const coverage = (100 * rows.filter((r) => r.inside).length) / rows.filter((r) => r.estimate !== null).length;
     console.log(
-      `sales, 1,500 homes: MdAPE ${own.toFixed(1)} % against ${byBorough.toFixed(1)} %, in 80 % interval ${coverage.toFixed(1)} %`,
+      `sales, 1,500 properties: MdAPE ${own.toFixed(1)} % against ${byBorough.toFixed(1)} %, in 80 % interval ${coverage.toFixed(1)} %`,
     );
     expect(own).toBeLessThanOrEqual(0.7 * byBorough);
     expect(coverage).toBeGreaterThanOrEqual(76);
     expect(coverage).toBeLessThanOrEqual(84);
   });
 
-  it('never uses the listing nor another listing of the same home; the interval holds the estimate; the asking price is placed', async () => {
-    const homes = await homesOf('rental');
-    const repeated = homes.filter((h) => h.ids.length >= 3).slice(0, 40);
+  it('never uses the listing nor another listing of the same property; the interval holds the estimate; the asking price is placed', async () => {
+    const properties = await propertiesOf('rental');
+    const repeated = properties.filter((h) => h.ids.length >= 3).slice(0, 40);
     expect(repeated.length).toBe(40);
-    const byId = new Map(homes.flatMap((h) => h.ids.map((id) => [id, h] as const)));
-    for (const home of repeated) {
-      for (const id of home.ids.slice(0, 2)) {
+    const byId = new Map(properties.flatMap((h) => h.ids.map((id) => [id, h] as const)));
+    for (const property of repeated) {
+      for (const id of property.ids.slice(0, 2)) {
         const e = (await get(t.rt.app, `/v1/property/${id}/estimate`, t.key)).body.data;
         for (const c of e.comparables) {
-          expect(home.ids).not.toContain(c.id);
+          expect(property.ids).not.toContain(c.id);
           const other = byId.get(c.id)!;
-          expect(other).not.toBe(home);
+          expect(other).not.toBe(property);
           expect(c.listingCount).toBe(other.ids.length);
-          expect(Math.abs(c.distance - haversine(home, other))).toBeLessThanOrEqual(1);
+          expect(Math.abs(c.distance - haversine(property, other))).toBeLessThanOrEqual(1);
         }
         if (e.estimate === null) continue;
         expect(e.low).toBeLessThanOrEqual(e.estimate);
         expect(e.high).toBeGreaterThanOrEqual(e.estimate);
-        expect(e.pricePosition).toBeCloseTo(Math.round(((home.price - e.estimate) / e.estimate) * 1000) / 10, 5);
+        expect(e.pricePosition).toBeCloseTo(Math.round(((property.price - e.estimate) / e.estimate) * 1000) / 10, 5);
       }
     }
   });
@@ -215,7 +215,7 @@ describe('estimates of listed homes', () => {
 
 describe('the listing detail', () => {
   it('carries the estimate and the price position of the estimate route, for rentals and sales', async () => {
-    const [rentals, sales] = [await homesOf('rental'), await homesOf('sale')];
+    const [rentals, sales] = [await propertiesOf('rental'), await propertiesOf('sale')];
     const ids = ['1545', '8000000', ...drawn(rentals, 4, 5).map((h) => h.ids[0]), ...drawn(sales, 4, 5).map((h) => h.ids[0])];
     for (const id of ids) {
       const detail = (await get(t.rt.app, `/v1/property/${id}`, t.key)).body.data;
@@ -231,25 +231,25 @@ describe('the listing detail', () => {
   });
 });
 
-describe('estimates of homes not listed', () => {
-  it("a rental's estimate is the weighted median of the 10 nearest homes of its layout and its building's of other bathrooms, by the documented weights", async () => {
-    const homes = await homesOf('rental');
+describe('estimates of properties not listed', () => {
+  it("a rental's estimate is the weighted median of the 10 nearest properties of its layout and its building's of other bathrooms, by the documented weights", async () => {
+    const properties = await propertiesOf('rental');
     const subject = drawn(
-      homes.filter((h) => h.borough_id === 200 && h.bathrooms !== null),
+      properties.filter((h) => h.borough_id === 200 && h.bathrooms !== null),
       1,
       3,
     )[0];
     const url = `/v1/estimate?kind=rental&near=${subject.latitude},${subject.longitude}&bedrooms=${subject.bedroom_count}&bathrooms=${subject.bathrooms}`;
     const res = await get(t.rt.app, url, t.key);
     expect(res.status).toBe(200);
-    const near = homes
+    const near = properties
       .filter((h) => h.bedroom_count === subject.bedroom_count && h.bathrooms === subject.bathrooms)
       .map((h) => ({ h, d: haversine(h, subject) }))
       .filter((n) => n.d <= 2000)
       .sort((a, b) => a.d - b.d || (a.h.ids[0] < b.h.ids[0] ? -1 : 1))
       .slice(0, 10);
-    // Up to 5 homes within 25 m with as many bedrooms and other bathrooms, at 0.3 of their weight.
-    const otherBathrooms = homes
+    // Up to 5 properties within 25 m with as many bedrooms and other bathrooms, at 0.3 of their weight.
+    const otherBathrooms = properties
       .filter((h) => h.bedroom_count === subject.bedroom_count && h.bathrooms !== subject.bathrooms)
       .map((h) => ({ h, d: haversine(h, subject) }))
       .filter((n) => n.d <= 25)
@@ -400,12 +400,12 @@ describe('nyc-listings estimate backtest', () => {
       nearbyMedian: { mdape: number };
       baselines: { areaMedian: string; nearbyMedian: string };
     }[];
-    const [rentals, sales] = [await homesOf('rental'), await homesOf('sale')];
+    const [rentals, sales] = [await propertiesOf('rental'), await propertiesOf('sale')];
     const city = (kind: string) => rows.find((r) => r.kind === kind && r.place === 'City')!;
     expect(city('rental').method.count).toBe(2000);
-    // Sales: the first 2,000 homes (at most half) calibrate the interval, the rest are held out.
+    // Sales: the first 2,000 properties (at most half) calibrate the interval, the rest are held out.
     expect(city('sale').method.count).toBe(Math.min(2000, sales.length - Math.min(2000, Math.floor(sales.length / 2))));
-    // Each borough's held-out homes, counted from the rows, add up to the city's.
+    // Each borough's held-out properties, counted from the rows, add up to the city's.
     for (const kind of ['rental', 'sale']) {
       const places = rows.filter((r) => r.kind === kind && r.place !== 'City');
       expect(places.reduce((sum, r) => sum + r.method.count, 0)).toBe(city(kind).method.count);

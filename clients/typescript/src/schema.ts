@@ -188,8 +188,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * What a listed home is worth, with an 80 % interval and its comparables
-         * @description The rent a month (rental) or price (sale) the listing's comparables point to, and how far its asking price lies from it (pricePosition). Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). From the pro plan up (MIN_PLAN_ESTIMATES).
+         * What a listed property is worth, with an 80 % interval and its comparables
+         * @description The rent a month (rental) or price (sale) the listing's comparables point to, and how far its asking price lies from it (pricePosition). Comparables are active listings of the same kind, the property itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). From the pro plan up (MIN_PLAN_ESTIMATES).
          */
         get: operations["getPropertyEstimate"];
         put?: never;
@@ -208,8 +208,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * What a home that is not listed is worth
-         * @description The rent a month (kind=rental) or price (kind=sale) of a home described by its position (near) or street address (address) and its layout. Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the pro plan up (MIN_PLAN_ESTIMATES).
+         * What a property that is not listed is worth
+         * @description The rent a month (kind=rental) or price (kind=sale) of a property described by its position (near) or street address (address) and its layout. Comparables are active listings of the same kind, the property itself and every copy of its listing (same point, layout and price) left out. Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, weighted (1 / (1 + d / 1 km))² x exp(-|ln(size ratio)|); otherwise the same bedrooms and building type. The estimate is the weighted median of the adjusted prices; the 80 % interval is calibrated on held-out listings; fewer than 3 comparables: `estimate` null with the reason. Measured error: docs/estimates.md (`nyc-listings estimate backtest`). A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the pro plan up (MIN_PLAN_ESTIMATES).
          */
         get: operations["getEstimate"];
         put?: never;
@@ -836,11 +836,11 @@ export interface components {
             /** @description The mirrored building at the same address and ZIP code, if any. */
             buildingId: string | null;
         };
-        /** @description A comparable home used by an estimate, with its price as adjusted to the home estimated. */
+        /** @description A comparable property used by an estimate, with its price as adjusted to the property estimated. */
         EstimateComparable: {
-            /** @description The listing id (the lowest, when the same home is listed more than once). */
+            /** @description The listing id (the lowest, when the same property is listed more than once). */
             id: string;
-            /** @description How many listings are this one home (the same point, layout and price). */
+            /** @description How many listings are this one property (the same point, layout and price). */
             listingCount: number;
             geoPoint: components["schemas"]["GeoPoint"];
             bedroomCount: number | null;
@@ -849,13 +849,13 @@ export interface components {
             /** @description Square feet. */
             sqft: number | null;
             buildingType: string | null;
-            /** @description Metres from the home estimated (great-circle). */
+            /** @description Metres from the property estimated (great-circle). */
             distance: number;
             /** @description 0-100: the comparable's weight in the estimate, 100 for the weightiest. */
             similarity: number;
             /** @description The comparable's own price, dollars. */
             price: number;
-            /** @description Its price adjusted to the home estimated: price + size + layout + time. */
+            /** @description Its price adjusted to the property estimated: price + size + layout + time. */
             adjustedPrice: number;
             /** @description What was added to the price, dollars. */
             adjustments: {
@@ -867,7 +867,7 @@ export interface components {
                 time: number;
             };
         };
-        /** @description What a home is worth, estimated from comparable homes, with an 80 % interval (docs/estimates.md). */
+        /** @description What a property is worth, estimated from comparable properties, with an 80 % interval (docs/estimates.md). */
         Estimate: {
             /** @enum {unknown} */
             kind: "rental" | "sale";
@@ -878,7 +878,7 @@ export interface components {
             /** @description The high end of the 80 % interval, dollars. */
             high: number | null;
             confidence: ("high" | "medium" | "low") | null;
-            /** @description Percent the asking price lies above (+) or below (-) the estimate, one decimal; null for a home not listed or without an estimate. */
+            /** @description Percent the asking price lies above (+) or below (-) the estimate, one decimal; null for a property not listed or without an estimate. */
             pricePosition: number | null;
             /** @description Why there is no estimate; null when there is one. */
             reason: string | null;
@@ -3660,11 +3660,11 @@ export interface operations {
                  */
                 kind: "rental" | "sale";
                 /**
-                 * @description The home's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.
+                 * @description The property's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.
                  * @example 40.7146,-73.9566
                  */
                 near?: string;
-                /** @description The home's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both. */
+                /** @description The property's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both. */
                 address?: string;
                 /**
                  * @description Bedrooms; 0 is a studio.
@@ -6635,15 +6635,15 @@ export interface operations {
                             /** @description Each kind whose comparables are in memory; a kind is read on its first estimate. */
                             kinds: {
                                 kind: string;
-                                /** @description Distinct homes the comparables are drawn from (a home listed twice counts once). */
-                                homes: number;
+                                /** @description Distinct properties the comparables are drawn from (a property listed twice counts once). */
+                                properties: number;
                                 /** @description The store's data version they were read at. */
                                 dataVersion: number;
                                 /** @description When they were read (UTC): the `asOf` of the estimates. */
                                 builtAt: string;
                                 /** @description How long reading them and calibrating the interval took (seconds). */
                                 buildSeconds: number;
-                                /** @description Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
+                                /** @description Held-out properties the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
                                 calibratedOn: number;
                             }[];
                             /** @description Kinds whose comparables are being read now. */
@@ -6830,15 +6830,15 @@ export interface operations {
                             /** @description Each kind whose comparables are in memory; a kind is read on its first estimate. */
                             kinds: {
                                 kind: string;
-                                /** @description Distinct homes the comparables are drawn from (a home listed twice counts once). */
-                                homes: number;
+                                /** @description Distinct properties the comparables are drawn from (a property listed twice counts once). */
+                                properties: number;
                                 /** @description The store's data version they were read at. */
                                 dataVersion: number;
                                 /** @description When they were read (UTC): the `asOf` of the estimates. */
                                 builtAt: string;
                                 /** @description How long reading them and calibrating the interval took (seconds). */
                                 buildSeconds: number;
-                                /** @description Held-out homes the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
+                                /** @description Held-out properties the 80 % interval was calibrated on (0: not enough, ±1.28 spreads). */
                                 calibratedOn: number;
                             }[];
                             /** @description Kinds whose comparables are being read now. */

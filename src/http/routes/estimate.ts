@@ -10,7 +10,7 @@ import { invalidParams, notFound, Problem } from '../problem.js';
 import { LISTING_ID, problemResponses } from '../schemas/common.js';
 
 const METHOD =
-  'Comparables are active listings of the same kind, the home itself and every copy of its listing (same point, layout and price) left out. ' +
+  'Comparables are active listings of the same kind, the property itself and every copy of its listing (same point, layout and price) left out. ' +
   'Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, ' +
   'and up to 5 within 25 m with the same bedrooms and other bathrooms at 0.3 of that weight. ' +
   'Sales: with a known size, the 10 nearest of the same building type with a known size within 5 km, each price per square foot times the size, ' +
@@ -26,7 +26,7 @@ const estimateResponse = Type.Object(
 /** What these routes read with. */
 type RouteDeps = { reads: ReadService; cityRecords: CityRecords; plan: Plan };
 
-/** GET /v1/property/{id}/estimate and GET /v1/estimate: what a home is worth (docs/estimates.md). */
+/** GET /v1/property/{id}/estimate and GET /v1/estimate: what a property is worth (docs/estimates.md). */
 export function registerEstimateRoutes(fastify: FastifyInstance, deps: RouteDeps): void {
   registerGetPropertyEstimate(fastify, deps);
   registerGetEstimate(fastify, deps);
@@ -41,7 +41,7 @@ function registerGetPropertyEstimate(fastify: FastifyInstance, deps: RouteDeps):
       config: { minPlan: deps.plan, answerCache: true },
       schema: {
         operationId: 'getPropertyEstimate',
-        summary: 'What a listed home is worth, with an 80 % interval and its comparables',
+        summary: 'What a listed property is worth, with an 80 % interval and its comparables',
         description: `The rent a month (rental) or price (sale) the listing's comparables point to, and how far its asking price lies from it (pricePosition). ${METHOD} From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
         tags: ['property'],
         params: Type.Object({ id: LISTING_ID }),
@@ -68,8 +68,8 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
       config: { minPlan: deps.plan, answerCache: true },
       schema: {
         operationId: 'getEstimate',
-        summary: 'What a home that is not listed is worth',
-        description: `The rent a month (kind=rental) or price (kind=sale) of a home described by its position (near) or street address (address) and its layout. ${METHOD} A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
+        summary: 'What a property that is not listed is worth',
+        description: `The rent a month (kind=rental) or price (kind=sale) of a property described by its position (near) or street address (address) and its layout. ${METHOD} A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
         tags: ['property'],
         querystring: Type.Object(
           {
@@ -77,7 +77,7 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
             near: Type.Optional(
               Type.String({
                 pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
-                description: "The home's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.",
+                description: "The property's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.",
               }),
             ),
             address: Type.Optional(
@@ -85,7 +85,7 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
                 minLength: 3,
                 maxLength: 200,
                 description:
-                  "The home's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
+                  "The property's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
               }),
             ),
             bedrooms: Type.Integer({ minimum: 0, maximum: 20, description: 'Bedrooms; 0 is a studio.' }),
@@ -139,7 +139,7 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
         place = found.found;
         point = place.geoPoint;
       }
-      const answer = await deps.reads.estimateOfHome({
+      const answer = await deps.reads.estimateOfProperty({
         kind: q.kind,
         point,
         bedrooms: q.bedrooms,
