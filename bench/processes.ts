@@ -13,6 +13,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * The environment and Node flags `npm start` runs the service with: package.json's start script, the one place they
+ * are set (`NAME=value ... node <flags> dist/main.js serve`), so that a bench measures the service as it runs.
+ */
+export function npmStart(): { env: Record<string, string>; nodeFlags: string[] } {
+  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+  const node = script.indexOf('node');
+  const env = Object.fromEntries(script.slice(0, node).map((assignment) => assignment.split('=') as [string, string]));
+  return { env, nodeFlags: script.slice(node + 1, script.indexOf('dist/main.js')) };
+}
+
 /** Runs the compiled command line, `node dist/main.js <args>`, and resolves once its stderr matches `ready` (with the match). */
 export async function spawnCommand(
   args: string[],

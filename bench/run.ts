@@ -27,7 +27,7 @@
  * BENCH_NODE_FLAGS (Node flags for the service's process, e.g. `--max-old-space-size=192`), BENCH_SERVICE_LOG (a file
  * the service's log is written to).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -42,7 +42,7 @@ import { ListingsRepository } from '../src/store/listings-repository.js';
 import { seedListings } from '../src/sync/seed.js';
 import { startPeer, type Peer } from './peer.js';
 import { appSearches, drawWithRepeats, MIXED_RATE, MIXED_SEARCHES, mixedSearches } from './mixed-workload.js';
-import { cpuMicrosOf, freePort, rssOf, spawnCommand, stop } from './processes.js';
+import { cpuMicrosOf, freePort, npmStart, rssOf, spawnCommand, stop } from './processes.js';
 import { load } from './load.js';
 import { freshMirror, webhookRate } from './webhooks.js';
 import { startWriter, type Writer } from './writer.js';
@@ -160,12 +160,8 @@ const apps = appSearches(drawnFrom, MIXED_SEARCHES, 2016);
 await store.close();
 
 const started = Date.now();
-// The environment and Node flags `npm start` runs the service with (package.json's start script, the one place they
-// are set): `NAME=value ... node <flags> dist/main.js serve`.
-const startScript = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
-const startEnv = startScript.slice(0, startScript.indexOf('node')).map((assignment) => assignment.split('='));
-const startFlags = startScript.slice(startScript.indexOf('node') + 1, startScript.indexOf('dist/main.js'));
-for (const [name, value] of startEnv) serviceEnv[name] ??= value;
+const { env: startEnv, nodeFlags: startFlags } = npmStart();
+for (const [name, value] of Object.entries(startEnv)) serviceEnv[name] ??= value;
 const nodeFlags = [
   ...startFlags,
   ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),

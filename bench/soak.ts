@@ -27,7 +27,7 @@ import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { seededRandom } from '../src/lib/seeded-random.js';
 import { appSearches } from './mixed-workload.js';
-import { freePort, rssOf, spawnCommand, stop } from './processes.js';
+import { freePort, npmStart, rssOf, spawnCommand, stop } from './processes.js';
 import { type SoakSample, soakChart } from './soak-chart.js';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 60);
@@ -97,9 +97,12 @@ const receiver = createServer((req, res) => {
 await new Promise<void>((ready) => receiver.listen(0, '127.0.0.1', ready));
 const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
+// As `npm start` runs it: its environment (glibc's mmap threshold) and Node flags.
+const asStarted = npmStart();
 const service = await spawnCommand(
   ['serve', '--port', String(servicePort)],
   {
+    ...asStarted.env,
     ...env,
     UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}/`,
     OPEN_DATA_URL: `http://127.0.0.1:${sodaPort}`,
@@ -113,7 +116,7 @@ const service = await spawnCommand(
     QUOTA_BUSINESS_PER_MONTH: '1000000000',
   },
   /nyc-listings listening/,
-  ['--max-semi-space-size=4', '--heap-growing-percent=50'],
+  asStarted.nodeFlags,
 );
 process.on('exit', () => service.child.kill('SIGKILL'));
 const base = `http://127.0.0.1:${servicePort}`;
