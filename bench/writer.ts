@@ -16,7 +16,7 @@ export interface Writer {
 
 /** Starts writing `perWrite` of `ids` every `everyMs` milliseconds into the store at `databaseUrl` ({@link Writer}). */
 export async function startWriter(databaseUrl: string, ids: readonly string[], perWrite: number, everyMs: number): Promise<Writer> {
-  const store = await openStore(databaseUrl, { readThread: false });
+  const store = await openStore(databaseUrl);
   const { db } = store;
   const stamped = await sql`select data_version from listings limit 1`
     .execute(db)

@@ -85,8 +85,6 @@ export interface Config {
   readCacheSeconds: number;
   /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
   answerCacheBytes: number;
-  /** SQLite: searches read on connections of their own in worker threads, off the event loop (SQLITE_READ_THREAD, default on). */
-  sqliteReadThread: boolean;
   /** SQLite: rows read as arrays and made objects by a literal generated per statement (ROW_BUILDERS, default on). */
   rowBuilders: boolean;
   /** PostgreSQL: a statement text seen twice runs as a named prepared statement (NAMED_STATEMENTS, default on). */
@@ -160,7 +158,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: text(env, 'HOST'),
     port: int(env, 'PORT'),
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
-    sqliteReadThread: bool(env, 'SQLITE_READ_THREAD'),
     rowBuilders: bool(env, 'ROW_BUILDERS'),
     namedStatements: bool(env, 'NAMED_STATEMENTS'),
     searchIndex: bool(env, 'SEARCH_INDEX'),

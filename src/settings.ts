@@ -219,10 +219,6 @@ export const SETTINGS = {
     default: 16,
     meaning: 'megabytes of serialized answers the answer cache may hold; 0 turns it off (docs/performance.md)',
   },
-  SQLITE_READ_THREAD: {
-    default: true,
-    meaning: 'SQLite: searches and market figures read on two more connections, each in a worker thread (docs/performance.md)',
-  },
   ROW_BUILDERS: {
     default: true,
     meaning:

@@ -36,7 +36,7 @@ export interface Refresher {
 
 /** What the read service reads and refreshes through. */
 export interface MirrorDeps {
-  /** What searches read through (`Store.readDb`: on SQLite, a connection off the event loop). */
+  /** What searches read through (`Store.readDb`: a connection that never waits behind a write). */
   db: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   listings: ListingsRepository;

@@ -38,7 +38,6 @@ export interface StorePart {
  */
 export async function openStorePart(config: Config, logger: Logger): Promise<StorePart> {
   const store = await openStore(config.databaseUrl, {
-    readThread: config.sqliteReadThread,
     rowBuilders: config.rowBuilders,
     namedStatements: config.namedStatements,
     onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection dropped: a new one is opened when needed'),

@@ -19,10 +19,8 @@ import { DELTA_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-inde
 export { NO_SEARCH_INDEX, REBUILD_AFTER, type SearchIndexState, SearchIndexStateSchema } from './search-index-state.js';
 
 /**
- * Rows read from the store at a time while building: the event loop has a turn between reads. On SQLite a read
- * thread makes each chunk's rows, and its heap keeps the size the largest chunk needed: in a script building the
- * index of a million listings through the read threads, chunks of 20,000 left the process 76 MiB larger than chunks
- * of 5,000 (docs/search-index.md has the service's figures).
+ * Rows read from the store at a time while building: the event loop has a turn between reads, and the rows of one
+ * chunk at most are held at once (docs/search-index.md has the service's figures).
  */
 const CHUNK_ROWS = 5_000;
 
@@ -45,7 +43,7 @@ interface Built {
 }
 
 export interface SearchIndexDeps {
-  /** What the build reads through (`Store.readDb`: on SQLite, a connection off the event loop). */
+  /** What the build reads through (`Store.readDb`: a connection that never waits behind a write). */
   db: Kysely<Database>;
   listings: ListingsRepository;
   /** Seconds another instance's write may take to show: how often the store's data version is read again. */

@@ -19,7 +19,7 @@ export interface SearchPage {
 }
 
 export interface SearcherDeps {
-  /** What searches read through (`Store.readDb`: on SQLite, a connection off the event loop). */
+  /** What searches read through (`Store.readDb`: a connection that never waits behind a write). */
   db: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   listings: ListingsRepository;

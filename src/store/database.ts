@@ -37,7 +37,6 @@ import * as orderIndexesHoldPrice from './migrations/024-order-indexes-hold-pric
 import * as areaPriceIndexHoldsScore from './migrations/025-area-price-index-holds-score.js';
 import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
-import { readThreadDatabase } from './sqlite-read-thread.js';
 import { statementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -46,10 +45,9 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   /**
-   * For reads made outside a write, which so never wait behind a write transaction: on a SQLite file, connections of
-   * their own on worker threads ({@link readThreadDatabase}, so that a long read does not hold the event loop either),
-   * or with SQLITE_READ_THREAD off a second connection on this thread; on PostgreSQL, the pool of `db` with every
-   * statement unnamed ({@link namingRepeatedStatements} names `db`'s); on `:memory:`, `db`.
+   * For reads made outside a write, which so never wait behind a write transaction: on a SQLite file, a second,
+   * read-only connection (WAL: a reader never waits for the writer, and sees every commit); on PostgreSQL, the pool
+   * of `db` with every statement unnamed ({@link namingRepeatedStatements} names `db`'s); on `:memory:`, `db`.
    */
   readDb: Kysely<Database>;
   dialect: Dialect;
@@ -103,7 +101,6 @@ class InCodeMigrations implements MigrationProvider {
  * Opens the database named by `url`: `postgres://...`/`postgresql://...` for PostgreSQL, otherwise a
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
  * pending migrations before returning. The optimizations, each on by default (docs/performance.md):
- * `readThread` (SQLITE_READ_THREAD), a SQLite file's `readDb` runs on worker threads (see {@link Store.readDb});
  * `rowBuilders` (ROW_BUILDERS), SQLite rows read raw and made objects by a generated literal;
  * `namedStatements` (NAMED_STATEMENTS), PostgreSQL runs a text seen twice as a named prepared statement.
  * `onConnectionError` hears of PostgreSQL connections the server dropped.
@@ -111,7 +108,7 @@ class InCodeMigrations implements MigrationProvider {
  */
 export async function openStore(
   url: string,
-  options: { readThread?: boolean; rowBuilders?: boolean; namedStatements?: boolean; onConnectionError?: (error: Error) => void } = {},
+  options: { rowBuilders?: boolean; namedStatements?: boolean; onConnectionError?: (error: Error) => void } = {},
 ): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -160,14 +157,12 @@ export async function openStore(
     sqlite.pragma('optimize=0x10002');
     const rowBuilders = options.rowBuilders ?? true;
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders }) }) });
-    // Reads on connections of their own: none waits behind a write transaction on the writer's (WAL: readers never wait
-    // for the writer). The read threads start with their first query: commands that run no search never start them.
+    // Reads on a connection of their own: none waits behind a write transaction on the writer's (WAL: readers never
+    // wait for the writer).
     const readDb =
       file === ':memory:'
         ? db
-        : (options.readThread ?? true)
-          ? readThreadDatabase(file, rowBuilders)
-          : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
+        : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
     store = {
       db,
       readDb,

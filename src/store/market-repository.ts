@@ -22,7 +22,7 @@ function bedroomsColumn(db: Kysely<Database>) {
 /** The active listings behind market figures, and the daily snapshots of those figures. */
 export class MarketRepository {
   /**
-   * `readDb` reads the active listings' figures (`Store.readDb`: on SQLite, off the event loop); snapshots
+   * `readDb` reads the active listings' figures (`Store.readDb`, never behind a write); snapshots
    * are read and written on `db`.
    */
   constructor(

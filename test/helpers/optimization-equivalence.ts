@@ -10,7 +10,6 @@ import type { TestRuntime } from './runtime.js';
 export const OPTIMIZATIONS_OFF = {
   SEARCH_INDEX: 'false',
   ANSWER_CACHE_MB: '0',
-  SQLITE_READ_THREAD: 'false',
   ROW_BUILDERS: 'false',
   NAMED_STATEMENTS: 'false',
 } as const;

@@ -85,7 +85,7 @@ describe('request logs', () => {
 
 describe('monthly counts written in batches', () => {
   it('a request counted while a flush is being written goes into the next flush, never lost (issue 29: pending -= written)', async () => {
-    const store = await openStore(join(mkdtempSync(join(tmpdir(), 'quota-')), 'quota.db'), { readThread: false });
+    const store = await openStore(join(mkdtempSync(join(tmpdir(), 'quota-')), 'quota.db'));
     try {
       const repository = new QuotaRepository(store.db);
       // The real repository, its write held until the test lets it go: a request then arrives mid-write.
