@@ -104,7 +104,7 @@ const OBSERVED_GAUGES: ObservedGauge[] = [
   ['nyc_listings_search_index_builds', 'Search index builds finished on this instance since it started', (s) => index(s)?.builds],
   [
     'nyc_listings_search_index_delta_listings',
-    'Listings written since the last search index build, applied to it in place (their row versions)',
+    'Listings written since the last search index build, held as its delta (their row versions)',
     (s) => index(s)?.deltaListings,
   ],
   [
