@@ -52,6 +52,8 @@ export interface MirrorDeps {
   clock: () => Date;
   /** Logs background work that gave up (a search index build that failed). */
   warn?: (message: string, error: unknown) => void;
+  /** Logs what made searches wait (a slow delta of the search index). */
+  info?: (message: string, fields: Record<string, unknown>) => void;
   /** Whether a point lies on the city's land (the police precincts' polygons hold it); every point when not given. */
   onLand?: (point: GeoPoint) => boolean;
 }

@@ -61,6 +61,7 @@ export class ReadService {
       searchIndex: deps.config.searchIndex,
       clock: deps.clock,
       warn: deps.warn ?? (() => undefined),
+      info: deps.info,
     });
     this.estimator = new Estimator({
       db: deps.db,

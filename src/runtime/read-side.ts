@@ -52,11 +52,12 @@ export function startReadSide(
   const { tables, sync, coordinator, redis, clock, logger, metrics } = deps;
   const { listings, areas, buildings, scopes, market, keys } = tables;
   const warn = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
+  const info = (message: string, fields: Record<string, unknown>) => logger.info(fields, message);
   const scopeFreshness = new ScopeFreshness({ scopes, coordinator, readCacheSeconds: config.readCacheSeconds, clock });
   const reads = new ReadService({
     db: tables.store.readDb,
     dialect: tables.store.dialect,
-    ...{ listings, areas, buildings, scopes, market, refresher: sync.syncer, coordinator, scopeFreshness, config, clock, warn },
+    ...{ listings, areas, buildings, scopes, market, refresher: sync.syncer, coordinator, scopeFreshness, config, clock, warn, info },
     onLand: (point) => sync.cityPolygons().policePrecinctAt(point) !== null,
   });
   const cityFacts = new CityRecords({

@@ -50,7 +50,12 @@ export interface SearchIndexDeps {
   readCacheSeconds: number;
   /** Logs a build that failed (the next search starts another). */
   warn: (message: string, error: unknown) => void;
+  /** Logs a delta that took longer than {@link SLOW_DELTA_SECONDS}: the searches waiting on it were that much slower. */
+  info?: (message: string, fields: Record<string, unknown>) => void;
 }
+
+/** A delta slower than this is logged (searches wait for it). */
+const SLOW_DELTA_SECONDS = 0.1;
 
 /**
  * The search index: every active listing's searched columns in memory, in each kind's columns and orders
@@ -151,6 +156,7 @@ export class SearchIndex {
    */
   private async withDelta(built: Built): Promise<Built | null> {
     const localWrites = this.deps.listings.writeCount;
+    const started = performance.now();
     // Read before the rows, as a build's: rows written after it are read too, and read again by the next delta.
     const versions = await this.deps.listings.dataVersions();
     if (versions.bulk !== built.bulkVersion) return null;
@@ -190,6 +196,7 @@ export class SearchIndex {
           .execute()),
       );
     }
+    const read = performance.now();
     const written = rows.map((r) => r.id as string);
     const kinds = new Map<ListingKind, SearchableListings>();
     for (const [kind, columns] of built.columns) {
@@ -199,6 +206,9 @@ export class SearchIndex {
       kinds.set(kind, ListingsWithDelta.of(columns, written, await runGivingTurns(builder.finishing())));
     }
     const withDelta: Built = { ...built, dataVersion: versions.listings, kinds, deltaListings: rows.length };
+    const [readSeconds, buildSeconds] = [(read - started) / 1000, (performance.now() - read) / 1000];
+    if (readSeconds + buildSeconds > SLOW_DELTA_SECONDS)
+      this.deps.info?.('search index: a slow delta', { listings: rows.length, active: active.length, readSeconds, buildSeconds });
     // A build that finished meanwhile replaced `built`: it stays, and the next search adds a delta to it.
     if (this.built === built) {
       this.built = withDelta;

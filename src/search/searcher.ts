@@ -32,6 +32,8 @@ export interface SearcherDeps {
   clock: () => Date;
   /** Logs background work that gave up (a search index build that failed). */
   warn: (message: string, error: unknown) => void;
+  /** Logs what made searches wait (a slow delta of the search index). */
+  info?: (message: string, fields: Record<string, unknown>) => void;
 }
 
 /**
@@ -46,7 +48,7 @@ export class Searcher {
 
   constructor(private readonly deps: SearcherDeps) {
     this.index = deps.searchIndex
-      ? new SearchIndex({ db: deps.db, listings: deps.listings, readCacheSeconds: deps.readCacheSeconds, warn: deps.warn })
+      ? new SearchIndex({ db: deps.db, listings: deps.listings, readCacheSeconds: deps.readCacheSeconds, warn: deps.warn, info: deps.info })
       : null;
   }
 
