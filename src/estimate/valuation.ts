@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel';
 import type { Kysely } from 'kysely';
 import { type Static, Type } from 'typebox';
@@ -7,6 +6,7 @@ import type { ListingsRepository } from '../store/listings-repository.js';
 import type { Database } from '../store/schema.js';
 import { Nullable } from '../wire/common.js';
 import { activeListingChunks, type Estimator, estimateOfListing, pricePositionOf } from './estimator.js';
+import { turnTaker } from '../lib/stepwise.js';
 
 /** Listings read a statement. */
 const CHUNK_ROWS = 5_000;
@@ -118,17 +118,14 @@ export class Valuation {
     const model = await this.deps.estimator.current(kind);
     const changes: { id: string; position: number | null }[] = [];
     let valued = 0;
-    let sliceStarted = performance.now();
+    const turn = turnTaker(SLICE_MS);
     for await (const chunk of activeListingChunks(this.deps.db, kind, CHUNK_ROWS)) {
       for (const listing of chunk) {
         const found = estimateOfListing(model, listing);
         const position = found.estimate === null ? null : pricePositionOf(Number(listing.price), Math.round(found.estimate));
         const stored = listing.price_position === null ? null : Number(listing.price_position);
         if (stored !== position) changes.push({ id: listing.id, position });
-        if (performance.now() - sliceStarted > SLICE_MS) {
-          await nextTurn();
-          sliceStarted = performance.now();
-        }
+        await turn();
       }
       valued += chunk.length;
     }

@@ -1,8 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
 import type { Database } from './schema.js';
 import { applyRecordedSaleFilters, type RecordedSaleSearch } from './recorded-sale-filters.js';
+import { turnTaker } from '../lib/stepwise.js';
 
 /** What positioning reads of a recorded sale: its address. */
 export const SALE_ADDRESS_COLUMNS = ['borough_id', 'bbl', 'block', 'address', 'zip_code'] as const;
@@ -44,9 +44,10 @@ export class CityRecordsRepository {
     if (!rows.length) return;
     const columns = Object.keys(rows[0]).filter((c) => c !== key);
     await this.db.transaction().execute(async (trx) => {
+      // On SQLite each statement runs on the event loop: requests get turns between chunks.
+      const turn = turnTaker();
       for (let i = 0; i < rows.length; i += CHUNK) {
-        // On SQLite each statement runs on the event loop: requests get a turn between chunks.
-        if (i > 0) await nextTurn();
+        if (i > 0) await turn();
         // The two tables' row types differ: Kysely cannot type a statement generic over both.
         // biome-ignore lint/suspicious/noExplicitAny: see above.
         await (trx as Kysely<any>)
@@ -109,9 +110,10 @@ export class CityRecordsRepository {
   async setPlaces(places: ({ id: string } & SalePlace)[]): Promise<void> {
     if (!places.length) return;
     await this.db.transaction().execute(async (trx) => {
+      // Turns for requests (see upsert).
+      const turn = turnTaker();
       for (const [i, { id, ...place }] of places.entries()) {
-        // A turn for requests every chunk (see upsert).
-        if (i > 0 && i % CHUNK === 0) await nextTurn();
+        if (i > 0) await turn();
         await trx.updateTable('recorded_sales').set(place).where('id', '=', id).execute();
       }
     });

@@ -3,13 +3,13 @@
  * a crawl's upserts with their price and change events, the sweep of listings a complete crawl no longer
  * saw, and what hydration found.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PostgresAdapter, sql, type Insertable, type Transaction } from 'kysely';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { ListingKind, ListingRecord } from '../domain/listing.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
+import { turnTaker } from '../lib/stepwise.js';
 
 /** Listings written per statement. */
 export const BATCH = 100;
@@ -109,10 +109,11 @@ export async function writeCrawl(
   const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
   /** Rows the upserts inserted or changed (an unchanged row is not rewritten, see below). */
   let changedRows = 0;
+  // On SQLite every statement runs on the event loop: turns between batches let requests through while a crawl of
+  // 45,000 listings is written (one piece held them all: docs/benchmark-history.md, the soak).
+  const turn = turnTaker();
   for (let i = 0; i < records.length; i += BATCH) {
-    // On SQLite every statement runs on the event loop: a turn between batches lets requests through while a
-    // crawl of 45,000 listings is written (one piece held them all: docs/benchmark-history.md, the soak).
-    if (i > 0) await nextTurn();
+    if (i > 0) await turn();
     const batch = records.slice(i, i + BATCH);
     const existing = new Map(
       (
@@ -215,8 +216,9 @@ async function sweep(
     .where('synthetic', '=', 0)
     .execute();
   const gone = active.filter((r) => !seen.has(r.id)).map((r) => r.id);
+  const turn = turnTaker();
   for (let i = 0; i < gone.length; i += BATCH) {
-    if (i > 0) await nextTurn();
+    if (i > 0) await turn();
     const batch = await trx
       .selectFrom('listings')
       .select([...SUMMARY_COLUMNS, 'area_id', 'kind'])

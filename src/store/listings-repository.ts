@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { ListingRow } from './listing-rows.js';
@@ -7,6 +6,7 @@ import { writeDetails } from './detail-writes.js';
 import { type DetailRow, detailQuery, type StoredDetail, storedDetail } from './listing-detail-query.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
+import { turnTaker } from '../lib/stepwise.js';
 
 export type { StoredDetail } from './listing-detail-query.js';
 
@@ -66,9 +66,10 @@ export class ListingsRepository {
     const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
     await this.db.transaction().execute(async (trx) => {
       const version = await nextDataVersion(trx);
+      // On SQLite each statement runs on the event loop: requests get turns between chunks.
+      const turn = turnTaker();
       for (let i = 0; i < positions.length; i += chunk) {
-        // On SQLite each statement runs on the event loop: requests get a turn between chunks.
-        if (i > 0) await nextTurn();
+        if (i > 0) await turn();
         const pairs = JSON.stringify(positions.slice(i, i + chunk).map((p) => [p.id, p.position]));
         // One parameter of [id, position] pairs, as JSON: a chunk of rows in one statement on both databases.
         const given = postgres
