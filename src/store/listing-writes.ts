@@ -14,6 +14,9 @@ import { turnTaker } from '../lib/stepwise.js';
 /** Listings written per statement. */
 export const BATCH = 100;
 
+/** Ids a sweep reads per statement. */
+const SWEEP_PAGE = 5_000;
+
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
 const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
   'listed_at',
@@ -205,18 +208,28 @@ async function sweep(
   at: string,
   version: number,
 ): Promise<number> {
-  // Ids first: reading every active listing's summary of a borough (45,000 in Manhattan) held the event loop on
-  // SQLite, where only those gone need one.
-  const active = await trx
-    .selectFrom('listings')
-    .select('id')
-    .where('kind', '=', scope.kind)
-    .where('borough_id', '=', scope.boroughId)
-    .where('status', '=', 'ACTIVE')
-    .where('synthetic', '=', 0)
-    .execute();
-  const gone = active.filter((r) => !seen.has(r.id)).map((r) => r.id);
+  // Ids first, in keyset pages over the scope's covering index (migration 033) with turns between them: on SQLite a
+  // read runs on the event loop, and one read of Manhattan's 45,000 ids held it up to 0.45 s. Only the listings gone
+  // need their summary.
   const turn = turnTaker();
+  const gone: string[] = [];
+  for (let after = ''; ; ) {
+    const page = await trx
+      .selectFrom('listings')
+      .select('id')
+      .where('kind', '=', scope.kind)
+      .where('borough_id', '=', scope.boroughId)
+      .where('status', '=', 'ACTIVE')
+      .where('synthetic', '=', 0)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(SWEEP_PAGE)
+      .execute();
+    for (const { id } of page) if (!seen.has(id)) gone.push(id);
+    if (page.length < SWEEP_PAGE) break;
+    after = page[page.length - 1].id;
+    await turn();
+  }
   for (let i = 0; i < gone.length; i += BATCH) {
     if (i > 0) await turn();
     const batch = await trx
