@@ -23,6 +23,9 @@ export type SalePlace = Pick<RecordedSaleRow, (typeof SALE_PLACE_COLUMNS)[number
 /** Rows written a statement: both tables have under 30 columns, so this stays under SQLite's 32,766 bound values. */
 const CHUNK = 500;
 
+/** Rows a bulk read (the lots for matching, the sales to position) takes per statement. */
+const READ_PAGE = 5_000;
+
 const SORT_COLUMNS = { saleDate: 'sale_date', salePrice: 'sale_price', pricePerSqft: 'price_per_sqft' } as const;
 
 /** NYC Open Data's records in the mirror: recorded sales and tax lots (issue 30). */
@@ -76,21 +79,35 @@ export class CityRecordsRepository {
     return Number(row.n);
   }
 
-  /** Every tax lot's matching keys and position, for positioning recorded sales and matching buildings. */
+  /**
+   * Every tax lot's matching keys and position, for positioning recorded sales and matching buildings: read in pages by
+   * BBL with turns between them (on SQLite a read runs on the event loop, and the city's 43,000 lots in one read held it).
+   */
   async lotsForMatching(): Promise<
     Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[]
   > {
-    return this.db
-      .selectFrom('tax_lots')
-      .select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude'])
-      .execute();
+    const lots: Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[] = [];
+    const turn = turnTaker();
+    for (let after = ''; ; ) {
+      const page = await this.db
+        .selectFrom('tax_lots')
+        .select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude'])
+        .where('bbl', '>', after)
+        .orderBy('bbl')
+        .limit(READ_PAGE)
+        .execute();
+      lots.push(...page);
+      if (page.length < READ_PAGE) return lots;
+      after = page[page.length - 1].bbl;
+      await turn();
+    }
   }
 
   /**
    * Every recorded sale's address and current place, in pages of `pageSize` by id, for re-positioning
    * (a generator: the table is read a page at a time).
    */
-  async *salesToPosition(pageSize = 20_000): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[]> {
+  async *salesToPosition(pageSize = READ_PAGE): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[]> {
     let after = '';
     for (;;) {
       const rows = await this.db

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { recordedSaleFromSoda, taxLotFromSoda, type RecordedSaleRow, type SodaRow } from '../domain/city-records.js';
 import type { AreasRepository } from '../store/areas-repository.js';
@@ -10,6 +9,7 @@ import { SalePositioner } from './sale-positioner.js';
 import type { Districts } from '../domain/city-districts.js';
 import type { GeoPoint } from '../wire/common.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { turnTaker } from '../lib/stepwise.js';
 
 export interface OpenDataSyncerDeps {
   client: SodaClient;
@@ -80,11 +80,13 @@ export class OpenDataSyncer {
   async positionSales(): Promise<number> {
     const positioner = await SalePositioner.load(this.deps.records, this.deps.buildings, this.deps.areas, this.deps.districtsAt);
     let moved = 0;
+    // Placing a sale can take a millisecond (its area's and districts' outlines): a turn every thousand sales held the
+    // event loop for seconds under load, so requests get one once 5 ms of placing ran.
+    const turn = turnTaker();
     for await (const page of this.deps.records.salesToPosition()) {
       const changed = [];
-      for (const [i, sale] of page.entries()) {
-        // Placing a page of 20,000 sales held the event loop for seconds: requests get a turn every thousand.
-        if (i > 0 && i % 1000 === 0) await nextTurn();
+      for (const sale of page) {
+        await turn();
         const place = positioner.position(sale);
         const same = (Object.keys(place) as (keyof typeof place)[]).every((k) =>
           place[k] === null ? sale[k] === null : sale[k] !== null && String(place[k]) === String(sale[k]),
