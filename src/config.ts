@@ -85,6 +85,8 @@ export interface Config {
   readCacheSeconds: number;
   /** Bytes of serialized answers the answer cache may hold (ANSWER_CACHE_MB; 0 turns it off). */
   answerCacheBytes: number;
+  /** Seconds a kind's comparables are kept before a write has them read again (ESTIMATE_REFRESH_SECONDS; 0: at every write). */
+  estimateRefreshSeconds: number;
   /** SQLite: rows read as arrays and made objects by a literal generated per statement (ROW_BUILDERS, default on). */
   rowBuilders: boolean;
   /** PostgreSQL: a statement text seen twice runs as a named prepared statement (NAMED_STATEMENTS, default on). */
@@ -186,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     slowRequestMs: int(env, 'SLOW_REQUEST_MS'),
     readCacheSeconds: num(env, 'READ_CACHE_SECONDS'),
     answerCacheBytes: Math.round(num(env, 'ANSWER_CACHE_MB') * 1024 * 1024),
+    estimateRefreshSeconds: num(env, 'ESTIMATE_REFRESH_SECONDS'),
     billing: billingConfig(env, env.DATABASE_URL || resolve('data/nyc-listings.db')),
     redisUrl: env.REDIS_URL || null,
     redisKeyPrefix: text(env, 'REDIS_KEY_PREFIX'),

@@ -214,6 +214,11 @@ export const SETTINGS = {
     meaning:
       "after each sync, value every active listing and store how far its asking price is from the estimate: what searches' `maxPricePosition` reads (docs/estimates.md)",
   },
+  ESTIMATE_REFRESH_SECONDS: {
+    default: 60,
+    meaning:
+      "the least age of a kind's comparables before a write to the mirror has them read again in the background, the ones in hand answering meanwhile (their `asOf`); 0: after every write (docs/estimates.md)",
+  },
   READ_CACHE_SECONDS: { default: 2, meaning: 'how long a search answer or total may be reused (docs/decisions.md)' },
   ANSWER_CACHE_MB: {
     default: 16,

@@ -63,8 +63,12 @@ async function valueListings(rest: string[], config: Config): Promise<number> {
   const warn = (message: string, error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message);
   return withStore(config, async (store) => {
     const listings = new ListingsRepository(store.db);
-    const estimator = new Estimator({ db: store.readDb, listings, readCacheSeconds: config.readCacheSeconds, warn });
-    const valuation = new Valuation({ db: store.readDb, listings, estimator, enabled: true, warn, clock: () => new Date() });
+    const clock = () => new Date();
+    const estimator = new Estimator({
+      ...{ db: store.readDb, listings, readCacheSeconds: config.readCacheSeconds, refreshSeconds: config.estimateRefreshSeconds },
+      ...{ clock, warn },
+    });
+    const valuation = new Valuation({ db: store.readDb, listings, estimator, enabled: true, warn, clock });
     await valuation.run();
     const state = valuation.state();
     process.stdout.write(`${JSON.stringify({ valued: state.lastValued, changed: state.lastChanged, seconds: state.lastRunSeconds })}\n`);

@@ -67,6 +67,8 @@ export class ReadService {
       db: deps.db,
       listings: deps.listings,
       readCacheSeconds: deps.config.readCacheSeconds,
+      refreshSeconds: deps.config.estimateRefreshSeconds,
+      clock: deps.clock,
       warn: deps.warn ?? (() => undefined),
     });
     this.details = new ListingDetails({

@@ -2,15 +2,15 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { dataVersionBump } from '../../src/store/data-version.js';
 import { get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { startTestRuntime, useTestRuntime, type TestRuntime } from '../helpers/runtime.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Another instance's writes show once READ_CACHE_SECONDS pass: 0 here, so the store's version is read on every estimate.
 const t = useTestRuntime('pro', { READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0' });
 
-/** Writes as another instance would: the change, then the data version moved. */
-async function write(change: (trx: any) => Promise<unknown>): Promise<void> {
-  await t.rt.store.db.transaction().execute(async (trx) => {
+/** Writes as another instance would: the change, then the data version moved (in `rt`, by default the file's runtime). */
+async function write(change: (trx: any) => Promise<unknown>, rt: TestRuntime = t.rt): Promise<void> {
+  await rt.store.db.transaction().execute(async (trx) => {
     await change(trx);
     await dataVersionBump(trx).execute();
   });
@@ -128,5 +128,49 @@ describe('the comparables of the estimates', () => {
       'the rental comparables read again once the column is back',
     );
     expect((await get(rt.app, `/v1/property/${id}/estimate`, key)).body.data.estimate).toBe(before.estimate);
+  });
+
+  it('a write is answered by the comparables in hand until they are ESTIMATE_REFRESH_SECONDS old, then they are read again', async () => {
+    let now = Date.now();
+    const rt = await startTestRuntime(
+      { READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0', ESTIMATE_REFRESH_SECONDS: '60' },
+      { clock: () => new Date(now) },
+    );
+    try {
+      const key = await rt.key('pro');
+      const listing = await rt.store.db
+        .selectFrom('listings')
+        .select(['id', 'price'])
+        .where('kind', '=', 'rental')
+        .where('status', '=', 'ACTIVE')
+        .where('latitude', 'is not', null)
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirstOrThrow();
+      const estimate = async () => (await get(rt.app, `/v1/property/${listing.id}/estimate`, key)).body.data;
+      const estimates = async () => (await get(rt.app, '/v1/health')).body.estimates;
+      // The first estimate of a kind waits for its comparables.
+      const first = await estimate();
+      const before = await estimates();
+      expect(before.kinds.map((k: { kind: string }) => k.kind)).toEqual(['rental']);
+      expect(before.building).toEqual([]);
+
+      await write((trx) => trx.updateTable('listings').set({ price: Number(listing.price) + 1 }).where('id', '=', listing.id).execute(), rt);
+      now += 59_000;
+      // Younger than a minute: they answer, and no read starts (none under way, none finished).
+      expect((await estimate()).asOf).toBe(first.asOf);
+      const young = await estimates();
+      expect(young.building).toEqual([]);
+      expect(young.builds).toBe(before.builds);
+
+      now += 2_000;
+      await waitFor(async () => {
+        await estimate();
+        return (await estimates()).kinds[0].dataVersion > before.kinds[0].dataVersion;
+      }, 'the rental comparables read again once a minute old');
+      expect((await estimate()).asOf > first.asOf).toBe(true);
+    } finally {
+      await rt.close();
+    }
   });
 });

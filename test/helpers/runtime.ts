@@ -46,13 +46,15 @@ export async function startTestRuntime(
   if (!options.fresh && !env.DATABASE_URL) copyFileSync(options.withoutRentHop ? TEMPLATE_WITHOUT_RENTHOP_DB : TEMPLATE_DB, databaseUrl);
   // A background job's failed request is not waited out and asked again (JOB_RETRY_ATTEMPTS) unless a test asks:
   // the tests of faults see a scope fail at once, as they did before the retry; test/sync/hydration-faults.test.ts
-  // and the fault matrix run with it.
+  // and the fault matrix run with it. The estimates' comparables are read again after every write unless a test asks
+  // for their least age (test/estimate/estimate-freshness.test.ts does).
   const config = loadConfig({
     SHARED_DATA_DIR: SHARED_DATA,
     SYNC_INTERVAL_SECONDS: '0',
     LOG_LEVEL: 'silent',
     MARKET_CLOCK: 'off',
     JOB_RETRY_ATTEMPTS: '1',
+    ESTIMATE_REFRESH_SECONDS: '0',
     ...roomy,
     ...env,
     DATABASE_URL: databaseUrl,
