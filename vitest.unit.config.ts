@@ -18,6 +18,7 @@ export const UNIT_TESTS = [
   'test/freshness/policy.test.ts',
   'test/http/auth.test.ts',
   'test/lib/single-flight.test.ts',
+  'test/lib/stepwise.test.ts',
   'test/lib/read-memo.test.ts',
   'test/lib/text-list.test.ts',
   'test/search/listing-columns.test.ts',

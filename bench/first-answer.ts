@@ -113,6 +113,16 @@ async function ask(into: FirstStart): Promise<void> {
   }
 }
 
+/** A log line's message: pino's `msg` of a JSON line, or the line itself (npm's own lines are not JSON). */
+function messageOf(line: string): string {
+  try {
+    const parsed = JSON.parse(line) as { msg?: unknown };
+    return typeof parsed.msg === 'string' ? parsed.msg : line;
+  } catch {
+    return line;
+  }
+}
+
 /** Keeps the service's progress lines (listening, first start, the search index, the estimates) with their second. */
 function watchProgress(process: ChildProcess, into: FirstStart): void {
   let pending = '';
@@ -121,7 +131,7 @@ function watchProgress(process: ChildProcess, into: FirstStart): void {
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
     for (const line of lines) {
-      const message = /"msg":"([^"]*)"/.exec(line)?.[1] ?? line;
+      const message = messageOf(line);
       if (!/listening on|first start|search index of|estimates:/.test(message)) continue;
       into.progress.push({ second: second(), line: message });
       if (/all in/.test(message)) into.allIn ??= second();

@@ -15,6 +15,8 @@ export interface SoakSample {
   statuses: Record<string, number>;
   webhookLagP99Seconds: number;
   webhooksPending: number;
+  /** The minute's answers slower than a second: how many, and the span (UTC) from the first one's ask to the last one's answer. */
+  slow: { count: number; from: string; to: string } | null;
 }
 
 const PANELS: { title: string; unit: string; values: (s: SoakSample) => number }[] = [

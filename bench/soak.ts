@@ -16,8 +16,8 @@
  * its first value, no 5xx, every event delivered. Writes bench/results/<time>-soak-<minutes>min.json and a chart beside
  * it (.svg).
  *
- * Usage: `npm run bench:soak`. SOAK_MINUTES (60), SOAK_RATE (200), DATABASE_URL (a SQLite file under .cache/soak,
- * synced afresh by the service's first start).
+ * Usage: `npm run bench:soak`. SOAK_MINUTES (60), SOAK_RATE (200), SOAK_SYNC_SECONDS (300: the syncs' and the market's
+ * period), DATABASE_URL (a SQLite file under .cache/soak, synced afresh by the service's first start).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -32,6 +32,8 @@ import { type SoakSample, soakChart } from './soak-chart.js';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 60);
 const rate = Number(process.env.SOAK_RATE ?? 200);
+/** Seconds between syncs, and between the market's moves (a shorter period reaches a market-moving sync sooner). */
+const syncSeconds = Number(process.env.SOAK_SYNC_SECONDS ?? 300);
 const dir = resolve('.cache', 'soak');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
@@ -109,7 +111,7 @@ const service = await spawnCommand(
     UPSTREAM_PACING_SECONDS: '0',
     UPSTREAM_CONCURRENCY: '4',
     HYDRATION_BATCH: '100',
-    SYNC_INTERVAL_SECONDS: '300',
+    SYNC_INTERVAL_SECONDS: String(syncSeconds),
     METRICS_PORT: String(metricsPort),
     WEBHOOK_RETRY_SCHEDULE_SECONDS: RETRY_SCHEDULE.join(','),
     RATE_LIMIT_BUSINESS_PER_MINUTE: '100000000',
@@ -159,26 +161,32 @@ const searches = appSearches(rows, 50_000, 66);
 const startEvent = (mirror.prepare('select coalesce(max(id), 0) as n from change_events').get() as { n: number }).n;
 mirror.close();
 
-/** One minute's requests: latencies (ms) and answers by class. */
+/** One minute's requests: latencies (ms), answers by class, and the answers slower than a second (asked and answered, epoch ms). */
 interface Minute {
   latencies: number[];
   statuses: Record<string, number>;
+  slow: { asked: number; answered: number }[];
 }
 const perMinute: Minute[] = [];
 const current = () => perMinute.at(-1)!;
-perMinute.push({ latencies: [], statuses: {} });
+perMinute.push({ latencies: [], statuses: {}, slow: [] });
 const ask = (path: string) => {
   const moment = performance.now();
   const bucket = current();
   request(base + path, { headers: { authorization: `Bearer ${key}` } }).then(
     async (answer) => {
       await answer.body.dump();
-      bucket.latencies.push(performance.now() - moment);
+      const ms = performance.now() - moment;
+      bucket.latencies.push(ms);
+      if (ms >= 1000) bucket.slow.push({ asked: Date.now() - ms, answered: Date.now() });
       const kind = `${Math.floor(answer.statusCode / 100)}xx`;
       bucket.statuses[kind] = (bucket.statuses[kind] ?? 0) + 1;
     },
-    () => {
+    (error: Error & { code?: string }) => {
       bucket.statuses.failed = (bucket.statuses.failed ?? 0) + 1;
+      // What failed (a refused or reset connection, a timeout), by its code: `failed` alone does not tell.
+      const cause = `failed ${error.code ?? error.name}`;
+      bucket.statuses[cause] = (bucket.statuses[cause] ?? 0) + 1;
     },
   );
 };
@@ -200,11 +208,11 @@ const rank = (sorted: number[], q: number) =>
 /** What each minute recorded. */
 const samples: SoakSample[] = [];
 
-console.log(`soak: ${minutes} min, ${rate} searches/s and ${rate / 10} lookups/s, a sync every 5 min, webhooks refused 1 in 10`);
+console.log(`soak: ${minutes} min, ${rate} searches/s and ${rate / 10} lookups/s, a sync every ${syncSeconds} s, webhooks refused 1 in 10`);
 const started = performance.now();
 let at = started;
 let nextMinute = started + 60_000;
-let nextMarket = started + 300_000;
+let nextMarket = started + syncSeconds * 1000;
 const end = started + minutes * 60_000;
 let lagsSeen = 0;
 while (at < end) {
@@ -213,13 +221,13 @@ while (at < end) {
   if (wait > 0) await new Promise((woken) => setTimeout(woken, wait));
   ask(random() < 1 / 11 ? `/v1/property/${rows[Math.floor(random() * rows.length)].id}` : searches[Math.floor(random() * searches.length)]);
   if (performance.now() >= nextMarket) {
-    nextMarket += 300_000;
+    nextMarket += syncSeconds * 1000;
     void request(`http://127.0.0.1:${adminPort}/market/advance?hours=6`, { method: 'POST' }).then((r) => r.body.dump());
   }
   if (performance.now() >= nextMinute) {
     nextMinute += 60_000;
     const done = current();
-    perMinute.push({ latencies: [], statuses: {} });
+    perMinute.push({ latencies: [], statuses: {}, slow: [] });
     const latencies = [...done.latencies].sort((a, b) => a - b);
     const minuteLags = lags.slice(lagsSeen).sort((a, b) => a - b);
     lagsSeen = lags.length;
@@ -235,6 +243,13 @@ while (at < end) {
       statuses: done.statuses,
       webhookLagP99Seconds: rank(minuteLags, 0.99),
       webhooksPending: metric('nyc_listings_webhook_queue_depth') ?? 0,
+      slow: done.slow.length
+        ? {
+            count: done.slow.length,
+            from: new Date(Math.min(...done.slow.map((r) => r.asked))).toISOString(),
+            to: new Date(Math.max(...done.slow.map((r) => r.answered))).toISOString(),
+          }
+        : null,
     };
     samples.push(sample);
     console.log(JSON.stringify(sample));
@@ -279,7 +294,7 @@ await stop(service.child);
 await stop(upstream.child);
 receiver.close();
 const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-soak-${minutes}min`;
-const command = `SOAK_MINUTES=${minutes} SOAK_RATE=${rate} npm run bench:soak`;
+const command = `SOAK_MINUTES=${minutes} SOAK_RATE=${rate}${syncSeconds === 300 ? '' : ` SOAK_SYNC_SECONDS=${syncSeconds}`} npm run bench:soak`;
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   join('bench/results', `${name}.json`),
