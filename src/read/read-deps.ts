@@ -48,7 +48,10 @@ export interface MirrorDeps {
   coordinator: RefreshCoordinator;
   /** Judges data synced by scope: listing scopes and the area list. */
   scopeFreshness: ScopeFreshness;
-  config: Pick<Config, 'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex' | 'requestDeadlineSeconds' | 'estimateRefreshSeconds'>;
+  config: Pick<
+    Config,
+    'freshness' | 'mortgage' | 'hydration' | 'readCacheSeconds' | 'searchIndex' | 'requestDeadlineSeconds' | 'estimateRefreshSeconds'
+  >;
   clock: () => Date;
   /** Logs background work that gave up (a search index build that failed). */
   warn?: (message: string, error: unknown) => void;

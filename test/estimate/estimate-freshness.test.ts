@@ -155,7 +155,15 @@ describe('the comparables of the estimates', () => {
       expect(before.kinds.map((k: { kind: string }) => k.kind)).toEqual(['rental']);
       expect(before.building).toEqual([]);
 
-      await write((trx) => trx.updateTable('listings').set({ price: Number(listing.price) + 1 }).where('id', '=', listing.id).execute(), rt);
+      await write(
+        (trx) =>
+          trx
+            .updateTable('listings')
+            .set({ price: Number(listing.price) + 1 })
+            .where('id', '=', listing.id)
+            .execute(),
+        rt,
+      );
       now += 59_000;
       // Younger than a minute: they answer, and no read starts (none under way, none finished).
       expect((await estimate()).asOf).toBe(first.asOf);
