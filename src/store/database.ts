@@ -22,7 +22,6 @@ import * as backlogIndex from './migrations/016-hydration-backlog-index.js';
 import * as parkedHydrations from './migrations/026-parked-hydrations.js';
 import * as webhookDueIndexes from './migrations/027-webhook-due-indexes.js';
 import * as districts from './migrations/028-districts.js';
-import * as scopeIndex from './migrations/033-scope-index.js';
 import * as mapCellsIndex from './migrations/029-map-cells-index.js';
 import * as pricePositions from './migrations/030-price-positions.js';
 import * as listingRowVersions from './migrations/031-listing-row-versions.js';
@@ -90,7 +89,6 @@ const MIGRATIONS: Record<string, Migration> = {
   '030-price-positions': pricePositions,
   '031-listing-row-versions': listingRowVersions,
   '032-billing': billing,
-  '033-scope-index': scopeIndex,
 };
 
 class InCodeMigrations implements MigrationProvider {

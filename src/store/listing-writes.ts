@@ -208,9 +208,10 @@ async function sweep(
   at: string,
   version: number,
 ): Promise<number> {
-  // Ids first, in keyset pages over the scope's covering index (migration 033) with turns between them: on SQLite a
-  // read runs on the event loop, and one read of Manhattan's 45,000 ids held it up to 0.45 s. Only the listings gone
-  // need their summary.
+  // Ids first, in keyset pages by id (the primary key's order) with turns between them: on SQLite a read runs on the
+  // event loop, and one read of Manhattan's 45,000 ids held it up to 0.45 s. A covering index of the scope was tried
+  // and dropped: without fresh statistics SQLite chose it for searches by borough, a skip-scan slower than their own
+  // indexes. Only the listings gone need their summary.
   const turn = turnTaker();
   const gone: string[] = [];
   for (let after = ''; ; ) {
