@@ -37,6 +37,10 @@ interface Built {
   kinds: Map<ListingKind, SearchableListings>;
   /** Listings written since the build, held as a delta. */
   deltaListings: number;
+  /** The data version the delta was last read at: the next delta reads only the rows written since. */
+  deltaVersion: number;
+  /** Every listing written since the build, by id, as last read (of any kind or status), with its amenities. */
+  delta: ReadonlyMap<string, WrittenListing>;
   /** When the build finished, and how long it took (seconds). */
   builtAt: Date;
   buildSeconds: number;
@@ -52,6 +56,12 @@ export interface SearchIndexDeps {
   warn: (message: string, error: unknown) => void;
   /** Logs a delta that took longer than {@link SLOW_DELTA_SECONDS}: the searches waiting on it were that much slower. */
   info?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/** A listing written since the index's build, as its delta holds it: its row, and its amenities when it is active. */
+interface WrittenListing {
+  row: IndexedRow & { kind: string; status: string };
+  amenities: { listing_id: string; amenity: string }[];
 }
 
 /** A delta slower than this is logged (searches wait for it). */
@@ -150,9 +160,11 @@ export class SearchIndex {
 
   /**
    * `built` brought to the store's data version: the listings written since its build (`data_version` above the
-   * version it was built at, migration 031) read alone, with their amenities, and held as a delta ({@link ListingsWithDelta});
-   * null when the bulk version moved or more than {@link DELTA_LIMIT} were written. Starts a build in the background
-   * past {@link REBUILD_AFTER}. A failure is left to the caller's build.
+   * version it was built at, migration 031), with their amenities, held as a delta ({@link ListingsWithDelta}). Only
+   * the rows written since the last delta are read (above `deltaVersion`) and merged by id into those it held: a sync
+   * moves the version at every batch, and reading every listing written since the build again at each of them held
+   * the searches that waited on it. Null when the bulk version moved or more than {@link DELTA_LIMIT} were written.
+   * Starts a build in the background past {@link REBUILD_AFTER}. A failure is left to the caller's build.
    */
   private async withDelta(built: Built): Promise<Built | null> {
     const localWrites = this.deps.listings.writeCount;
@@ -162,59 +174,73 @@ export class SearchIndex {
     if (versions.bulk !== built.bulkVersion) return null;
     if (versions.listings === built.dataVersion) return built;
     const { db } = this.deps;
-    const since = built.builtVersion;
+    const delta = new Map(built.delta);
+    const limit = DELTA_LIMIT - built.delta.size;
     // In chunks by id, the event loop having a turn between them (one read of 20,000 rows held it whole); one past
     // the limit tells that there are too many, without a count of them first.
-    const rows: (IndexedRow & { kind: string; status: string })[] = [];
-    for (let after = ''; rows.length <= DELTA_LIMIT; ) {
-      const wanted = Math.min(CHUNK_ROWS, DELTA_LIMIT + 1 - rows.length);
+    const rows: WrittenListing['row'][] = [];
+    for (let after = ''; rows.length <= limit; ) {
+      const wanted = Math.min(CHUNK_ROWS, limit + 1 - rows.length);
       const chunk = (await db
         .selectFrom('listings')
         .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
-        .where('data_version', '>', since)
+        .where('data_version', '>', built.deltaVersion)
         .where('id', '>', after)
         .orderBy('id')
         .limit(wanted)
-        .execute()) as (IndexedRow & { kind: string; status: string })[];
+        .execute()) as WrittenListing['row'][];
       rows.push(...chunk);
-      if (chunk.length < wanted) break;
+      for (const row of chunk) delta.set(row.id as string, { row, amenities: [] });
+      if (chunk.length < wanted || delta.size > DELTA_LIMIT) break;
       after = chunk[chunk.length - 1].id as string;
       await nextTurn();
     }
-    if (rows.length > DELTA_LIMIT) return null;
-    const active = rows.filter((r) => r.status === 'ACTIVE');
-    const amenities: { listing_id: string; amenity: string }[] = [];
+    if (delta.size > DELTA_LIMIT) return null;
+    const active = rows.filter((r) => r.status === 'ACTIVE').map((r) => r.id as string);
     for (let i = 0; i < active.length; i += 500) {
-      const ids = active.slice(i, i + 500).map((r) => r.id as string);
-      amenities.push(
-        ...(await db
-          .selectFrom('listing_amenities')
-          .select(['listing_id', 'amenity'])
-          .where('listing_id', 'in', ids)
-          .orderBy('listing_id')
-          .orderBy('amenity')
-          .execute()),
-      );
+      const amenities = await db
+        .selectFrom('listing_amenities')
+        .select(['listing_id', 'amenity'])
+        .where('listing_id', 'in', active.slice(i, i + 500))
+        .orderBy('listing_id')
+        .orderBy('amenity')
+        .execute();
+      for (const amenity of amenities) delta.get(amenity.listing_id)?.amenities.push(amenity);
     }
     const read = performance.now();
-    const written = rows.map((r) => r.id as string);
+    const written = [...delta.keys()];
+    const recent = [...delta.values()].filter((listing) => listing.row.status === 'ACTIVE');
+    const amenities = recent.flatMap((listing) => listing.amenities);
     const kinds = new Map<ListingKind, SearchableListings>();
     for (const [kind, columns] of built.columns) {
       const builder = new ColumnsBuilder(0);
-      builder.add(active.filter((r) => r.kind === kind));
+      builder.add(recent.filter((listing) => listing.row.kind === kind).map((listing) => listing.row));
       builder.addAmenities(amenities);
       kinds.set(kind, ListingsWithDelta.of(columns, written, await runGivingTurns(builder.finishing())));
     }
-    const withDelta: Built = { ...built, dataVersion: versions.listings, kinds, deltaListings: rows.length };
+    const withDelta: Built = {
+      ...built,
+      dataVersion: versions.listings,
+      kinds,
+      deltaListings: delta.size,
+      deltaVersion: versions.listings,
+      delta,
+    };
     const [readSeconds, buildSeconds] = [(read - started) / 1000, (performance.now() - read) / 1000];
     if (readSeconds + buildSeconds > SLOW_DELTA_SECONDS)
-      this.deps.info?.('search index: a slow delta', { listings: rows.length, active: active.length, readSeconds, buildSeconds });
+      this.deps.info?.('search index: a slow delta', {
+        listings: delta.size,
+        read: rows.length,
+        active: recent.length,
+        readSeconds,
+        buildSeconds,
+      });
     // A build that finished meanwhile replaced `built`: it stays, and the next search adds a delta to it.
     if (this.built === built) {
       this.built = withDelta;
       this.versions.keep(versions, localWrites);
     }
-    if (rows.length > REBUILD_AFTER) this.rebuild();
+    if (delta.size > REBUILD_AFTER) this.rebuild();
     return withDelta;
   }
 
@@ -284,6 +310,8 @@ export class SearchIndex {
       columns,
       kinds: columns,
       deltaListings: 0,
+      deltaVersion: versions.listings,
+      delta: new Map(),
       builtAt: new Date(),
       buildSeconds: Math.round(performance.now() - started) / 1000,
     };

@@ -89,14 +89,45 @@ describe('the search index', () => {
     const everyRental = `/v1/search/rentals?perPage=1`;
     expect((await get(rt.app, everyRental, key)).body.meta.total).toBe(health.listings.rental - 1);
 
+    // A second write: the same rental again at another price, and a third rental at it. The next delta reads only
+    // these rows and merges them by id into those it held: the first rental answers at its last price only.
+    const [third] = await rt.store.db
+      .selectFrom('listings')
+      .select('id')
+      .where('kind', '=', 'rental')
+      .where('status', '=', 'ACTIVE')
+      .where('id', '>', delisted.id)
+      .orderBy('id')
+      .limit(1)
+      .execute();
+    const secondPrice = 876_543;
+    await rt.store.db.transaction().execute(async (trx) => {
+      const version = await nextDataVersion(trx);
+      await trx
+        .updateTable('listings')
+        .set({ price: secondPrice, data_version: version })
+        .where('id', 'in', [changed.id, third.id])
+        .execute();
+      await dataVersionBump(trx).execute();
+    });
+    const ids = async (path: string) => ((await get(rt.app, path, key)).body.data as { id: string }[]).map((l) => l.id).sort();
+    expect(await ids(search)).toEqual([]);
+    expect(await ids(`/v1/search/rentals?minPrice=${secondPrice}&maxPrice=${secondPrice}`)).toEqual([changed.id, third.id].sort());
+    expect((await get(rt.app, '/v1/health')).body.searchIndex).toMatchObject({
+      dataVersion: health.dataVersion + 2,
+      deltaListings: 3,
+      builds: health.builds,
+    });
+    expect((await get(rt.app, everyRental, key)).body.meta.total).toBe(health.listings.rental - 1);
+
     // A bulk write (the synthetic listings' load or removal) carries no row versions: the index is built again.
     await rt.store.db.transaction().execute(async (trx) => {
       await bulkVersionBump(trx).execute();
       await dataVersionBump(trx).execute();
     });
-    expect((await get(rt.app, search, key)).body.data.map((l: { id: string }) => l.id)).toEqual([changed.id]);
+    expect(await ids(`/v1/search/rentals?minPrice=${secondPrice}&maxPrice=${secondPrice}`)).toEqual([changed.id, third.id].sort());
     await waitFor(() => index.state().builds === health.builds + 1 && !index.state().building, 'the index built again');
-    expect((await get(rt.app, '/v1/health')).body.searchIndex).toMatchObject({ dataVersion: health.dataVersion + 2, deltaListings: 0 });
+    expect((await get(rt.app, '/v1/health')).body.searchIndex).toMatchObject({ dataVersion: health.dataVersion + 3, deltaListings: 0 });
     expect((await get(rt.app, everyRental, key)).body.meta.total).toBe(health.listings.rental - 1);
   });
 });
