@@ -19,6 +19,7 @@ export const UNIT_TESTS = [
   'test/http/auth.test.ts',
   'test/lib/single-flight.test.ts',
   'test/lib/stepwise.test.ts',
+  'test/lib/keyset-pages.test.ts',
   'test/lib/read-memo.test.ts',
   'test/lib/text-list.test.ts',
   'test/search/listing-columns.test.ts',

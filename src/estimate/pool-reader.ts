@@ -1,7 +1,7 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { Database } from '../store/schema.js';
+import { keysetPages } from '../lib/keyset-pages.js';
 import type { ComparablePool } from './comparable-pool.js';
 import { PoolBuilder } from './pool-builder.js';
 
@@ -10,11 +10,11 @@ const CHUNK_ROWS = 5_000;
 
 /**
  * The active listings of `kind` as estimates read them (a property's facts, its borough, its stored price position), in
- * chunks of at most `rows` by id: the pool's read and the valuation's. The event loop has a turn between chunks.
+ * keyset pages of at most `rows` by id ({@link keysetPages}): the pool's read and the valuation's.
  */
-export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
-  for (let after = ''; ; ) {
-    const chunk = await db
+export function activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
+  const page = (after: string, size: number) =>
+    db
       .selectFrom('listings')
       .select([
         'id',
@@ -34,13 +34,9 @@ export async function* activeListingChunks(db: Kysely<Database>, kind: ListingKi
       .where('kind', '=', kind)
       .where('id', '>', after)
       .orderBy('id')
-      .limit(rows)
+      .limit(size)
       .execute();
-    yield chunk;
-    if (chunk.length < rows) return;
-    after = chunk[chunk.length - 1].id;
-    await nextTurn();
-  }
+  return keysetPages('', page, (row) => row.id, rows);
 }
 
 /** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their properties. */

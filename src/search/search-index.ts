@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Outline } from '../domain/outline.js';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
@@ -14,6 +13,8 @@ import type { ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import { SingleFlight } from '../lib/single-flight.js';
 import { runGivingTurns } from '../lib/stepwise.js';
+import { keysetPages } from '../lib/keyset-pages.js';
+import { readWritten, withWritten, type WrittenListings } from './index-delta.js';
 import { DELTA_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-index-state.js';
 
 export { NO_SEARCH_INDEX, REBUILD_AFTER, type SearchIndexState, SearchIndexStateSchema } from './search-index-state.js';
@@ -40,7 +41,7 @@ interface Built {
   /** The data version the delta was last read at: the next delta reads only the rows written since. */
   deltaVersion: number;
   /** Every listing written since the build, by id, as last read (of any kind or status), with its amenities. */
-  delta: ReadonlyMap<string, WrittenListing>;
+  delta: WrittenListings;
   /** When the build finished, and how long it took (seconds). */
   builtAt: Date;
   buildSeconds: number;
@@ -56,12 +57,6 @@ export interface SearchIndexDeps {
   warn: (message: string, error: unknown) => void;
   /** Logs a delta that took longer than {@link SLOW_DELTA_SECONDS}: the searches waiting on it were that much slower. */
   info?: (message: string, fields: Record<string, unknown>) => void;
-}
-
-/** A listing written since the index's build, as its delta holds it: its row, and its amenities when it is active. */
-interface WrittenListing {
-  row: IndexedRow & { kind: string; status: string };
-  amenities: { listing_id: string; amenity: string }[];
 }
 
 /** A delta slower than this is logged (searches wait for it). */
@@ -173,65 +168,23 @@ export class SearchIndex {
     const versions = await this.deps.listings.dataVersions();
     if (versions.bulk !== built.bulkVersion) return null;
     if (versions.listings === built.dataVersion) return built;
-    const { db } = this.deps;
-    const delta = new Map(built.delta);
-    const limit = DELTA_LIMIT - built.delta.size;
-    // In chunks by id, the event loop having a turn between them (one read of 20,000 rows held it whole); one past
-    // the limit tells that there are too many, without a count of them first.
-    const rows: WrittenListing['row'][] = [];
-    for (let after = ''; rows.length <= limit; ) {
-      const wanted = Math.min(CHUNK_ROWS, limit + 1 - rows.length);
-      const chunk = (await db
-        .selectFrom('listings')
-        .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
-        .where('data_version', '>', built.deltaVersion)
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(wanted)
-        .execute()) as WrittenListing['row'][];
-      rows.push(...chunk);
-      for (const row of chunk) delta.set(row.id as string, { row, amenities: [] });
-      if (chunk.length < wanted || delta.size > DELTA_LIMIT) break;
-      after = chunk[chunk.length - 1].id as string;
-      await nextTurn();
-    }
-    if (delta.size > DELTA_LIMIT) return null;
-    const active = rows.filter((r) => r.status === 'ACTIVE').map((r) => r.id as string);
-    for (let i = 0; i < active.length; i += 500) {
-      const amenities = await db
-        .selectFrom('listing_amenities')
-        .select(['listing_id', 'amenity'])
-        .where('listing_id', 'in', active.slice(i, i + 500))
-        .orderBy('listing_id')
-        .orderBy('amenity')
-        .execute();
-      for (const amenity of amenities) delta.get(amenity.listing_id)?.amenities.push(amenity);
-    }
+    const written = await readWritten(this.deps.db, built.delta, built.deltaVersion);
+    if (!written) return null;
     const read = performance.now();
-    const written = [...delta.keys()];
-    const recent = [...delta.values()].filter((listing) => listing.row.status === 'ACTIVE');
-    const amenities = recent.flatMap((listing) => listing.amenities);
-    const kinds = new Map<ListingKind, SearchableListings>();
-    for (const [kind, columns] of built.columns) {
-      const builder = new ColumnsBuilder(0);
-      builder.add(recent.filter((listing) => listing.row.kind === kind).map((listing) => listing.row));
-      builder.addAmenities(amenities);
-      kinds.set(kind, ListingsWithDelta.of(columns, written, await runGivingTurns(builder.finishing())));
-    }
+    const kinds = await withWritten(built.columns, written.listings);
     const withDelta: Built = {
       ...built,
       dataVersion: versions.listings,
       kinds,
-      deltaListings: delta.size,
+      deltaListings: written.listings.size,
       deltaVersion: versions.listings,
-      delta,
+      delta: written.listings,
     };
     const [readSeconds, buildSeconds] = [(read - started) / 1000, (performance.now() - read) / 1000];
     if (readSeconds + buildSeconds > SLOW_DELTA_SECONDS)
       this.deps.info?.('search index: a slow delta', {
-        listings: delta.size,
-        read: rows.length,
-        active: recent.length,
+        listings: written.listings.size,
+        read: written.read,
         readSeconds,
         buildSeconds,
       });
@@ -240,7 +193,7 @@ export class SearchIndex {
       this.built = withDelta;
       this.versions.keep(versions, localWrites);
     }
-    if (delta.size > REBUILD_AFTER) this.rebuild();
+    if (written.listings.size > REBUILD_AFTER) this.rebuild();
     return withDelta;
   }
 
@@ -272,35 +225,36 @@ export class SearchIndex {
       .groupBy('kind')
       .execute();
     const builders = new Map(LISTING_KINDS.map((kind) => [kind, new ColumnsBuilder(Number(counts.find((c) => c.kind === kind)?.n ?? 0))]));
-    for (let after = ''; ; ) {
-      const rows = (await db
-        .selectFrom('listings')
-        .select([...INDEXED_ROW_COLUMNS, 'kind'])
-        .where('status', '=', 'ACTIVE')
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(CHUNK_ROWS)
-        .execute()) as (IndexedRow & { kind: string })[];
-      for (const kind of LISTING_KINDS) builders.get(kind)!.add(rows.filter((r) => r.kind === kind));
-      if (rows.length < CHUNK_ROWS) break;
-      // A turn for requests between chunks (on SQLite's own connection a read does not give one).
-      await nextTurn();
-      after = rows[rows.length - 1].id as string;
-    }
-    for (let after: [string, string] = ['', '']; ; ) {
-      const rows = await db
-        .selectFrom('listing_amenities')
-        .select(['listing_id', 'amenity'])
-        .where((eb) => eb(eb.refTuple('listing_id', 'amenity'), '>', eb.tuple(after[0], after[1])))
-        .orderBy('listing_id')
-        .orderBy('amenity')
-        .limit(CHUNK_ROWS)
-        .execute();
-      for (const builder of builders.values()) builder.addAmenities(rows);
-      if (rows.length < CHUNK_ROWS) break;
-      await nextTurn();
-      after = [rows[rows.length - 1].listing_id, rows[rows.length - 1].amenity];
-    }
+    const active = keysetPages(
+      '',
+      (after, size) =>
+        db
+          .selectFrom('listings')
+          .select([...INDEXED_ROW_COLUMNS, 'kind'])
+          .where('status', '=', 'ACTIVE')
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(size)
+          .execute() as Promise<(IndexedRow & { kind: string })[]>,
+      (row) => row.id as string,
+      CHUNK_ROWS,
+    );
+    for await (const rows of active) for (const kind of LISTING_KINDS) builders.get(kind)!.add(rows.filter((r) => r.kind === kind));
+    const amenities = keysetPages(
+      ['', ''] as [string, string],
+      (after, size) =>
+        db
+          .selectFrom('listing_amenities')
+          .select(['listing_id', 'amenity'])
+          .where((eb) => eb(eb.refTuple('listing_id', 'amenity'), '>', eb.tuple(after[0], after[1])))
+          .orderBy('listing_id')
+          .orderBy('amenity')
+          .limit(size)
+          .execute(),
+      (row): [string, string] => [row.listing_id, row.amenity],
+      CHUNK_ROWS,
+    );
+    for await (const rows of amenities) for (const builder of builders.values()) builder.addAmenities(rows);
     const columns = new Map<ListingKind, IndexedListings>();
     for (const [kind, builder] of builders) columns.set(kind, await runGivingTurns(IndexedListings.making(builder)));
     this.built = {

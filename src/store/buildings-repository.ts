@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Building } from '../wire/building.js';
 import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { Database } from './schema.js';
-import { turnTaker } from '../lib/stepwise.js';
+import { keysetPages } from '../lib/keyset-pages.js';
 
 /** Buildings whose documents {@link BuildingsRepository.places} reads and parses per statement. */
 const PLACES_PAGE = 1_000;
@@ -41,15 +41,13 @@ export class BuildingsRepository {
     // In pages by id with turns between them: on SQLite a read runs on the event loop, and every building's document
     // read and parsed in one piece held it for a second under load (docs/benchmark-history.md, the soak).
     const places: Awaited<ReturnType<BuildingsRepository['places']>> = [];
-    const turn = turnTaker();
-    for (let after = ''; ; ) {
-      const rows = await this.db
-        .selectFrom('buildings')
-        .select(['id', 'data'])
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(PLACES_PAGE)
-        .execute();
+    const pages = keysetPages(
+      '',
+      (after, size) => this.db.selectFrom('buildings').select(['id', 'data']).where('id', '>', after).orderBy('id').limit(size).execute(),
+      (row) => row.id,
+      PLACES_PAGE,
+    );
+    for await (const rows of pages) {
       for (const { id, data } of rows) {
         const b = JSON.parse(data) as Building;
         places.push({
@@ -61,10 +59,8 @@ export class BuildingsRepository {
           areaId: b.area?.id ?? null,
         });
       }
-      if (rows.length < PLACES_PAGE) return places;
-      after = rows[rows.length - 1].id;
-      await turn();
     }
+    return places;
   }
 
   /**

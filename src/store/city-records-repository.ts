@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
 import type { Database } from './schema.js';
 import { applyRecordedSaleFilters, type RecordedSaleSearch } from './recorded-sale-filters.js';
+import { keysetPages } from '../lib/keyset-pages.js';
 import { turnTaker } from '../lib/stepwise.js';
 
 /** What positioning reads of a recorded sale: its address. */
@@ -87,40 +88,41 @@ export class CityRecordsRepository {
     Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[]
   > {
     const lots: Pick<TaxLotRow, 'bbl' | 'borough_id' | 'block' | 'address_key' | 'zip_code' | 'latitude' | 'longitude'>[] = [];
-    const turn = turnTaker();
-    for (let after = ''; ; ) {
-      const page = await this.db
-        .selectFrom('tax_lots')
-        .select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude'])
-        .where('bbl', '>', after)
-        .orderBy('bbl')
-        .limit(READ_PAGE)
-        .execute();
-      lots.push(...page);
-      if (page.length < READ_PAGE) return lots;
-      after = page[page.length - 1].bbl;
-      await turn();
-    }
+    const pages = keysetPages(
+      '',
+      (after, size) =>
+        this.db
+          .selectFrom('tax_lots')
+          .select(['bbl', 'borough_id', 'block', 'address_key', 'zip_code', 'latitude', 'longitude'])
+          .where('bbl', '>', after)
+          .orderBy('bbl')
+          .limit(size)
+          .execute(),
+      (row) => row.bbl,
+      READ_PAGE,
+    );
+    for await (const page of pages) lots.push(...page);
+    return lots;
   }
 
   /**
-   * Every recorded sale's address and current place, in pages of `pageSize` by id, for re-positioning
-   * (a generator: the table is read a page at a time).
+   * Every recorded sale's address and current place, in keyset pages of `pageSize` by id, for re-positioning
+   * (the table is read a page at a time, {@link keysetPages}).
    */
-  async *salesToPosition(pageSize = READ_PAGE): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[]> {
-    let after = '';
-    for (;;) {
-      const rows = await this.db
-        .selectFrom('recorded_sales')
-        .select(['id', ...SALE_ADDRESS_COLUMNS, ...SALE_PLACE_COLUMNS])
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(pageSize)
-        .execute();
-      if (!rows.length) return;
-      yield rows;
-      after = rows[rows.length - 1].id;
-    }
+  salesToPosition(pageSize = READ_PAGE): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[], void, void> {
+    return keysetPages(
+      '',
+      (after, size) =>
+        this.db
+          .selectFrom('recorded_sales')
+          .select(['id', ...SALE_ADDRESS_COLUMNS, ...SALE_PLACE_COLUMNS])
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(size)
+          .execute(),
+      (row) => row.id,
+      pageSize,
+    );
   }
 
   /** Sets the place (position, its source, building, area, districts) of recorded sales by id, in one transaction. */

@@ -9,6 +9,7 @@ import type { ListingKind, ListingRecord } from '../domain/listing.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type ListingRow, type SummaryRow } from './listing-rows.js';
 import type { Database } from './schema.js';
+import { keysetPages } from '../lib/keyset-pages.js';
 import { turnTaker } from '../lib/stepwise.js';
 
 /** Listings written per statement. */
@@ -212,25 +213,26 @@ async function sweep(
   // event loop, and one read of Manhattan's 45,000 ids held it up to 0.45 s. A covering index of the scope was tried
   // and dropped: without fresh statistics SQLite chose it for searches by borough, a skip-scan slower than their own
   // indexes. Only the listings gone need their summary.
-  const turn = turnTaker();
   const gone: string[] = [];
-  for (let after = ''; ; ) {
-    const page = await trx
-      .selectFrom('listings')
-      .select('id')
-      .where('kind', '=', scope.kind)
-      .where('borough_id', '=', scope.boroughId)
-      .where('status', '=', 'ACTIVE')
-      .where('synthetic', '=', 0)
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(SWEEP_PAGE)
-      .execute();
-    for (const { id } of page) if (!seen.has(id)) gone.push(id);
-    if (page.length < SWEEP_PAGE) break;
-    after = page[page.length - 1].id;
-    await turn();
-  }
+  const activeIds = keysetPages(
+    '',
+    (after, size) =>
+      trx
+        .selectFrom('listings')
+        .select('id')
+        .where('kind', '=', scope.kind)
+        .where('borough_id', '=', scope.boroughId)
+        .where('status', '=', 'ACTIVE')
+        .where('synthetic', '=', 0)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(size)
+        .execute(),
+    (row) => row.id,
+    SWEEP_PAGE,
+  );
+  for await (const page of activeIds) for (const { id } of page) if (!seen.has(id)) gone.push(id);
+  const turn = turnTaker();
   for (let i = 0; i < gone.length; i += BATCH) {
     if (i > 0) await turn();
     const batch = await trx
