@@ -5,14 +5,11 @@ import { keysetPages } from '../lib/keyset-pages.js';
 import type { ComparablePool } from './comparable-pool.js';
 import { PoolBuilder } from './pool-builder.js';
 
-/** Rows read a query when the pool is read from the store (as few as the search index's build reads, for the same reason). */
-const CHUNK_ROWS = 5_000;
-
 /**
  * The active listings of `kind` as estimates read them (a property's facts, its borough, its stored price position), in
- * keyset pages of at most `rows` by id ({@link keysetPages}): the pool's read and the valuation's.
+ * keyset pages by id ({@link keysetPages}): the pool's read and the valuation's.
  */
-export function activeListingChunks(db: Kysely<Database>, kind: ListingKind, rows = CHUNK_ROWS) {
+export function activeListingChunks(db: Kysely<Database>, kind: ListingKind) {
   const page = (after: string, size: number) =>
     db
       .selectFrom('listings')
@@ -36,7 +33,7 @@ export function activeListingChunks(db: Kysely<Database>, kind: ListingKind, row
       .orderBy('id')
       .limit(size)
       .execute();
-  return keysetPages('', page, (row) => row.id, rows);
+  return keysetPages('', page, (row) => row.id);
 }
 
 /** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their properties. */

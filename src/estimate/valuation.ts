@@ -8,8 +8,6 @@ import { Nullable } from '../wire/common.js';
 import { activeListingChunks, type Estimator, estimateOfListing, pricePositionOf } from './estimator.js';
 import { turnTaker } from '../lib/stepwise.js';
 
-/** Listings read a statement. */
-const CHUNK_ROWS = 5_000;
 /** Price positions written a statement: on SQLite a statement holds the event loop, and requests wait for it whole. */
 const WRITE_ROWS = 1_000;
 
@@ -119,7 +117,7 @@ export class Valuation {
     const changes: { id: string; position: number | null }[] = [];
     let valued = 0;
     const turn = turnTaker(SLICE_MS);
-    for await (const chunk of activeListingChunks(this.deps.db, kind, CHUNK_ROWS)) {
+    for await (const chunk of activeListingChunks(this.deps.db, kind)) {
       for (const listing of chunk) {
         const found = estimateOfListing(model, listing);
         const position = found.estimate === null ? null : pricePositionOf(Number(listing.price), Math.round(found.estimate));

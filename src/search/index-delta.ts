@@ -9,9 +9,6 @@ import type { IndexedListings } from './indexed-listings.js';
 import { INDEXED_ROW_COLUMNS, type IndexedRow } from './listing-columns.js';
 import { DELTA_LIMIT } from './search-index-state.js';
 
-/** Rows read from the store a page ({@link keysetPages}), as many as a build reads. */
-const PAGE_ROWS = 5_000;
-
 /** Listings whose amenities are read a statement (the ids are its parameters). */
 const AMENITY_IDS = 500;
 
@@ -35,37 +32,41 @@ export async function readWritten(
   since: number,
 ): Promise<{ listings: WrittenListings; read: number } | null> {
   const listings = new Map(held);
-  // In keyset pages by id (one read of 20,000 rows held the event loop whole), stopping once past the limit: that
-  // tells that there are too many, without a count of them first.
+  // In keyset pages by (data_version, id), which the index on data_version serves (by id alone, SQLite scanned the
+  // whole table in the primary key's order for a few rows written), stopping once past the limit: that tells that
+  // there are too many, without a count of them first. The first key, (since + 1, ''), comes before every row
+  // written after `since` (a version is an integer, an id never empty).
   const pages = keysetPages(
-    '',
-    (after, size) =>
+    [since + 1, ''] as [number, string],
+    ([version, id], size) =>
       db
         .selectFrom('listings')
-        .select([...INDEXED_ROW_COLUMNS, 'kind', 'status'])
+        .select([...INDEXED_ROW_COLUMNS, 'kind', 'status', 'data_version'])
         .where('data_version', '>', since)
-        .where('id', '>', after)
+        .where((eb) => eb(eb.refTuple('data_version', 'id'), '>', eb.tuple(version, id)))
+        .orderBy('data_version')
         .orderBy('id')
         .limit(size)
-        .execute() as Promise<WrittenListing['row'][]>,
-    (row) => row.id as string,
-    PAGE_ROWS,
+        .execute() as Promise<(WrittenListing['row'] & { data_version: number })[]>,
+    (row): [number, string] => [Number(row.data_version), row.id as string],
   );
-  const active: string[] = [];
+  // A row written again while the pages are read is read twice, the later one kept.
+  const active = new Set<string>();
   let read = 0;
   for await (const page of pages) {
     read += page.length;
     for (const row of page) {
       listings.set(row.id as string, { row, amenities: [] });
-      if (row.status === 'ACTIVE') active.push(row.id as string);
+      if (row.status === 'ACTIVE') active.add(row.id as string);
     }
     if (listings.size > DELTA_LIMIT) return null;
   }
-  for (let i = 0; i < active.length; i += AMENITY_IDS) {
+  const activeIds = [...active];
+  for (let i = 0; i < activeIds.length; i += AMENITY_IDS) {
     const amenities = await db
       .selectFrom('listing_amenities')
       .select(['listing_id', 'amenity'])
-      .where('listing_id', 'in', active.slice(i, i + AMENITY_IDS))
+      .where('listing_id', 'in', activeIds.slice(i, i + AMENITY_IDS))
       .orderBy('listing_id')
       .orderBy('amenity')
       .execute();

@@ -19,12 +19,6 @@ import { DELTA_LIMIT, REBUILD_AFTER, type SearchIndexState } from './search-inde
 
 export { NO_SEARCH_INDEX, REBUILD_AFTER, type SearchIndexState, SearchIndexStateSchema } from './search-index-state.js';
 
-/**
- * Rows read from the store at a time while building: the event loop has a turn between reads, and the rows of one
- * chunk at most are held at once (docs/search-index.md has the service's figures).
- */
-const CHUNK_ROWS = 5_000;
-
 /** What the index answers from: each kind's listings at the store's data version `dataVersion`. */
 interface Built {
   dataVersion: number;
@@ -237,7 +231,6 @@ export class SearchIndex {
           .limit(size)
           .execute() as Promise<(IndexedRow & { kind: string })[]>,
       (row) => row.id as string,
-      CHUNK_ROWS,
     );
     for await (const rows of active) for (const kind of LISTING_KINDS) builders.get(kind)!.add(rows.filter((r) => r.kind === kind));
     const amenities = keysetPages(
@@ -252,7 +245,6 @@ export class SearchIndex {
           .limit(size)
           .execute(),
       (row): [string, string] => [row.listing_id, row.amenity],
-      CHUNK_ROWS,
     );
     for await (const rows of amenities) for (const builder of builders.values()) builder.addAmenities(rows);
     const columns = new Map<ListingKind, IndexedListings>();

@@ -4,9 +4,6 @@ import { appendChanges, lockChangeLog } from './changes-repository.js';
 import type { Database } from './schema.js';
 import { keysetPages } from '../lib/keyset-pages.js';
 
-/** Buildings whose documents {@link BuildingsRepository.places} reads and parses per statement. */
-const PLACES_PAGE = 1_000;
-
 /** A stored building and when the upstream last confirmed it (UTC ISO 8601). */
 export interface StoredBuilding {
   building: Building;
@@ -45,7 +42,6 @@ export class BuildingsRepository {
       '',
       (after, size) => this.db.selectFrom('buildings').select(['id', 'data']).where('id', '>', after).orderBy('id').limit(size).execute(),
       (row) => row.id,
-      PLACES_PAGE,
     );
     for await (const rows of pages) {
       for (const { id, data } of rows) {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { RecordedSaleRow, TaxLotRow } from '../domain/city-records.js';
 import type { Database } from './schema.js';
 import { applyRecordedSaleFilters, type RecordedSaleSearch } from './recorded-sale-filters.js';
-import { keysetPages } from '../lib/keyset-pages.js';
+import { keysetPages, PAGE_ROWS } from '../lib/keyset-pages.js';
 import { turnTaker } from '../lib/stepwise.js';
 
 /** What positioning reads of a recorded sale: its address. */
@@ -23,9 +23,6 @@ export type SalePlace = Pick<RecordedSaleRow, (typeof SALE_PLACE_COLUMNS)[number
 
 /** Rows written a statement: both tables have under 30 columns, so this stays under SQLite's 32,766 bound values. */
 const CHUNK = 500;
-
-/** Rows a bulk read (the lots for matching, the sales to position) takes per statement. */
-const READ_PAGE = 5_000;
 
 const SORT_COLUMNS = { saleDate: 'sale_date', salePrice: 'sale_price', pricePerSqft: 'price_per_sqft' } as const;
 
@@ -99,7 +96,6 @@ export class CityRecordsRepository {
           .limit(size)
           .execute(),
       (row) => row.bbl,
-      READ_PAGE,
     );
     for await (const page of pages) lots.push(...page);
     return lots;
@@ -109,7 +105,7 @@ export class CityRecordsRepository {
    * Every recorded sale's address and current place, in keyset pages of `pageSize` by id, for re-positioning
    * (the table is read a page at a time, {@link keysetPages}).
    */
-  salesToPosition(pageSize = READ_PAGE): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[], void, void> {
+  salesToPosition(pageSize = PAGE_ROWS): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[], void, void> {
     return keysetPages(
       '',
       (after, size) =>

@@ -15,9 +15,6 @@ import { turnTaker } from '../lib/stepwise.js';
 /** Listings written per statement. */
 export const BATCH = 100;
 
-/** Ids a sweep reads per statement. */
-const SWEEP_PAGE = 5_000;
-
 /** Columns only a detail answer fills: a crawl's upsert keeps what hydration stored in them. */
 const HYDRATED_COLUMNS = new Set<keyof ListingRow>([
   'listed_at',
@@ -229,7 +226,6 @@ async function sweep(
         .limit(size)
         .execute(),
     (row) => row.id,
-    SWEEP_PAGE,
   );
   for await (const page of activeIds) for (const { id } of page) if (!seen.has(id)) gone.push(id);
   const turn = turnTaker();
