@@ -4,7 +4,7 @@ import type { Estimator } from '../estimate/estimator.js';
 import { oldestOf, type Freshness } from '../freshness/policy.js';
 import { settledWithin } from '../lib/settled-within.js';
 import { rowToDetail } from '../presenters/listing.js';
-import type { ListingRow } from '../store/listing-rows.js';
+import type { SeenListingRow } from '../store/listing-rows.js';
 import type { ListingsRepository, StoredDetail } from '../store/listings-repository.js';
 import type { ListingDetail } from '../wire/listing.js';
 import type { Refresher } from './read-deps.js';
@@ -48,10 +48,13 @@ export class ListingDetails {
     return this.present(hydrated, await this.judgeListing(found.row));
   }
 
-  /** A stored listing's freshness: as old as its last crawl or detail, whichever is newer; refreshed when stale. */
-  judgeListing(row: ListingRow): Promise<Freshness> {
+  /**
+   * A stored listing's freshness: as old as its last crawl or detail, whichever is newer (one no crawl saw, a synthetic
+   * listing, as old as its first sighting); refreshed when stale.
+   */
+  judgeListing(row: SeenListingRow): Promise<Freshness> {
     const threshold = this.deps.config.freshness.propertySeconds;
-    const refreshedAt = [row.last_seen_at, row.detail_fetched_at]
+    const refreshedAt = [row.last_seen_at ?? row.first_seen_at, row.detail_fetched_at]
       .filter((v): v is string => !!v)
       .sort()
       .at(-1)!;

@@ -2,18 +2,18 @@ import { type CompiledQuery, type Kysely, PostgresAdapter } from 'kysely';
 import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { PriceEvent } from '../wire/listing.js';
-import type { ListingRow } from './listing-rows.js';
+import type { SeenListingRow } from './listing-rows.js';
 import type { Database } from './schema.js';
 
 /** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
 export interface StoredDetail {
-  row: ListingRow;
+  row: SeenListingRow;
   amenities: string[];
   history: PriceEvent[];
 }
 
 /** A row of the detail query: the listing's columns, and its amenities and price events aggregated as JSON. */
-export type DetailRow = ListingRow & { amenity_rows: unknown; history_rows: unknown };
+export type DetailRow = SeenListingRow & { amenity_rows: unknown; history_rows: unknown };
 
 /**
  * The detail query, compiled with a placeholder id: its one parameter is the listing id. JSON aggregates of the
@@ -24,7 +24,9 @@ export function detailQuery(db: Kysely<Database>): CompiledQuery {
   const jsonArrayFrom = db.getExecutor().adapter instanceof PostgresAdapter ? pgJsonArrayFrom : sqliteJsonArrayFrom;
   const compiled = db
     .selectFrom('listings')
+    .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
     .selectAll('listings')
+    .select('listing_sightings.last_seen_at')
     .select((eb) => [
       jsonArrayFrom(eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity')).as(
         'amenity_rows',
@@ -49,7 +51,7 @@ export function storedDetail(found: DetailRow): StoredDetail {
   // The row is answered as read, its two aggregate columns left on it: a rest copy of a row this wide
   // (better-sqlite3 makes it a dictionary-mode object) is a noticeable share of a detail's CPU.
   const { amenity_rows, history_rows } = found;
-  const row: ListingRow = found;
+  const row: SeenListingRow = found;
   // SQLite answers the aggregated rows as JSON text; pg has parsed them already.
   const json = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : ((v as T[] | null) ?? []));
   return {

@@ -7,6 +7,12 @@ import { districtColumns, type ListingsTable } from './schema.js';
 
 export type ListingRow = Selectable<ListingsTable>;
 
+/**
+ * A listing's row with when a crawl last saw it (`listing_sightings`, migration 033): null for a listing no crawl saw
+ * (a synthetic one).
+ */
+export type SeenListingRow = ListingRow & { last_seen_at: string | null };
+
 /** The columns a listing summary needs (searches read only these). */
 export const SUMMARY_COLUMNS = [
   'id',
@@ -49,8 +55,8 @@ export interface Derived {
 export type CrawledRow = Omit<ListingRow, 'price_position' | 'data_version'>;
 
 /**
- * A listing record from a search node -> a `listings` row (without first_seen_at, which the upsert keeps), waiting
- * for its details (hydration fills them).
+ * A listing record from a search node -> a `listings` row (its first_seen_at kept by the upsert when stored), waiting
+ * for its details (hydration fills them). When a crawl saw it is written apart (`listing_sightings`).
  */
 export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string): CrawledRow {
   return {
@@ -111,7 +117,6 @@ export function recordToRow(r: ListingRecord, derived: Derived, seenAt: string):
       upstreamPriceHistory: r.upstreamPriceHistory,
     }),
     first_seen_at: seenAt,
-    last_seen_at: seenAt,
     detail_fetched_at: null,
     delisted_at: null,
     needs_detail: 1,

@@ -131,9 +131,11 @@ export async function writeCrawl(
     );
     const rows = batch.map((r) => ({ ...recordToRow(r, derive(r), at), data_version: version }));
     changedRows += await upsertChanged(trx, rows);
-    // A row just inserted was written with it already.
-    const seen = batch.filter((r) => existing.has(r.id)).map((r) => r.id);
-    if (seen.length) await trx.updateTable('listings').set({ last_seen_at: at }).where('id', 'in', seen).execute();
+    await trx
+      .insertInto('listing_sightings')
+      .values(batch.map((r) => ({ listing_id: r.id, last_seen_at: at })))
+      .onConflict((oc) => oc.column('listing_id').doUpdateSet({ last_seen_at: at }))
+      .execute();
 
     const found = rules.upserted(
       batch.map((record, j) => ({ record, row: rows[j] })),
@@ -183,11 +185,11 @@ async function upsertChanged(trx: Transaction<Database>, rows: (CrawledRow & { d
           return set as never;
         })
         // Most of a crawl is listings as they were: rewriting such a row rewrote every index on the
-        // table. Only a row that differs is updated here; the caller sets the time it was seen.
+        // table. Only a row that differs is updated here; when it was seen is written apart (listing_sightings).
         .where((eb) =>
           eb.or(
             columns
-              .filter((key) => key !== 'last_seen_at' && key !== 'data_version')
+              .filter((key) => key !== 'data_version')
               .map((key) => sql<boolean>`${sql.ref(`listings.${key}`)} is distinct from ${sql.ref(`excluded.${key}`)}`),
           ),
         ),

@@ -1,6 +1,6 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
-import type { ListingRow } from './listing-rows.js';
+import type { ListingRow, SeenListingRow } from './listing-rows.js';
 import { writeCrawl, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
 import { writeDetails } from './detail-writes.js';
 import { type DetailRow, detailQuery, type StoredDetail, storedDetail } from './listing-detail-query.js';
@@ -225,18 +225,27 @@ export class ListingsRepository {
   }
 
   /** A listing in the building with this id or slug (the newest seen), or undefined. */
-  async findInBuilding(idOrSlug: string): Promise<ListingRow | undefined> {
+  async findInBuilding(idOrSlug: string): Promise<SeenListingRow | undefined> {
     return this.reader
       .selectFrom('listings')
-      .selectAll()
+      .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
+      .selectAll('listings')
+      .select('listing_sightings.last_seen_at')
       .where((eb) => eb.or([eb('building_id', '=', idOrSlug), eb('building_slug', '=', idOrSlug)]))
-      .orderBy('last_seen_at', 'desc')
+      .orderBy(sql`coalesce(listing_sightings.last_seen_at, listings.first_seen_at)`, 'desc')
       .limit(1)
       .executeTakeFirst();
   }
 
-  async findById(id: string): Promise<ListingRow | undefined> {
-    return this.reader.selectFrom('listings').selectAll().where('id', '=', id).executeTakeFirst();
+  /** A listing's row with when a crawl last saw it, or undefined. */
+  async findById(id: string): Promise<SeenListingRow | undefined> {
+    return this.reader
+      .selectFrom('listings')
+      .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
+      .selectAll('listings')
+      .select('listing_sightings.last_seen_at')
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   /** The id of the listing at this path on the upstream site (the newest seen), or undefined. */
@@ -244,9 +253,10 @@ export class ListingsRepository {
     return (
       await this.reader
         .selectFrom('listings')
+        .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
         .select('id')
         .where('url_path', '=', urlPath)
-        .orderBy('last_seen_at', 'desc')
+        .orderBy(sql`coalesce(listing_sightings.last_seen_at, listings.first_seen_at)`, 'desc')
         .executeTakeFirst()
     )?.id;
   }

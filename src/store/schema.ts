@@ -92,7 +92,6 @@ export interface ListingsTable {
   /** JSON: `{fees, contacts, photos, floorPlanKey, upstreamPriceHistory}`. */
   details: string;
   first_seen_at: string;
-  last_seen_at: string;
   detail_fetched_at: string | null;
   delisted_at: string | null;
   /**
@@ -110,6 +109,13 @@ export interface ListingsTable {
 export interface ListingAmenitiesTable {
   listing_id: string;
   amenity: string;
+}
+
+/** When a crawl last saw each listing (migration 033): a narrow row, rewritten at every crawl that sees it. */
+export interface ListingSightingsTable {
+  listing_id: string;
+  /** UTC ISO 8601. */
+  last_seen_at: string;
 }
 
 export interface PriceHistoryTable {
@@ -169,6 +175,7 @@ export interface Database {
   areas: AreasTable;
   listings: ListingsTable;
   listing_amenities: ListingAmenitiesTable;
+  listing_sightings: ListingSightingsTable;
   price_history: PriceHistoryTable;
   buildings: BuildingsTable;
   sync_scopes: SyncScopesTable;

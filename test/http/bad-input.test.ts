@@ -8,7 +8,7 @@ const t = useTestRuntime('pro');
 /** A fingerprint of everything stored: row counts and the newest write of each table. */
 async function fingerprint() {
   const q = await sql<{ n: number; seen: string; prices: number; scopes: string }>`
-    select (select count(*) from listings) as n, (select max(last_seen_at) from listings) as seen,
+    select (select count(*) from listings) as n, (select max(last_seen_at) from listing_sightings) as seen,
            (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(
     t.rt.store.db,
   );

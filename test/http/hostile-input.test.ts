@@ -20,7 +20,7 @@ afterAll(async () => rt.close());
 /** Everything stored, and how often the upstream was asked: a change anywhere shows. */
 async function fingerprint() {
   const q = await sql<{ n: number; seen: string; prices: number; scopes: string; keys: string }>`
-    select (select count(*) from listings) as n, (select max(last_seen_at) from listings) as seen,
+    select (select count(*) from listings) as n, (select max(last_seen_at) from listing_sightings) as seen,
            (select count(*) from price_history) as prices, (select group_concat(scope || last_attempt_at) from sync_scopes) as scopes`.execute(
     rt.store.db,
   );

@@ -442,8 +442,7 @@ describe('seed on PostgreSQL', () => {
     await seedListings(onSqlite.store, before.listings + 300, 7);
     const stored = async (rt: TestRuntime) => ({
       listings: (await rt.store.db.selectFrom('listings').selectAll().where('synthetic', '=', 1).orderBy('id').execute()).map(
-        ({ first_seen_at: _seen, last_seen_at: _last, detail_fetched_at: _fetched, ...row }) =>
-          JSON.parse(JSON.stringify(row)) as Record<string, unknown>,
+        ({ first_seen_at: _seen, detail_fetched_at: _fetched, ...row }) => JSON.parse(JSON.stringify(row)) as Record<string, unknown>,
       ),
       amenities: await rt.store.db
         .selectFrom('listing_amenities')

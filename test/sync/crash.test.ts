@@ -86,7 +86,12 @@ describe('a failure inside the write step of a crawl', () => {
     const rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true });
     try {
       const snapshot = async () => {
-        const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
+        const rows = await rt.store.db
+          .selectFrom('listings')
+          .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
+          .select(['id', 'status', 'price', 'last_seen_at'])
+          .orderBy('id')
+          .execute();
         const events = await rt.store.db
           .selectFrom('price_history')
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -101,7 +106,8 @@ describe('a failure inside the write step of a crawl', () => {
       now += 24 * 3_600_000;
       rt.marketClock!.advance(24 * 3_600_000);
       const before = await snapshot();
-      // The most recently listed Manhattan sale is written in the crawl's last batch: fail there.
+      // The most recently listed Manhattan sale is written in the crawl's last batch: fail there, as the crawl writes when
+      // it saw it (every listing of the crawl is, where only the changed ones are rewritten).
       const last = await rt.store.db
         .selectFrom('listings')
         .select('id')
@@ -113,7 +119,7 @@ describe('a failure inside the write step of a crawl', () => {
         .executeTakeFirstOrThrow();
       await sql
         .raw(
-          `create trigger injected_failure before update on listings when new.id = '${last.id}' begin select raise(abort, 'injected write failure'); end`,
+          `create trigger injected_failure before update on listing_sightings when new.listing_id = '${last.id}' begin select raise(abort, 'injected write failure'); end`,
         )
         .execute(rt.store.db);
       await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow(/injected write failure/);

@@ -169,7 +169,14 @@ describe('a 403 bot block', () => {
       { clock: () => new Date(now), manualMarketClock: true },
     );
     const snapshot = async () =>
-      JSON.stringify(await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute());
+      JSON.stringify(
+        await rt.store.db
+          .selectFrom('listings')
+          .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
+          .select(['id', 'status', 'price', 'last_seen_at'])
+          .orderBy('id')
+          .execute(),
+      );
     now += 24 * HOUR;
     rt.marketClock!.advance(24 * HOUR);
     const before = await snapshot();

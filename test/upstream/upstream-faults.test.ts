@@ -28,7 +28,12 @@ afterAll(async () => rt.close());
 
 /** Everything stored about listings: a change anywhere shows. */
 async function snapshot() {
-  const rows = await rt.store.db.selectFrom('listings').select(['id', 'status', 'price', 'last_seen_at']).orderBy('id').execute();
+  const rows = await rt.store.db
+    .selectFrom('listings')
+    .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
+    .select(['id', 'status', 'price', 'last_seen_at'])
+    .orderBy('id')
+    .execute();
   const events = await rt.store.db
     .selectFrom('price_history')
     .select((eb) => eb.fn.countAll<number>().as('n'))
