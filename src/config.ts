@@ -89,6 +89,8 @@ export interface Config {
   estimateRefreshSeconds: number;
   /** SQLite: rows read as arrays and made objects by a literal generated per statement (ROW_BUILDERS, default on). */
   rowBuilders: boolean;
+  /** SQLite: seconds between the write-ahead log's checkpoints in their thread; 0: the writer's connection checkpoints as it commits. */
+  walCheckpointSeconds: number;
   /** PostgreSQL: a statement text seen twice runs as a named prepared statement (NAMED_STATEMENTS, default on). */
   namedStatements: boolean;
   /** Searches answered from the in-memory search index while it holds the store's data version (SEARCH_INDEX, default on). */
@@ -161,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, 'PORT'),
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
     rowBuilders: bool(env, 'ROW_BUILDERS'),
+    walCheckpointSeconds: num(env, 'SQLITE_CHECKPOINT_SECONDS'),
     namedStatements: bool(env, 'NAMED_STATEMENTS'),
     searchIndex: bool(env, 'SEARCH_INDEX'),
     pricePositions: bool(env, 'PRICE_POSITIONS'),

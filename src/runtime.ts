@@ -132,7 +132,12 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       ...{ keyResolver: readSide.keyResolver, billing: readSide.billing ?? undefined, limiters: readSide.limiters },
       ...{ scopes: tables.scopes, listings: tables.listings, changes: tables.changes, changeTail: jobs.changeTail },
       upstream: upstreams.client,
-      jobs: { ...jobs.health, searchIndex: readSide.searchIndexState, estimates: () => readSide.reads.estimator.state() },
+      jobs: {
+        ...jobs.health,
+        searchIndex: readSide.searchIndexState,
+        estimates: () => readSide.reads.estimator.state(),
+        walCheckpoints: () => tables.store.checkpoints?.state() ?? null,
+      },
       ...{ metrics, nextRefreshAt: jobs.nextRefreshAt, apiOnly: options.apiOnly, clock, logger },
     });
     stops.push(() => app.close());

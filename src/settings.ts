@@ -229,6 +229,11 @@ export const SETTINGS = {
     meaning:
       'SQLite: rows read as arrays and made objects by a literal generated per statement, not by better-sqlite3 (docs/performance.md)',
   },
+  SQLITE_CHECKPOINT_SECONDS: {
+    default: 1,
+    meaning:
+      "SQLite: the write-ahead log's checkpoints run in a thread of their own this often, off the event loop; 0: the writer's connection checkpoints as it commits (docs/performance.md)",
+  },
   NAMED_STATEMENTS: {
     default: true,
     meaning: 'PostgreSQL: a statement text seen twice runs as a named prepared statement, searches excepted (docs/performance.md)',

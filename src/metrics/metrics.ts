@@ -19,6 +19,16 @@ export interface MetricSources {
   estimates?: () => EstimatesReading;
   /** The valuation of price positions (`Valuation.state`): runs finished and given up, the last run's listings and seconds. */
   valuation?: () => ValuationReading;
+  /** SQLite's write-ahead log checkpoints in their thread (`WalCheckpointer.state`); null when none run. */
+  walCheckpoints?: () => WalCheckpointsReading | null;
+}
+
+/** What the metrics read of the checkpoints' state (a part of `WalCheckpointsState`, which /v1/health shows whole). */
+interface WalCheckpointsReading {
+  running: boolean;
+  checkpoints: number;
+  failures: number;
+  walFrames: number | null;
 }
 
 /** What the metrics read of the valuation's state (a part of `ValuationState`, which /v1/health shows whole). */
@@ -58,6 +68,7 @@ interface Snapshot {
   searchIndex?: SearchIndexReading;
   estimates?: EstimatesReading;
   valuation?: ValuationReading;
+  walCheckpoints?: WalCheckpointsReading;
 }
 
 /** A circuit's state as a number, the usual way to chart it: 0 closed, 1 half-open, 2 open. */
@@ -149,6 +160,26 @@ const OBSERVED_GAUGES: ObservedGauge[] = [
     (s) => s.webhooks?.oldestDueAgeSeconds,
   ],
   ['nyc_listings_webhook_dead_letters', 'Webhook deliveries given up after their last attempt', (s) => s.webhooks?.dead],
+  [
+    'nyc_listings_sqlite_checkpoints_running',
+    "1 while SQLite's checkpoints run in their thread, 0 once it stopped (absent on PostgreSQL or with SQLITE_CHECKPOINT_SECONDS 0)",
+    (s) => (s.walCheckpoints ? Number(s.walCheckpoints.running) : undefined),
+  ],
+  [
+    'nyc_listings_sqlite_checkpoints',
+    'SQLite write-ahead log checkpoints run in their thread since the service started',
+    (s) => s.walCheckpoints?.checkpoints,
+  ],
+  [
+    'nyc_listings_sqlite_checkpoint_failures',
+    'SQLite checkpoints that failed since the service started',
+    (s) => s.walCheckpoints?.failures,
+  ],
+  [
+    'nyc_listings_sqlite_wal_frames',
+    "Pages (4 KiB) in SQLite's write-ahead log at the last checkpoint",
+    (s) => s.walCheckpoints?.walFrames ?? undefined,
+  ],
   [
     'nyc_listings_db_pool_connections',
     'PostgreSQL pool connections, by state (total, idle, waiting requests)',
@@ -294,6 +325,7 @@ export class Metrics {
       searchIndex: src.searchIndex?.(),
       estimates: src.estimates?.(),
       valuation: src.valuation?.(),
+      walCheckpoints: src.walCheckpoints?.() ?? undefined,
     };
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }

@@ -28,7 +28,7 @@ export interface Jobs {
   changeTail: ChangeTail;
   dispatcher: WebhookDispatcher;
   /** Their state, as /v1/health shows it (the search index and the estimates are the read side's, given to it). */
-  health: Omit<BackgroundJobs, 'searchIndex' | 'estimates'>;
+  health: Omit<BackgroundJobs, 'searchIndex' | 'estimates' | 'walCheckpoints'>;
   /** When a scope whose last success was at `lastSuccessAt` is next due: NYC Open Data's scopes run on their own schedule. */
   nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
   /** Resumes a hydration backlog, and starts the schedules and the deliveries the options ask for. */

@@ -28,6 +28,7 @@ export async function startMetricsPart(
     searchIndex: readSide.searchIndexState,
     estimates: () => readSide.reads.estimator.state(),
     valuation: () => jobs.valuation.state(),
+    walCheckpoints: () => store.checkpoints?.state() ?? null,
     webhooks: async () => {
       const now = clock();
       const queue = await deps.tables.webhooks.queue(now.toISOString());

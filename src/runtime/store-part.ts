@@ -40,7 +40,9 @@ export async function openStorePart(config: Config, logger: Logger): Promise<Sto
   const store = await openStore(config.databaseUrl, {
     rowBuilders: config.rowBuilders,
     namedStatements: config.namedStatements,
+    walCheckpointSeconds: config.walCheckpointSeconds,
     onConnectionError: (error) => logger.warn({ err: error.message }, 'database connection dropped: a new one is opened when needed'),
+    warn: (message, cause) => logger.warn({ err: cause }, message),
   });
   return {
     store,

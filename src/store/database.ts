@@ -39,6 +39,7 @@ import * as areaPriceIndexHoldsScore from './migrations/025-area-price-index-hol
 import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
 import { statementCache } from './sqlite-statements.js';
+import { WalCheckpointer } from './wal-checkpoints.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -54,6 +55,8 @@ export interface Store {
   dialect: Dialect;
   /** PostgreSQL only: the pool Kysely runs on, for what Kysely cannot say (a bulk `COPY`). */
   pool?: pg.Pool;
+  /** On a SQLite file with `walCheckpointSeconds`, the write-ahead log's checkpoints in their thread ({@link WalCheckpointer}); null otherwise. */
+  checkpoints: WalCheckpointer | null;
   close: () => Promise<void>;
 }
 
@@ -104,13 +107,22 @@ class InCodeMigrations implements MigrationProvider {
  * SQLite file path (`sqlite:` prefix optional; `:memory:` for a throw-away one), in WAL mode. Runs
  * pending migrations before returning. The optimizations, each on by default (docs/performance.md):
  * `rowBuilders` (ROW_BUILDERS), SQLite rows read raw and made objects by a generated literal;
- * `namedStatements` (NAMED_STATEMENTS), PostgreSQL runs a text seen twice as a named prepared statement.
- * `onConnectionError` hears of PostgreSQL connections the server dropped.
+ * `namedStatements` (NAMED_STATEMENTS), PostgreSQL runs a text seen twice as a named prepared statement;
+ * `walCheckpointSeconds` (SQLITE_CHECKPOINT_SECONDS, 0: off), a SQLite file's checkpoints in a thread of their own.
+ * `onConnectionError` hears of PostgreSQL connections the server dropped; `warn` of background faults (a checkpoint).
  * @throws Error when the database cannot be opened or a migration fails.
  */
 export async function openStore(
   url: string,
-  options: { rowBuilders?: boolean; namedStatements?: boolean; onConnectionError?: (error: Error) => void } = {},
+  options: {
+    rowBuilders?: boolean;
+    namedStatements?: boolean;
+    walCheckpointSeconds?: number;
+    /** Pages of log past which the checkpoints' thread starts it over (20,000 unless told: tests make it small). */
+    walRestartPages?: number;
+    onConnectionError?: (error: Error) => void;
+    warn?: (message: string, cause: string) => void;
+  } = {},
 ): Promise<Store> {
   let store: Store;
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -139,6 +151,7 @@ export async function openStore(
       readDb,
       dialect: 'postgres',
       pool,
+      checkpoints: null,
       close: async () => {
         await readDb.destroy();
         await db.destroy();
@@ -152,7 +165,7 @@ export async function openStore(
     sqlite.pragma('synchronous = NORMAL');
     // A checkpoint every 80 MB of log rather than SQLite's 4 MB: a sync writes the whole city in a few
     // hundred transactions, and checkpointing after most of them doubled what their commits cost.
-    sqlite.pragma('wal_autocheckpoint = 20000');
+    sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     sqlite.pragma('busy_timeout = 5000');
     // Table statistics for the query planner, gathered where missing or stale (SQLite's advice for a
     // connection that lives long); without them it may pick a filter's index over a far narrower one.
@@ -165,11 +178,27 @@ export async function openStore(
       file === ':memory:'
         ? db
         : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
+    const every = options.walCheckpointSeconds ?? 0;
+    let checkpoints: WalCheckpointer | null = null;
+    if (file !== ':memory:' && every > 0) {
+      sqlite.pragma('wal_autocheckpoint = 0');
+      checkpoints = new WalCheckpointer(
+        file,
+        every,
+        options.walRestartPages ?? AUTOCHECKPOINT_PAGES,
+        () => sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
+        options.warn ?? (() => undefined),
+      );
+    }
     store = {
       db,
       readDb,
       dialect: 'sqlite',
-      close: async () => void (await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()])),
+      checkpoints,
+      close: async () => {
+        await checkpoints?.close();
+        await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()]);
+      },
     };
   }
   // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
@@ -191,6 +220,9 @@ function readConnection(file: string): SqliteDatabase.Database {
   reader.pragma('busy_timeout = 5000');
   return reader;
 }
+
+/** Pages of write-ahead log past which it is checkpointed whole and started over: by the writer's connection as it commits, or by the checkpoints' thread. */
+const AUTOCHECKPOINT_PAGES = 20_000;
 
 /** PostgreSQL error codes of a server that cannot serve now: shutting down, starting, or refusing connections. */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);

@@ -12,6 +12,7 @@ export const OPTIMIZATIONS_OFF = {
   ANSWER_CACHE_MB: '0',
   ROW_BUILDERS: 'false',
   NAMED_STATEMENTS: 'false',
+  SQLITE_CHECKPOINT_SECONDS: '0',
 } as const;
 
 /** One request of the probe: a path and query, with the media type asked (JSON unless said) and the encoding (none unless said). */

@@ -6678,6 +6678,28 @@ export interface operations {
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;
                         };
+                        walCheckpoints: {
+                            /** @description Whether the checkpoints run in their thread; false once it stopped, the writer's connection then checkpointing as it commits. */
+                            running: boolean;
+                            /** @description Checkpoints run since the service started (one every SQLITE_CHECKPOINT_SECONDS). */
+                            checkpoints: number;
+                            /** @description Times the log was started over since the service started (once it held 20,000 pages, every one copied). */
+                            restarts: number;
+                            /** @description Checkpoints that failed since the service started. */
+                            failures: number;
+                            /** @description Pages in the write-ahead log at the last checkpoint (4 KiB each). */
+                            walFrames: number | null;
+                            /** @description Of those, the pages the last checkpoint had copied into the database. */
+                            checkpointedFrames: number | null;
+                            /** @description How long the last checkpoint took (seconds), off the event loop. */
+                            lastSeconds: number | null;
+                            /** @description When the last checkpoint ran (UTC). */
+                            lastAt: string | null;
+                            /** @description The last failed checkpoint's cause, or why the thread stopped. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        } | null;
                         scopes: {
                             scope: string;
                             lastSuccessAt: string | null;
@@ -6873,6 +6895,28 @@ export interface operations {
                             /** @description When it failed (UTC). */
                             lastErrorAt: string | null;
                         };
+                        walCheckpoints: {
+                            /** @description Whether the checkpoints run in their thread; false once it stopped, the writer's connection then checkpointing as it commits. */
+                            running: boolean;
+                            /** @description Checkpoints run since the service started (one every SQLITE_CHECKPOINT_SECONDS). */
+                            checkpoints: number;
+                            /** @description Times the log was started over since the service started (once it held 20,000 pages, every one copied). */
+                            restarts: number;
+                            /** @description Checkpoints that failed since the service started. */
+                            failures: number;
+                            /** @description Pages in the write-ahead log at the last checkpoint (4 KiB each). */
+                            walFrames: number | null;
+                            /** @description Of those, the pages the last checkpoint had copied into the database. */
+                            checkpointedFrames: number | null;
+                            /** @description How long the last checkpoint took (seconds), off the event loop. */
+                            lastSeconds: number | null;
+                            /** @description When the last checkpoint ran (UTC). */
+                            lastAt: string | null;
+                            /** @description The last failed checkpoint's cause, or why the thread stopped. */
+                            lastError: string | null;
+                            /** @description When it failed (UTC). */
+                            lastErrorAt: string | null;
+                        } | null;
                         scopes: {
                             scope: string;
                             lastSuccessAt: string | null;

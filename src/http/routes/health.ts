@@ -4,6 +4,7 @@ import { SearchIndexStateSchema, type SearchIndexState } from '../../search/sear
 import { EstimatesStateSchema, type EstimatesState } from '../../estimate/estimator.js';
 import { ValuationStateSchema, type ValuationState } from '../../estimate/valuation.js';
 import type { ListingsRepository } from '../../store/listings-repository.js';
+import { WalCheckpointsStateSchema, type WalCheckpointsState } from '../../store/wal-checkpoints.js';
 import { AREAS_SCOPE, scopeFailing, type CrawlReport, type ScopesRepository } from '../../store/scopes-repository.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import { Nullable } from '../../wire/common.js';
@@ -60,6 +61,8 @@ export interface BackgroundJobs {
   estimates(): EstimatesState;
   /** The valuation that stores each active listing's price position after a sync. */
   valuation(): ValuationState;
+  /** A SQLite file's write-ahead log checkpoints in their thread; null on PostgreSQL or with SQLITE_CHECKPOINT_SECONDS 0. */
+  walCheckpoints(): WalCheckpointsState | null;
 }
 
 const HealthSchema = Type.Object({
@@ -85,6 +88,7 @@ const HealthSchema = Type.Object({
   searchIndex: SearchIndexStateSchema,
   estimates: EstimatesStateSchema,
   valuation: ValuationStateSchema,
+  walCheckpoints: Nullable(WalCheckpointsStateSchema),
   scopes: Type.Array(
     Type.Object({
       scope: Type.String(),
@@ -172,6 +176,7 @@ export function registerHealthRoutes(
         searchIndex: deps.jobs.searchIndex(),
         estimates: deps.jobs.estimates(),
         valuation: deps.jobs.valuation(),
+        walCheckpoints: deps.jobs.walCheckpoints(),
         webhooks,
         scopes: scopes.map((s) => ({
           scope: s.scope,

@@ -1,0 +1,109 @@
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { waitFor } from '../helpers/wait.js';
+
+// SQLite's write-ahead log checkpoints in a thread of their own (src/store/wal-checkpoints.ts, SQLITE_CHECKPOINT_SECONDS):
+// the writer's connection leaves the log as it commits, and the thread copies it into the database file.
+const ROWS = 2_000;
+let store: Store | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+});
+
+/** A store on a new SQLite file, with `rows` sightings written in one transaction (a few hundred pages of log). */
+async function storeWithWrite(walCheckpointSeconds: number, warnings: string[], walRestartPages?: number) {
+  const file = join(mkdtempSync(join(tmpdir(), 'wal-checkpoints-')), 'mirror.db');
+  store = await openStore(file, {
+    walCheckpointSeconds,
+    walRestartPages,
+    warn: (message, cause) => warnings.push(`${message}: ${cause}`),
+  });
+  // The migrations' tables into the file first, so that a copy of the file alone holds them, and what follows is the write's.
+  await sql`pragma wal_checkpoint(TRUNCATE)`.execute(store.db);
+  const seenAt = '2026-11-29T00:00:00.000Z';
+  await store.db
+    .insertInto('listing_sightings')
+    .values(Array.from({ length: ROWS }, (_, i) => ({ listing_id: `listing-${i}`, last_seen_at: seenAt })))
+    .execute();
+  return { file, store };
+}
+
+/** The sightings the database file holds without its log: a copy of the file alone, opened on its own. */
+function sightingsInFileAlone(file: string): number {
+  const copy = join(mkdtempSync(join(tmpdir(), 'wal-checkpoints-copy-')), 'alone.db');
+  copyFileSync(file, copy);
+  const alone = new Database(copy);
+  try {
+    return (alone.prepare('select count(*) as n from listing_sightings').get() as { n: number }).n;
+  } finally {
+    alone.close();
+  }
+}
+
+describe("SQLite's checkpoints in their thread", () => {
+  it('copy what the writer committed into the database file, shown in the state and the metrics', async () => {
+    const warnings: string[] = [];
+    const { file, store: opened } = await storeWithWrite(0.05, warnings);
+    const checkpoints = opened.checkpoints!;
+    await waitFor(() => {
+      const s = checkpoints.state();
+      return s.walFrames !== null && s.walFrames > 0 && s.checkpointedFrames === s.walFrames;
+    }, 'a checkpoint of the whole log');
+    expect(sightingsInFileAlone(file)).toBe(ROWS);
+
+    const metrics = new Metrics({ defaultMetrics: false });
+    metrics.observe({ walCheckpoints: () => checkpoints.state() });
+    const { body } = await metrics.scrape();
+    const state = checkpoints.state();
+    const sample = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1]);
+    expect(state).toMatchObject({ running: true, failures: 0, lastError: null });
+    expect(sample('nyc_listings_sqlite_checkpoints_running')).toBe(1);
+    // Read at the scrape: as many as the state held then, or more (one every 50 ms).
+    expect(sample('nyc_listings_sqlite_checkpoints')).toBeGreaterThanOrEqual(1);
+    expect(sample('nyc_listings_sqlite_checkpoints')).toBeLessThanOrEqual(state.checkpoints);
+    expect(sample('nyc_listings_sqlite_checkpoint_failures')).toBe(0);
+    expect(sample('nyc_listings_sqlite_wal_frames')).toBeGreaterThan(0);
+
+    await opened.close();
+    store = undefined;
+    expect(checkpoints.state().running).toBe(false);
+    // Stopped on purpose: nothing to warn of.
+    expect(warnings).toEqual([]);
+  });
+
+  it('start the log over once it holds the restart threshold and all of it is copied, the writer writing on', async () => {
+    const { file, store: opened } = await storeWithWrite(0.05, [], 50);
+    const checkpoints = opened.checkpoints!;
+    // A writer that commits every few milliseconds: SQLite by itself would start the log over only if a writer began
+    // at a moment when every page was copied.
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        await opened.db
+          .insertInto('listing_sightings')
+          .values({ listing_id: `later-${i}`, last_seen_at: '2026-11-29T00:00:00.000Z' })
+          .execute();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await waitFor(() => checkpoints.state().restarts >= 1, 'the log started over');
+    writing = false;
+    await writer;
+    expect(checkpoints.state()).toMatchObject({ running: true, failures: 0 });
+    // Everything written before the restart is in the file alone.
+    expect(sightingsInFileAlone(file)).toBeGreaterThanOrEqual(ROWS);
+  });
+
+  it('are off at 0: the writer checkpoints only past its threshold, so a small write stays in the log', async () => {
+    const { file, store: opened } = await storeWithWrite(0, []);
+    expect(opened.checkpoints).toBeNull();
+    expect(sightingsInFileAlone(file)).toBe(0);
+  });
+});
