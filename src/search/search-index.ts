@@ -24,8 +24,6 @@ interface Built {
   dataVersion: number;
   /** The store's bulk version read with it: when it moves, the index is built again. */
   bulkVersion: number;
-  /** The data version the columns were built at, read before their rows: listings written since are added as a delta. */
-  builtVersion: number;
   /** Each kind's listings as built. */
   columns: Map<ListingKind, IndexedListings>;
   /** Each kind's listings as answered: as built, or with a delta of those written since ({@link ListingsWithDelta}). */
@@ -252,7 +250,6 @@ export class SearchIndex {
     this.built = {
       dataVersion: versions.listings,
       bulkVersion: versions.bulk,
-      builtVersion: versions.listings,
       columns,
       kinds: columns,
       deltaListings: 0,

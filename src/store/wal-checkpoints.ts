@@ -11,9 +11,9 @@ export const WalCheckpointsStateSchema = Type.Object(
         "Whether the checkpoints run in their thread; false once it stopped, the writer's connection then checkpointing as it commits.",
     }),
     checkpoints: Type.Integer({ description: 'Checkpoints run since the service started (one every SQLITE_CHECKPOINT_SECONDS).' }),
-  restarts: Type.Integer({
-    description: 'Times the log was started over since the service started (once it held 20,000 pages, every one copied).',
-  }),
+    restarts: Type.Integer({
+      description: 'Times the log was started over since the service started (once it held 20,000 pages, every one copied).',
+    }),
     failures: Type.Integer({ description: 'Checkpoints that failed since the service started.' }),
     walFrames: Nullable(Type.Integer({ description: 'Pages in the write-ahead log at the last checkpoint (4 KiB each).' })),
     checkpointedFrames: Nullable(Type.Integer({ description: 'Of those, the pages the last checkpoint had copied into the database.' })),
