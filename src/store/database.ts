@@ -171,7 +171,9 @@ export async function openStore(
     // connection that lives long); without them it may pick a filter's index over a far narrower one.
     sqlite.pragma('optimize=0x10002');
     const rowBuilders = options.rowBuilders ?? true;
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders }) }) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),
+    });
     // Reads on a connection of their own: none waits behind a write transaction on the writer's (WAL: readers never
     // wait for the writer).
     const readDb =

@@ -88,13 +88,22 @@ class RawRowStatement implements SqliteStatement {
  * query), reading rows as {@link RawRowStatement} does. A cached statement is only reused when idle
  * (an iterating one is busy); SQLite re-prepares it by itself if the schema changes. The query shapes
  * of the API are few, so the cache keeps them all. The connection's own `prepare` is left as it was.
+ *
+ * `immediateTransactions` (the writer's connection): Kysely's `begin` becomes `begin immediate`, which takes the write
+ * lock at once, waiting the busy timeout for it. A deferred transaction that read before it wrote was refused at its
+ * first write (SQLITE_BUSY_SNAPSHOT, "database is locked", without waiting) whenever the checkpoints' thread had started
+ * the log over since its read (src/store/wal-checkpoints.ts): a hydration batch failed so at a first start.
  */
-export function statementCache(sqlite: SqliteDatabase.Database, options: { rowBuilders?: boolean } = {}): KyselySqliteDatabase {
+export function statementCache(
+  sqlite: SqliteDatabase.Database,
+  options: { rowBuilders?: boolean; immediateTransactions?: boolean } = {},
+): KyselySqliteDatabase {
   const generated = options.rowBuilders ?? true;
   const statements = new LRUCache<string, RawRowStatement>({ max: STATEMENT_CACHE_SIZE });
   return {
     close: () => sqlite.close(),
-    prepare: (source: string) => {
+    prepare: (asked: string) => {
+      const source = options.immediateTransactions && asked === 'begin' ? 'begin immediate' : asked;
       const cached = statements.get(source);
       if (cached && !cached.busy) return cached;
       const statement = new RawRowStatement(sqlite.prepare(source), generated);

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { openStore, type Store } from '../../src/store/database.js';
+import { WalCheckpointer } from '../../src/store/wal-checkpoints.js';
 import { waitFor } from '../helpers/wait.js';
 
 // SQLite's write-ahead log checkpoints in a thread of their own (src/store/wal-checkpoints.ts, SQLITE_CHECKPOINT_SECONDS):
@@ -105,5 +106,62 @@ describe("SQLite's checkpoints in their thread", () => {
     const { file, store: opened } = await storeWithWrite(0, []);
     expect(opened.checkpoints).toBeNull();
     expect(sightingsInFileAlone(file)).toBe(0);
+  });
+
+  it('hand the checkpoints back to the writer, warn and show why when their thread stops', async () => {
+    // A thread that cannot open its file stops at once: the path a thread that dies later takes too.
+    const missing = join(mkdtempSync(join(tmpdir(), 'wal-checkpoints-')), 'no-such-folder', 'mirror.db');
+    const warnings: string[] = [];
+    let restored = 0;
+    const checkpoints = new WalCheckpointer(
+      missing,
+      1,
+      100,
+      () => void restored++,
+      (message, cause) => warnings.push(`${message}: ${cause}`),
+    );
+    await waitFor(() => !checkpoints.state().running, 'the thread to stop');
+    expect(restored).toBe(1);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/thread stopped; the writer's connection checkpoints as it commits again: .*open/i);
+    const state = checkpoints.state();
+    expect(state.lastError).toMatch(/open/i);
+    expect(state.lastErrorAt).not.toBeNull();
+    expect(state.checkpoints).toBe(0);
+    // Closing a stopped thread neither waits nor warns again.
+    await checkpoints.close();
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("never refuse the writer's transaction that read before the log was started over", async () => {
+    const { file, store: opened } = await storeWithWrite(0, []);
+    // What the thread runs (a connection of its own): every page copied, the log is started over if nothing holds it.
+    const thread = new Database(file);
+    thread.pragma('busy_timeout = 200');
+    try {
+      expect(thread.pragma('wal_checkpoint(PASSIVE)')).toEqual([expect.objectContaining({ busy: 0 })]);
+      const written = await opened.db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom('listing_sightings')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        // The writer holds its lock from `begin` (immediate): the thread cannot start the log over under it. A deferred
+        // transaction let it, and its insert below then failed with SQLITE_BUSY_SNAPSHOT.
+        expect(thread.pragma('wal_checkpoint(TRUNCATE)')).toEqual([expect.objectContaining({ busy: 1 })]);
+        await trx
+          .insertInto('listing_sightings')
+          .values({ listing_id: 'listing-after', last_seen_at: '2026-11-29T00:00:01.000Z' })
+          .execute();
+        return Number(before.n) + 1;
+      });
+      const after = await opened.db
+        .selectFrom('listing_sightings')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      expect(Number(after.n)).toBe(written);
+      expect(written).toBe(ROWS + 1);
+    } finally {
+      thread.close();
+    }
   });
 });
