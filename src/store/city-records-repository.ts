@@ -102,10 +102,10 @@ export class CityRecordsRepository {
   }
 
   /**
-   * Every recorded sale's address and current place, in keyset pages of `pageSize` by id, for re-positioning
+   * Every recorded sale's address and current place, in keyset pages of {@link PAGE_ROWS} by id, for re-positioning
    * (the table is read a page at a time, {@link keysetPages}).
    */
-  salesToPosition(pageSize = PAGE_ROWS): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[], void, void> {
+  salesToPosition(): AsyncGenerator<({ id: string } & SaleAddress & SalePlace)[], void, void> {
     return keysetPages(
       '',
       (after, size) =>
@@ -117,7 +117,6 @@ export class CityRecordsRepository {
           .limit(size)
           .execute(),
       (row) => row.id,
-      pageSize,
     );
   }
 

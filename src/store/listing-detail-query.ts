@@ -4,6 +4,7 @@ import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { PriceEvent } from '../wire/listing.js';
 import type { SeenListingRow } from './listing-rows.js';
 import type { Database } from './schema.js';
+import { seenListings } from './seen-listings.js';
 
 /** A stored listing as its detail needs it: the row, its amenities by name (sorted), its price events (oldest first). */
 export interface StoredDetail {
@@ -22,11 +23,7 @@ export type DetailRow = SeenListingRow & { amenity_rows: unknown; history_rows: 
  */
 export function detailQuery(db: Kysely<Database>): CompiledQuery {
   const jsonArrayFrom = db.getExecutor().adapter instanceof PostgresAdapter ? pgJsonArrayFrom : sqliteJsonArrayFrom;
-  const compiled = db
-    .selectFrom('listings')
-    .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-    .selectAll('listings')
-    .select('listing_sightings.last_seen_at')
+  const compiled = seenListings(db)
     .select((eb) => [
       jsonArrayFrom(eb.selectFrom('listing_amenities').select('amenity').whereRef('listing_id', '=', 'listings.id').orderBy('amenity')).as(
         'amenity_rows',

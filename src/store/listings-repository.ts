@@ -6,6 +6,7 @@ import { writeDetails } from './detail-writes.js';
 import { type DetailRow, detailQuery, type StoredDetail, storedDetail } from './listing-detail-query.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
+import { listingsWithSightings, NEWEST_SEEN, seenListings } from './seen-listings.js';
 import { turnTaker } from '../lib/stepwise.js';
 
 export type { StoredDetail } from './listing-detail-query.js';
@@ -226,38 +227,22 @@ export class ListingsRepository {
 
   /** A listing in the building with this id or slug (the newest seen), or undefined. */
   async findInBuilding(idOrSlug: string): Promise<SeenListingRow | undefined> {
-    return this.reader
-      .selectFrom('listings')
-      .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-      .selectAll('listings')
-      .select('listing_sightings.last_seen_at')
+    return seenListings(this.reader)
       .where((eb) => eb.or([eb('building_id', '=', idOrSlug), eb('building_slug', '=', idOrSlug)]))
-      .orderBy(sql`coalesce(listing_sightings.last_seen_at, listings.first_seen_at)`, 'desc')
+      .orderBy(NEWEST_SEEN, 'desc')
       .limit(1)
       .executeTakeFirst();
   }
 
   /** A listing's row with when a crawl last saw it, or undefined. */
   async findById(id: string): Promise<SeenListingRow | undefined> {
-    return this.reader
-      .selectFrom('listings')
-      .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-      .selectAll('listings')
-      .select('listing_sightings.last_seen_at')
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return seenListings(this.reader).where('id', '=', id).executeTakeFirst();
   }
 
   /** The id of the listing at this path on the upstream site (the newest seen), or undefined. */
   async idByUrlPath(urlPath: string): Promise<string | undefined> {
     return (
-      await this.reader
-        .selectFrom('listings')
-        .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-        .select('id')
-        .where('url_path', '=', urlPath)
-        .orderBy(sql`coalesce(listing_sightings.last_seen_at, listings.first_seen_at)`, 'desc')
-        .executeTakeFirst()
+      await listingsWithSightings(this.reader).select('id').where('url_path', '=', urlPath).orderBy(NEWEST_SEEN, 'desc').executeTakeFirst()
     )?.id;
   }
 
