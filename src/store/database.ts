@@ -39,7 +39,7 @@ import * as areaPriceIndexHoldsScore from './migrations/025-area-price-index-hol
 import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
 import { statementCache } from './sqlite-statements.js';
-import { WalCheckpointer } from './wal-checkpoints.js';
+import { type LogRestart, WalCheckpointer } from './wal-checkpoints.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -188,6 +188,7 @@ export async function openStore(
         file,
         every,
         options.walRestartPages ?? AUTOCHECKPOINT_PAGES,
+        () => restartLog(db, sqlite),
         () => sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
         options.warn ?? (() => undefined),
       );
@@ -221,6 +222,23 @@ function readConnection(file: string): SqliteDatabase.Database {
   const reader = new SqliteDatabase(file, { readonly: true });
   reader.pragma('busy_timeout = 5000');
   return reader;
+}
+
+/**
+ * Starts a SQLite file's write-ahead log over on its writer's connection, between two of its transactions (Kysely's
+ * connection is held for it): a TRUNCATE checkpoint, run once the checkpoints' thread has copied every page of the log.
+ * It waits at most 50 ms for a reader still in the log (busy 1 then: not now), where the writer's own statements wait
+ * up to 5 s: this runs on the event loop.
+ */
+async function restartLog(db: Kysely<Database>, sqlite: SqliteDatabase.Database): Promise<LogRestart> {
+  return db.connection().execute(async () => {
+    sqlite.pragma('busy_timeout = 50');
+    try {
+      return (sqlite.pragma('wal_checkpoint(TRUNCATE)') as LogRestart[])[0];
+    } finally {
+      sqlite.pragma('busy_timeout = 5000');
+    }
+  });
 }
 
 /** Pages of write-ahead log past which it is checkpointed whole and started over: by the writer's connection as it commits, or by the checkpoints' thread. */

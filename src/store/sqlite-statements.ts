@@ -91,8 +91,9 @@ class RawRowStatement implements SqliteStatement {
  *
  * `immediateTransactions` (the writer's connection): Kysely's `begin` becomes `begin immediate`, which takes the write
  * lock at once, waiting the busy timeout for it. A deferred transaction that read before it wrote was refused at its
- * first write (SQLITE_BUSY_SNAPSHOT, "database is locked", without waiting) whenever the checkpoints' thread had started
- * the log over since its read (src/store/wal-checkpoints.ts): a hydration batch failed so at a first start.
+ * first write (SQLITE_BUSY_SNAPSHOT, "database is locked", without waiting) whenever another connection had written or
+ * started the log over since its read: a hydration batch failed so at a first start, when the checkpoints' thread
+ * started the log over (it no longer does, src/store/wal-checkpoints.ts; another process still may).
  */
 export function statementCache(
   sqlite: SqliteDatabase.Database,

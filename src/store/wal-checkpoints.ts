@@ -27,30 +27,24 @@ export const WalCheckpointsStateSchema = Type.Object(
 export type WalCheckpointsState = Static<typeof WalCheckpointsStateSchema>;
 
 /** What the checkpoints' thread reports after each checkpoint: SQLite's `wal_checkpoint` row, or its error. */
-type Report = { busy: number; log: number; checkpointed: number; seconds: number; restarted?: boolean } | { error: string };
+type Report = { busy: number; log: number; checkpointed: number; seconds: number } | { error: string };
+
+/** What starting the log over on the writer's connection gave: SQLite's `wal_checkpoint(TRUNCATE)` row (busy 1: not now). */
+export type LogRestart = { busy: number; log: number; checkpointed: number };
 
 /**
  * The thread's code (plain JavaScript, run with `eval`: the same under `tsx` and compiled): its own connection to the
- * file, a PASSIVE checkpoint every `everyMs` (it copies what it can without waiting on a reader or the writer), each
- * reported to the main thread. SQLite starts the log over only when a writer begins and finds every page of it copied
- * and no reader in it, which a writer that commits every few milliseconds may never find: the log of a first sync grew
- * to 2.7 GB. So once the log holds `restartPages` and all of it is copied, a TRUNCATE checkpoint starts it over (it waits
- * up to the connection's busy timeout for the transaction under way, and new writers wait for it: it has nothing left
- * to copy).
+ * file, a PASSIVE checkpoint every `everyMs` (it copies what it can without waiting on a reader or the writer, and
+ * never takes the write lock), each reported to the main thread.
  */
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file);
-db.pragma('busy_timeout = 200');
 const timer = setInterval(() => {
   const started = performance.now();
   try {
-    let [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (row.busy === 0 && row.log >= workerData.restartPages && row.checkpointed === row.log) {
-      const [restart] = db.pragma('wal_checkpoint(TRUNCATE)');
-      if (restart.busy === 0) row = { ...restart, restarted: true };
-    }
+    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ ...row, seconds: (performance.now() - started) / 1000 });
   } catch (error) {
     parentPort.postMessage({ error: String((error && error.message) || error) });
@@ -67,9 +61,17 @@ parentPort.on('message', () => {
  * SQLite's write-ahead log checkpoints, in a worker thread of their own. By default the connection that commits
  * checkpoints once the log passes its threshold, inside the commit: the pages copied into the database and its sync to
  * disk held the event loop, up to 7.5 s after a crawl of Manhattan's rentals (docs/benchmark-history.md, the soak).
- * With this on, the writer's connection never checkpoints (`wal_autocheckpoint = 0`) and this thread does, every
- * `everySeconds`. Should the thread stop, the writer's own checkpoints come back (`restoreAutocheckpoint`), and the
- * cause is logged (`warn`) and shown in the state.
+ * With this on, the writer's connection never checkpoints (`wal_autocheckpoint = 0`) and this thread copies the log
+ * into the database every `everySeconds`.
+ *
+ * SQLite starts the log over only when a writer begins and finds every page of it copied, which a writer that commits
+ * every few milliseconds may never find: the log of a first sync grew to 2.7 GB. So once a checkpoint finds the log
+ * holding `restartPages`, all of it copied, `restartLog` starts it over on the writer's connection, between two of its
+ * transactions (a TRUNCATE checkpoint with nothing left to copy). The thread did it at first: its TRUNCATE held the write
+ * lock, and the writer's `begin` then failed at once with "database is locked" instead of waiting its busy timeout.
+ *
+ * Should the thread stop, the writer's own checkpoints come back (`restoreAutocheckpoint`), and the cause is logged
+ * (`warn`) and shown in the state.
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
@@ -86,21 +88,24 @@ export class WalCheckpointer {
     lastErrorAt: null,
   };
   private stopping = false;
+  /** A start of the log over under way (one at a time). */
+  private restarting = false;
 
   /**
-   * Starts the thread on the SQLite `file`, whose writer's connection no longer checkpoints by itself: the log is
-   * started over once it holds `restartPages`. `restoreAutocheckpoint` gives the writer its own checkpoints back if
-   * the thread stops.
+   * Starts the thread on the SQLite `file`, whose writer's connection no longer checkpoints by itself: `restartLog`
+   * starts the log over on it once the log holds `restartPages`, all copied. `restoreAutocheckpoint` gives the writer
+   * its own checkpoints back if the thread stops.
    */
   constructor(
     file: string,
     everySeconds: number,
-    restartPages: number,
+    private readonly restartPages: number,
+    private readonly restartLog: () => Promise<LogRestart>,
     private readonly restoreAutocheckpoint: () => void,
     private readonly warn: (message: string, error: string) => void,
   ) {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(THREAD, { eval: true, workerData: { file, module, everyMs: everySeconds * 1000, restartPages } });
+    this.worker = new Worker(THREAD, { eval: true, workerData: { file, module, everyMs: everySeconds * 1000 } });
     this.worker.unref();
     this.worker.on('message', (report: Report) => this.record(report));
     this.worker.on('error', (error) => this.stopped(error.message));
@@ -132,13 +137,33 @@ export class WalCheckpointer {
       return;
     }
     this.current.checkpoints++;
-    if (report.restarted) this.current.restarts++;
     Object.assign(this.current, {
       walFrames: report.log,
       checkpointedFrames: report.checkpointed,
       lastSeconds: Math.round(report.seconds * 1000) / 1000,
       lastAt: at,
     });
+    if (report.busy === 0 && report.log >= this.restartPages && report.checkpointed === report.log) void this.restart();
+  }
+
+  /** Starts the log over on the writer's connection; busy (a reader or another process in it) waits for the next report. */
+  private async restart(): Promise<void> {
+    if (this.restarting || this.stopping) return;
+    this.restarting = true;
+    try {
+      const done = await this.restartLog();
+      if (done.busy === 0) {
+        this.current.restarts++;
+        Object.assign(this.current, { walFrames: done.log, checkpointedFrames: done.checkpointed });
+      }
+    } catch (error) {
+      this.current.failures++;
+      const cause = error instanceof Error ? error.message : String(error);
+      Object.assign(this.current, { lastError: cause, lastErrorAt: new Date().toISOString() });
+      this.warn('SQLite log could not be started over; the next checkpoint tries again', cause);
+    } finally {
+      this.restarting = false;
+    }
   }
 
   private stopped(cause: string): void {

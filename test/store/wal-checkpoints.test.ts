@@ -117,6 +117,7 @@ describe("SQLite's checkpoints in their thread", () => {
       missing,
       1,
       100,
+      async () => ({ busy: 1, log: 0, checkpointed: 0 }),
       () => void restored++,
       (message, cause) => warnings.push(`${message}: ${cause}`),
     );
@@ -135,7 +136,8 @@ describe("SQLite's checkpoints in their thread", () => {
 
   it("never refuse the writer's transaction that read before the log was started over", async () => {
     const { file, store: opened } = await storeWithWrite(0, []);
-    // What the thread runs (a connection of its own): every page copied, the log is started over if nothing holds it.
+    // Another connection to the file (the checkpoints' thread, or another process): every page copied, it starts the log
+    // over if nothing holds it.
     const thread = new Database(file);
     thread.pragma('busy_timeout = 200');
     try {
@@ -145,8 +147,8 @@ describe("SQLite's checkpoints in their thread", () => {
           .selectFrom('listing_sightings')
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .executeTakeFirstOrThrow();
-        // The writer holds its lock from `begin` (immediate): the thread cannot start the log over under it. A deferred
-        // transaction let it, and its insert below then failed with SQLITE_BUSY_SNAPSHOT.
+        // The writer holds its lock from `begin` (immediate): the other connection cannot start the log over under it. A
+        // deferred transaction let it, and its insert below then failed with SQLITE_BUSY_SNAPSHOT.
         expect(thread.pragma('wal_checkpoint(TRUNCATE)')).toEqual([expect.objectContaining({ busy: 1 })]);
         await trx
           .insertInto('listing_sightings')
