@@ -132,7 +132,7 @@ for (;;) {
   const health = (await (await request(`${base}/v1/health`)).body.json()) as {
     hydration?: { backlog: number; running: boolean; lastCompletedAt: string | null };
     searchIndex?: { building: boolean; dataVersion: number };
-    valuation?: { running: boolean };
+    valuation?: { enabled: boolean; running: boolean; runs: number };
   };
   // Hydrated, the price positions valued, and the search index built again at the store's version.
   const db = new Database(databaseUrl.replace(/^sqlite:/, ''), { readonly: true });
@@ -141,9 +141,11 @@ for (;;) {
   const indexed = !health.searchIndex?.building && health.searchIndex?.dataVersion === storeVersion;
   // A completed hydration run: at a first start the backlog is empty before anything is crawled, too.
   const hydrated = health.hydration?.backlog === 0 && !health.hydration.running && health.hydration.lastCompletedAt !== null;
-  // Three polls in a row: the work after a hydration run (market figures, placing recorded sales, the valuation and the
-  // index built again after it) starts a moment after the run ends.
-  settled = hydrated && !health.valuation?.running && indexed ? settled + 1 : 0;
+  // The work after the first hydration run (market figures, placing recorded sales, then the valuation) has ended once
+  // a valuation run has: it starts only after the sales are placed, seconds after the hydration run ends.
+  const valued = !health.valuation?.enabled || (health.valuation.runs > 0 && !health.valuation.running);
+  // Three polls in a row: the index is built again after the valuation's write.
+  settled = hydrated && valued && indexed ? settled + 1 : 0;
   if (settled >= 3) break;
   await new Promise((r) => setTimeout(r, 2000));
 }
