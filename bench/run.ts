@@ -35,6 +35,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
+import { MOST_ROOMS } from '../src/http/routes/estimate.js';
 import { issueKey } from '../src/keys/key-admin.js';
 import { startRuntime } from '../src/runtime.js';
 import { openStore } from '../src/store/database.js';
@@ -144,11 +145,11 @@ const positioned = await store.db
   .execute();
 /**
  * A property not listed: in a building with a listing of its kind (at its position: a point drawn off it may fall in the
- * water, a 422), with the listing's bedrooms or one more.
+ * water, a 422), with the listing's bedrooms or one more, at most what the route takes (a few listings have more: a 400).
  */
 function propertyNotListed(): string {
   const at = positioned[Math.floor(Math.random() * positioned.length)];
-  const bedrooms = (at.bedroom_count ?? 1) + Math.floor(Math.random() * 2);
+  const bedrooms = Math.min(MOST_ROOMS, (at.bedroom_count ?? 1) + Math.floor(Math.random() * 2));
   return `kind=${at.kind}&near=${at.latitude},${at.longitude}&bedrooms=${bedrooms}`;
 }
 const drawnFrom = await store.db

@@ -9,6 +9,9 @@ import type { GeoPoint } from '../../wire/common.js';
 import { invalidParams, notFound, Problem } from '../problem.js';
 import { LISTING_ID, problemResponses } from '../schemas/common.js';
 
+/** The most bedrooms (and bathrooms) an estimate of a property not listed may be asked for: a 400 above. */
+export const MOST_ROOMS = 20;
+
 const METHOD =
   'Comparables are active listings of the same kind, the property itself and every copy of its listing (same point, layout and price) left out. ' +
   'Rentals: the 10 nearest with the same bedrooms and bathrooms within 2 km, weighted (1 / (1 + d / 10 m))², so the same building weighs most, ' +
@@ -88,9 +91,14 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
                   "The property's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
               }),
             ),
-            bedrooms: Type.Integer({ minimum: 0, maximum: 20, description: 'Bedrooms; 0 is a studio.' }),
+            bedrooms: Type.Integer({ minimum: 0, maximum: MOST_ROOMS, description: 'Bedrooms; 0 is a studio.' }),
             bathrooms: Type.Optional(
-              Type.Number({ minimum: 0, maximum: 20, multipleOf: 0.5, description: 'Full bathrooms plus a half for a half bath (1.5).' }),
+              Type.Number({
+                minimum: 0,
+                maximum: MOST_ROOMS,
+                multipleOf: 0.5,
+                description: 'Full bathrooms plus a half for a half bath (1.5).',
+              }),
             ),
             sqft: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000, description: 'Size in square feet.' })),
             buildingType: Type.Optional(
