@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';
+import { storedListings } from '../helpers/stored-listings.js';
 
 function counts(file: string) {
   const db = new Database(file);
@@ -85,23 +86,7 @@ describe('a failure inside the write step of a crawl', () => {
     let now = Date.now();
     const rt = await startTestRuntime({}, { clock: () => new Date(now), manualMarketClock: true, withoutRentHop: true });
     try {
-      const snapshot = async () => {
-        const rows = await rt.store.db
-          .selectFrom('listings')
-          .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-          .select(['id', 'status', 'price', 'last_seen_at'])
-          .orderBy('id')
-          .execute();
-        const events = await rt.store.db
-          .selectFrom('price_history')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirstOrThrow();
-        const amenities = await rt.store.db
-          .selectFrom('listing_amenities')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirstOrThrow();
-        return { rows: JSON.stringify(rows), events: Number(events.n), amenities: Number(amenities.n) };
-      };
+      const snapshot = () => storedListings(rt.store.db);
       // A day of market moves, so the crawl has inserts, price changes and delistings to write.
       now += 24 * 3_600_000;
       rt.marketClock!.advance(24 * 3_600_000);

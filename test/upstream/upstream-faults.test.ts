@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
+import { storedListings } from '../helpers/stored-listings.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Faults injected into the real local upstream; the market moves between refreshes so that a
@@ -27,19 +28,7 @@ beforeAll(async () => {
 afterAll(async () => rt.close());
 
 /** Everything stored about listings: a change anywhere shows. */
-async function snapshot() {
-  const rows = await rt.store.db
-    .selectFrom('listings')
-    .leftJoin('listing_sightings', 'listing_sightings.listing_id', 'listings.id')
-    .select(['id', 'status', 'price', 'last_seen_at'])
-    .orderBy('id')
-    .execute();
-  const events = await rt.store.db
-    .selectFrom('price_history')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return { rows: JSON.stringify(rows), events: Number(events.n), count: rows.length };
-}
+const snapshot = () => storedListings(rt.store.db);
 
 /** Waits until the upstream may be asked again: the breaker half-open or closed, no bot block being waited out. */
 async function breakerReady() {
