@@ -157,6 +157,8 @@ export class WalCheckpointer {
         Object.assign(this.current, { walFrames: done.log, checkpointedFrames: done.checkpointed });
       }
     } catch (error) {
+      // The store closed while the restart waited for the writer's connection: nothing failed.
+      if (this.stopping) return;
       this.current.failures++;
       const cause = error instanceof Error ? error.message : String(error);
       Object.assign(this.current, { lastError: cause, lastErrorAt: new Date().toISOString() });
