@@ -27,6 +27,7 @@ import * as pricePositions from './migrations/030-price-positions.js';
 import * as listingRowVersions from './migrations/031-listing-row-versions.js';
 import * as billing from './migrations/032-billing.js';
 import * as listingSightings from './migrations/033-listing-sightings.js';
+import * as keysetReadIndexes from './migrations/034-keyset-read-indexes.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '031-listing-row-versions': listingRowVersions,
   '032-billing': billing,
   '033-listing-sightings': listingSightings,
+  '034-keyset-read-indexes': keysetReadIndexes,
 };
 
 class InCodeMigrations implements MigrationProvider {
