@@ -3,7 +3,7 @@ import type { Districts } from '../domain/city-districts.js';
 import type { ListingKind, ListingRecord } from '../domain/listing.js';
 import { marketFiguresByRank } from '../domain/market.js';
 import { recommendedScore } from '../domain/recommended-score.js';
-import { transitScore, type Station } from '../domain/transit-score.js';
+import { transitScorer, type Station } from '../domain/transit-score.js';
 import type { MarketRepository } from '../store/market-repository.js';
 import type { GeoPoint } from '../wire/common.js';
 
@@ -12,8 +12,9 @@ import type { GeoPoint } from '../wire/common.js';
  * its recommended score, and the districts holding its position (`districtsAt`, the city's polygons).
  */
 export function listingDeriver(stations: readonly Station[], districtsAt: (point: GeoPoint | null) => Districts) {
+  const scoreOf = transitScorer(stations);
   return (r: ListingRecord) => {
-    const score = transitScore(r.geoPoint, stations);
+    const score = scoreOf(r.geoPoint);
     return {
       transitScore: score,
       recommendedScore: recommendedScore({ transitScore: score, sqft: r.sqft, leadPhotoKey: r.leadPhotoKey, noFee: r.noFee }),
