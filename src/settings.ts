@@ -144,7 +144,7 @@ export const SETTINGS = {
   CORS_ORIGINS: { default: '*', meaning: 'origins browser apps may call from (comma-separated), or any' },
   MIN_PLAN_MARKET_HISTORY: { default: 'pro', meaning: 'the lowest plan that may read market history' },
   MIN_PLAN_COMPARABLES: { default: 'pro', meaning: 'the lowest plan that may read comparables' },
-  MIN_PLAN_ESTIMATES: { default: 'pro', meaning: 'the lowest plan that may read estimates of what a home is worth' },
+  MIN_PLAN_ESTIMATES: { default: 'pro', meaning: 'the lowest plan that may read estimates of what a property is worth' },
   MIN_PLAN_CHANGES_STREAM: { default: 'business', meaning: 'the lowest plan that may open the change stream' },
   MIN_PLAN_WEBHOOKS: { default: 'business', meaning: 'the lowest plan that may hold webhooks' },
   CHANGES_RETENTION_DAYS: { default: 90, meaning: 'days the change feed keeps its events' },
