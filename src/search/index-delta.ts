@@ -32,8 +32,8 @@ export async function readWritten(
   since: number,
 ): Promise<{ listings: WrittenListings; read: number } | null> {
   const listings = new Map(held);
-  // In keyset pages by (data_version, id), which the index on data_version serves (by id alone, SQLite scanned the
-  // whole table in the primary key's order for a few rows written), stopping once past the limit: that tells that
+  // In keyset pages by (data_version, id), which the index on (data_version, id) serves in that order (migration 034;
+  // by id alone, SQLite scanned the whole table in the primary key's order for a few rows written), stopping once past the limit: that tells that
   // there are too many, without a count of them first. The first key, (since + 1, ''), comes before every row
   // written after `since` (a version is an integer, an id never empty).
   const pages = keysetPages(
