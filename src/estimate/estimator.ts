@@ -73,7 +73,7 @@ export interface EstimatorDeps {
   /**
    * The least age (seconds) of a kind's model before a write has it built again in the background (ESTIMATE_REFRESH_SECONDS).
    * During a sync the data version moves at every scope's write and every hydration batch, and each build read and
-   * sorted the whole kind again: a rental pool's build held the event loop 0.3 to 0.7 s at a time, about ten times a sync (docs/benchmark-history.md).
+   * sorted the whole kind again, holding the event loop each time, about ten times a sync (figures in docs/benchmark-history.md).
    */
   refreshSeconds: number;
   /** The service's clock (UTC): a model's age, and its `builtAt`. */

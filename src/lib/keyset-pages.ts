@@ -2,8 +2,8 @@ import { turnTaker } from './stepwise.js';
 
 /**
  * Rows a page holds unless told otherwise: on SQLite a read runs on the event loop, and a page of 5,000 wide rows
- * (a scope's ids by a scan of the table, the estimates' active listings) held it 60 to 190 ms under the soak's load,
- * every request waiting behind it (docs/benchmark-history.md); a fifth of that stays near a turn's length.
+ * (a scope's ids by a scan of the table, the estimates' active listings) held it many turns' length under the soak's
+ * load, every request waiting behind it; a fifth of that stays near a turn's length (figures in docs/benchmark-history.md).
  */
 export const PAGE_ROWS = 1_000;
 

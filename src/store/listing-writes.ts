@@ -209,7 +209,7 @@ async function sweep(
   version: number,
 ): Promise<number> {
   // Ids first, in keyset pages by id with turns between them: on SQLite a read runs on the event loop, and one read of
-  // Manhattan's 45,000 ids held it up to 0.45 s. The pages walk the active listings of the kind by id on the index
+  // Manhattan's 45,000 ids held it for a long while. The pages walk the active listings of the kind by id on the index
   // `listings_active_by_id` (migration 034), testing borough and the synthetic flag on its entries. (A covering index
   // led by the scope was tried and dropped: without fresh statistics SQLite chose it for searches by borough, a
   // skip-scan slower than their own indexes; this one is partial and in id order, which no search asks for.) Only the

@@ -60,7 +60,7 @@ parentPort.on('message', () => {
 /**
  * SQLite's write-ahead log checkpoints, in a worker thread of their own. By default the connection that commits
  * checkpoints once the log passes its threshold, inside the commit: the pages copied into the database and its sync to
- * disk held the event loop, up to 7.5 s after a crawl of Manhattan's rentals (docs/benchmark-history.md, the soak).
+ * disk held the event loop for seconds after a crawl of Manhattan's rentals (figures in docs/benchmark-history.md, the soak).
  * With this on, the writer's connection never checkpoints (`wal_autocheckpoint = 0`) and this thread copies the log
  * into the database every `everySeconds`.
  *

@@ -7,14 +7,14 @@ import { type Kysely, sql } from 'kysely';
  * - `listings_active_by_id`, the active listings of a kind in id order, with borough and the synthetic flag: the
  *   estimates' pool and the valuation (`status = 'ACTIVE' and kind = ? and id > ? order by id`) and a sync's sweep of
  *   its scope's ids (the same, filtered by borough and `synthetic = 0` on the index's entries). Without it SQLite took
- *   one of the search indexes on (kind, status) and sorted all of a kind's active listings for each page of 1,000:
- *   56 ms a page of the whole city's rentals, and 52 to 58 ms a page of a sweep even with fresh statistics (the
- *   primary key's order, reading each row for its borough), on the event loop, in every sync's minute of the soak. With
- *   it: 1.4 and 2.4 ms. Partial (`where status = 'ACTIVE'`): a search, which sorts by anything but id, has an index of
- *   its own order that serves it better.
+ *   one of the search indexes on (kind, status) and sorted all of a kind's active listings for each page of 1,000,
+ *   however few rows the page held; with fresh statistics the sweep walked the primary key's order, reading each row
+ *   for its borough. Either held the event loop for each page, in every sync's minute of the soak. Partial (`where
+ *   status = 'ACTIVE'`): a search, which sorts by anything but id, has an index of its own order that serves it
+ *   better. (Figures in docs/benchmark-history.md, "sixth session".)
  * - `listings_data_version` on (data_version, id) rather than (data_version) alone: the search index's delta reads the
  *   rows written since a version in pages by (data_version, id), and the index without id sorted every such row for
- *   each page (18 ms a page after a sync that wrote the city, 0.5 ms with id).
+ *   each page.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index listings_active_by_id on listings (kind, id, borough_id, synthetic) where status = 'ACTIVE'`.execute(db);
