@@ -32,11 +32,15 @@ async function copyOfTemplate(statistics: boolean): Promise<{ file: string; sqli
   return { file, sqlite };
 }
 
-/** Each step of SQLite's plan for a logged statement, joined. */
-function planOf(sqlite: Database.Database, statement: { sql: string; parameters: readonly unknown[] }): string {
-  return (sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters) as { detail: string }[])
-    .map((step) => step.detail)
-    .join('; ');
+/** Checks that SQLite seeks each of `pages` (logged statements) with `seek` (a step of its plan), sorting nothing. */
+function expectSought(sqlite: Database.Database, pages: readonly { sql: string; parameters: readonly unknown[] }[], seek: string): void {
+  for (const page of pages) {
+    const plan = (sqlite.prepare(`explain query plan ${page.sql}`).all(...page.parameters) as { detail: string }[])
+      .map((step) => step.detail)
+      .join('; ');
+    expect(plan).toContain(seek);
+    expect(plan).not.toContain('TEMP B-TREE');
+  }
 }
 
 describe.each([
@@ -60,11 +64,7 @@ describe.each([
       for await (const page of activeListingChunks(db, 'rental')) ids.push(...page.map((row) => row.id));
       expect(ids).toEqual(expected);
       expect(statements.length).toBe(Math.floor(expected.length / 1_000) + 1);
-      for (const statement of statements) {
-        const plan = planOf(sqlite, statement);
-        expect(plan).toContain('USING INDEX listings_active_by_id (kind=? AND id>?)');
-        expect(plan).not.toContain('TEMP B-TREE');
-      }
+      expectSought(sqlite, statements, 'USING INDEX listings_active_by_id (kind=? AND id>?)');
     } finally {
       await db.destroy();
     }
@@ -90,11 +90,7 @@ describe.each([
     expect(result.delisted).toBe(expected);
     const pages = statements.filter((s) => /^select "id" from "listings" where .*order by "id"/.test(s.sql));
     expect(pages.length).toBeGreaterThan(0);
-    for (const page of pages) {
-      const plan = planOf(sqlite, page);
-      expect(plan).toContain('USING COVERING INDEX listings_active_by_id (kind=? AND id>?)');
-      expect(plan).not.toContain('TEMP B-TREE');
-    }
+    expectSought(sqlite, pages, 'USING COVERING INDEX listings_active_by_id (kind=? AND id>?)');
   });
 
   it("the search index's delta: the rows written since a version, in (data_version, id) pages on listings_data_version", async () => {
@@ -108,11 +104,7 @@ describe.each([
       expect([...(written?.listings.keys() ?? [])].sort()).toEqual(expected);
       const pages = statements.filter((s) => s.sql.includes('order by "data_version", "id"'));
       expect(pages.length).toBe(Math.floor(expected.length / 1_000) + 1);
-      for (const page of pages) {
-        const plan = planOf(sqlite, page);
-        expect(plan).toContain('USING INDEX listings_data_version (data_version>?)');
-        expect(plan).not.toContain('TEMP B-TREE');
-      }
+      expectSought(sqlite, pages, 'USING INDEX listings_data_version (data_version>?)');
     } finally {
       await db.destroy();
     }
