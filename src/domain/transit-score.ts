@@ -48,9 +48,10 @@ function scoreAmong(point: GeoPoint, stations: readonly Station[], from: number,
 /**
  * {@link transitScore} against `stations`, as a function of the point that reads only the stations within 1,600 m of
  * its latitude: a sync scores every listing it writes, on the event loop, and most stations are far from any one
- * listing (figures in docs/benchmark-history.md, "sixth session"). The same score for every point (test/domain/transit-score.test.ts): a great-circle distance is
- * at least the arc between the two latitudes (R x the latitudes' difference in radians), so a station outside the
- * band is over 1,600 m away and counts neither as the nearest nor within 800 m; the band is a metre wider for rounding.
+ * listing (figures in docs/benchmark-history.md, "sixth session"). The same score for every point
+ * (test/domain/transit-score.test.ts, against {@link transitScore}, the reference): a great-circle distance is at least
+ * the arc between the two latitudes (R x the latitudes' difference in radians), so a station outside the band is over
+ * 1,600 m away and counts neither as the nearest nor within 800 m; the band is a metre wider for rounding.
  */
 export function transitScorer(stations: readonly Station[]): (point: GeoPoint | null) => number | null {
   const byLatitude = [...stations].sort((a, b) => a.latitude - b.latitude);

@@ -33,9 +33,9 @@ export async function readWritten(
 ): Promise<{ listings: WrittenListings; read: number } | null> {
   const listings = new Map(held);
   // In keyset pages by (data_version, id), which the index on (data_version, id) serves in that order (migration 034;
-  // by id alone, SQLite scanned the whole table in the primary key's order for a few rows written), stopping once past the limit: that tells that
-  // there are too many, without a count of them first. The first key, (since + 1, ''), comes before every row
-  // written after `since` (a version is an integer, an id never empty).
+  // by id alone, SQLite scanned the whole table in the primary key's order for a few rows written), stopping once past
+  // the limit: that tells that there are too many, without a count of them first. The first key, (since + 1, ''),
+  // comes before every row written after `since` (a version is an integer, an id never empty).
   const pages = keysetPages(
     [since + 1, ''] as [number, string],
     ([version, id], size) =>

@@ -18,18 +18,18 @@ import { sqliteWithLog } from '../helpers/statement-log.js';
 // Checked twice: with the statistics the template holds, and with none, as after a first sync into a new file (SQLite
 // gathers them when the store opens, before the sync has written a row).
 
-/** A template copy, migrated, with its statistics or without; `sqlite` is a writable handle on it. */
-async function copyOfTemplate(statistics: boolean): Promise<{ file: string; sqlite: Database.Database }> {
+/** A writable handle on a migrated template copy, with the template's statistics or with none. */
+async function copyOfTemplate(statistics: boolean): Promise<Database.Database> {
   const file = join(mkdtempSync(join(tmpdir(), 'keyset-reads-')), 'mirror.db');
   copyFileSync(TEMPLATE_DB, file);
   await (await openStore(file)).close();
-  const sqlite = new Database(file);
+  // A connection reads the statistics when it opens: the copy is opened again once they are gone.
   if (!statistics) {
-    sqlite.exec('delete from sqlite_stat1');
-    sqlite.close();
-    return { file, sqlite: new Database(file) };
+    const emptied = new Database(file);
+    emptied.exec('delete from sqlite_stat1');
+    emptied.close();
   }
-  return { file, sqlite };
+  return new Database(file);
 }
 
 /** Checks that SQLite seeks each of `pages` (logged statements) with `seek` (a step of its plan), sorting nothing. */
@@ -49,7 +49,7 @@ describe.each([
 ])('keyset reads seek their pages on an index, no sort (migration 034, SQLite), %s', (_name, statistics) => {
   let sqlite: Database.Database;
   beforeAll(async () => {
-    ({ sqlite } = await copyOfTemplate(statistics));
+    sqlite = await copyOfTemplate(statistics);
   });
   afterAll(() => sqlite?.close());
 
