@@ -52,17 +52,29 @@ export const communityDistrictOf = (code: string | undefined) =>
 /** A polygon's number, null outside every polygon. */
 export const numberOf = (value: string | undefined) => (value === undefined ? null : Number(value));
 
-/** The districts holding a point, computed here from the shared files, as the service names them. */
-export function districtLookup(): (
-  lon: number,
-  lat: number,
-) => { communityDistrict: number | null; policePrecinct: number | null; schoolDistrict: number | null } {
+/** The districts holding a point, as the service names them. */
+export type Districts = { communityDistrict: number | null; policePrecinct: number | null; schoolDistrict: number | null };
+
+/**
+ * The districts holding a point, computed here from the shared files, as the service names them. Each position is
+ * looked up once: the city's listings stand at about a third as many positions as there are listings (buildings).
+ */
+export function districtLookup(): (lon: number, lat: number) => Districts {
   const community = polygonLookup('community-districts/community-districts.geojson.gz', 'boro_cd');
   const precinct = polygonLookup('police-precincts/police-precincts.geojson.gz', 'precinct');
   const school = polygonLookup('school-districts/school-districts.geojson.gz', 'SchoolDist');
-  return (lon, lat) => ({
-    communityDistrict: communityDistrictOf(community(lon, lat)),
-    policePrecinct: numberOf(precinct(lon, lat)),
-    schoolDistrict: numberOf(school(lon, lat)),
-  });
+  const seen = new Map<string, Districts>();
+  return (lon, lat) => {
+    const position = `${lon},${lat}`;
+    let districts = seen.get(position);
+    if (!districts) {
+      districts = {
+        communityDistrict: communityDistrictOf(community(lon, lat)),
+        policePrecinct: numberOf(precinct(lon, lat)),
+        schoolDistrict: numberOf(school(lon, lat)),
+      };
+      seen.set(position, districts);
+    }
+    return { ...districts };
+  };
 }
