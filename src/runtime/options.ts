@@ -1,3 +1,4 @@
+import type { SodaRow } from '../domain/city-records.js';
 import type { SiteData } from '../upstream/local/site-data.js';
 import type { LocalStripeOptions } from '../upstream/local-stripe/server.js';
 import type { Logger } from 'pino';
@@ -9,6 +10,11 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** The site data the local upstream serves (built from ../shared/data when not given). */
   siteData?: SiteData;
+  /**
+   * What the local SODA emulator serves, by dataset id, each read when first asked for (by default the city's files
+   * under SHARED_DATA_DIR, `cityDatasets`; the tests hand each runtime copies of rows they read once).
+   */
+  openDataRows?: Record<string, () => Promise<SodaRow[]>>;
   /** A manual market clock (tests): starts at the service clock's time and moves only when advanced. */
   manualMarketClock?: boolean;
   /**

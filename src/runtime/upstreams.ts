@@ -58,7 +58,9 @@ export async function startUpstreams(
       );
     }
     if (!config.openData.url) {
-      soda = await startLocalSoda(cityDatasets(config.sharedDataDir), { faults: parseFaults(config.localSodaFaults) });
+      soda = await startLocalSoda(options.openDataRows ?? cityDatasets(config.sharedDataDir), {
+        faults: parseFaults(config.localSodaFaults),
+      });
     }
   } catch (error) {
     await close();

@@ -61,6 +61,12 @@ export interface Store {
   close: () => Promise<void>;
 }
 
+/**
+ * Gathers the query planner's table statistics where missing or stale (SQLite's advice for a connection that lives
+ * long), run when a SQLite mirror opens: without them the planner may pick a filter's index over a far narrower one.
+ */
+export const PLANNER_STATISTICS_PRAGMA = 'optimize=0x10002';
+
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-mirror-real-site': realSite,
@@ -169,9 +175,7 @@ export async function openStore(
     // hundred transactions, and checkpointing after most of them doubled what their commits cost.
     sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     sqlite.pragma('busy_timeout = 5000');
-    // Table statistics for the query planner, gathered where missing or stale (SQLite's advice for a
-    // connection that lives long); without them it may pick a filter's index over a far narrower one.
-    sqlite.pragma('optimize=0x10002');
+    sqlite.pragma(PLANNER_STATISTICS_PRAGMA);
     const rowBuilders = options.rowBuilders ?? true;
     const db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),

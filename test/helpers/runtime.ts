@@ -5,6 +5,8 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { loadConfig, type Plan } from '../../src/config.js';
 import type { SiteData } from '../../src/upstream/local/site-data.js';
+import { cityDatasets } from '../../src/dataset/city-datasets.js';
+import type { SodaRow } from '../../src/domain/city-records.js';
 import { issueKey } from '../../src/keys/key-admin.js';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { SITE_DATA_FILE, SITE_DATA_WITHOUT_RENTHOP_FILE, SHARED_DATA, TEMPLATE_DB, TEMPLATE_WITHOUT_RENTHOP_DB } from './paths.js';
@@ -18,6 +20,35 @@ export function loadSiteData(withoutRentHop = false): SiteData {
     asOf: string;
   };
   return { ...raw, asOf: new Date(raw.asOf) };
+}
+
+/** The city's files each SODA dataset was read from, once a test worker: by shared data folder, then dataset id. */
+const cityRowsRead = new Map<string, Map<string, Promise<readonly SodaRow[]>>>();
+
+/**
+ * The local SODA emulator's datasets over the city's files under `sharedDataDir`, each read once a test worker (the
+ * recorded sales' workbooks and PLUTO take seconds) and handed to each runtime as an array of its own: tests splice
+ * and push rows; the rows themselves are frozen, so one changed in place fails the test that did it.
+ */
+function cityDatasetsReadOnce(sharedDataDir: string): Record<string, () => Promise<SodaRow[]>> {
+  let read = cityRowsRead.get(sharedDataDir);
+  if (!read) cityRowsRead.set(sharedDataDir, (read = new Map()));
+  const files = cityDatasets(sharedDataDir);
+  return Object.fromEntries(
+    Object.entries(files).map(([dataset, load]) => [
+      dataset,
+      async () => {
+        let rows = read.get(dataset);
+        if (!rows) {
+          rows = load().then((all) => all.map((row) => Object.freeze(row)));
+          read.set(dataset, rows);
+          // A read that failed is tried again by the next runtime.
+          rows.catch(() => read.delete(dataset));
+        }
+        return [...(await rows)];
+      },
+    ]),
+  );
 }
 
 export interface TestRuntime extends Runtime {
@@ -66,6 +97,7 @@ export async function startTestRuntime(
     scheduler: false,
     recordUpstreamQueries: true,
     initialOpenDataSync: false,
+    openDataRows: cityDatasetsReadOnce(config.sharedDataDir),
     ...options,
     siteData,
   });
