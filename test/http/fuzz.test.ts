@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { drawnRuns } from '../helpers/drawn-runs.js';
 import { openApiFuzzer } from '../helpers/fuzz.js';
 import { startTestRuntime } from '../helpers/runtime.js';
 
 // Property-based fuzzing from the app's own OpenAPI document (see helpers/fuzz.ts): requests with valid
 // and invalid values for every documented parameter, random extra parameters and headers, through the
 // real app on SQLite, a test for each operation. The same runs on PostgreSQL in postgres.test.ts, over its mirror.
-const RUNS = Number(process.env.FUZZ_RUNS ?? 6000);
+const RUNS = drawnRuns(2400, 'FUZZ_RUNS');
 
 // Quotas raised out of the way: thousands of requests from one client are the point here.
 const rt = await startTestRuntime(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { drawnRuns } from '../helpers/drawn-runs.js';
 import { mortgageFactor } from '../../src/domain/monthly-cost.js';
 import { bulkVersionBump, dataVersionBump, nextDataVersion } from '../../src/store/data-version.js';
 import { get } from '../helpers/http.js';
@@ -13,7 +14,7 @@ const t = useTestRuntime('pro', { READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0' 
 
 describe('the search index', () => {
   it('gives exactly the ids, order and total of the plain SQL path, for drawn filters, sorts, pages and keyset positions', async () => {
-    const tally = await checkIndexAnswersAsStore(t.rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250));
+    const tally = await checkIndexAnswersAsStore(t.rt, drawnRuns(100, 'INDEX_EQUIVALENCE_RUNS'));
     console.log(`search index (SQLite): ${tally.searches} searches, ${tally.matched} with matches`);
     // Not a test of nothing: most drawn searches find listings.
     expect(tally.matched).toBeGreaterThan(tally.searches / 4);
@@ -24,7 +25,7 @@ describe('the search index', () => {
     // A runtime of its own: the market moves, and the sync's crawls, hydration and valuation write through the real writers.
     const rt = await startTestRuntime({ READ_CACHE_SECONDS: '0', ANSWER_CACHE_MB: '0' }, { manualMarketClock: true, withoutRentHop: true });
     try {
-      const tally = await checkIndexWithDeltaAnswersAsStore(rt, rt, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
+      const tally = await checkIndexWithDeltaAnswersAsStore(rt, rt, drawnRuns(100, 'INDEX_EQUIVALENCE_RUNS') / 2);
       console.log(
         `search index with a delta (SQLite): ${tally.delta} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
       );

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { drawnRuns } from '../helpers/drawn-runs.js';
 import { openApiFuzzer } from '../helpers/fuzz.js';
 import { get } from '../helpers/http.js';
 import { addSubscription } from '../../src/notify/webhook-admin.js';
@@ -23,7 +24,7 @@ import { DATASETS } from '../../src/upstream/soda-client.js';
 // its own, must answer exactly as on the embedded SQLite.
 const SERVER = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `nyc_listings_test_${process.pid}_${Date.now()}`;
-const PG_FUZZ_RUNS = Number(process.env.FUZZ_PG_RUNS ?? 1500);
+const PG_FUZZ_RUNS = drawnRuns(600, 'FUZZ_PG_RUNS');
 let admin: pg.Client;
 let url: string;
 /** Webhook delivery quick enough for a test, to loopback receivers. */
@@ -181,7 +182,7 @@ describe('PostgreSQL answers as SQLite does', () => {
   });
 
   it('the search index gives exactly the ids, order and total of the plain SQL path on PostgreSQL', async () => {
-    const tally = await checkIndexAnswersAsStore(onPg, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250));
+    const tally = await checkIndexAnswersAsStore(onPg, drawnRuns(100, 'INDEX_EQUIVALENCE_RUNS'));
     console.log(`search index (PostgreSQL): ${tally.searches} searches, ${tally.matched} with matches`);
     expect(tally.matched).toBeGreaterThan(tally.searches / 4);
   }, 300_000);
@@ -620,7 +621,7 @@ describe('the search index with a delta on PostgreSQL', () => {
     // valuation write through the real writers, each stamping its rows (migration 031).
     const other = await startTestRuntime({ DATABASE_URL: url }, { initialSync: false, manualMarketClock: true, withoutRentHop: true });
     try {
-      const tally = await checkIndexWithDeltaAnswersAsStore(onPg, other, Number(process.env.INDEX_EQUIVALENCE_RUNS ?? 250) / 2);
+      const tally = await checkIndexWithDeltaAnswersAsStore(onPg, other, drawnRuns(100, 'INDEX_EQUIVALENCE_RUNS') / 2);
       console.log(
         `search index with a delta (PostgreSQL): ${tally.delta} listings written, ${tally.searches} searches, ${tally.matched} with matches`,
       );
