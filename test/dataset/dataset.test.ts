@@ -109,11 +109,28 @@ describe('dataset builders over the real data', () => {
     const nta = JSON.parse(readFileSync(join(SHARED_DATA, 'nta', 'nta-2010.geojson'), 'utf8')) as {
       features: { properties: { BoroName: string }; geometry: { type: string; coordinates: number[][][] | number[][][][] } }[];
     };
-    const polygons = new Map<string, number[][][][]>();
+    // Each polygon with its bounding box, tested first: a point lies in the boxes of few of a borough's polygons.
+    type Part = { rings: number[][][]; west: number; east: number; south: number; north: number };
+    const polygons = new Map<string, Part[]>();
     for (const f of nta.features) {
       const parts = f.geometry.type === 'Polygon' ? [f.geometry.coordinates as number[][][]] : (f.geometry.coordinates as number[][][][]);
-      polygons.set(f.properties.BoroName, [...(polygons.get(f.properties.BoroName) ?? []), ...parts]);
+      const boxed = parts.map((rings) => {
+        const [xs, ys] = [rings[0].map((p) => p[0]), rings[0].map((p) => p[1])];
+        return { rings, west: Math.min(...xs), east: Math.max(...xs), south: Math.min(...ys), north: Math.max(...ys) };
+      });
+      polygons.set(f.properties.BoroName, [...(polygons.get(f.properties.BoroName) ?? []), ...boxed]);
     }
+    const inBorough = (borough: string, longitude: number, latitude: number) =>
+      polygons
+        .get(borough)!
+        .some(
+          (p) =>
+            longitude >= p.west &&
+            longitude <= p.east &&
+            latitude >= p.south &&
+            latitude <= p.north &&
+            inRings(p.rings, longitude, latitude),
+        );
     const parents = upstreamParents();
     const boroughName: Record<number, string> = { 100: 'Manhattan', 200: 'Bronx', 300: 'Brooklyn', 400: 'Queens', 500: 'Staten Island' };
     const boroughOf = (id: number) => {
@@ -123,7 +140,7 @@ describe('dataset builders over the real data', () => {
     const outside = siteData.listings.filter((l) => {
       const borough = boroughOf(l.areaId)!;
       const { latitude, longitude } = l.node.geoPoint!;
-      return !polygons.get(borough)!.some((rings) => inRings(rings, longitude, latitude));
+      return !inBorough(borough, longitude, latitude);
     });
     expect(outside.map((l) => l.node.id)).toEqual([]);
   });
