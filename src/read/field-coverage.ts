@@ -40,9 +40,10 @@ export function holdsValue(value: unknown): boolean {
   return true;
 }
 
-function at(record: unknown, path: string): unknown {
+/** The value at `parts` (a field's path, split at its dots) of `record`; undefined past a null or a missing field. */
+function at(record: unknown, parts: readonly string[]): unknown {
   let value = record;
-  for (const part of path.split('.')) value = value === null || value === undefined ? undefined : (value as Record<string, unknown>)[part];
+  for (const part of parts) value = value === null || value === undefined ? undefined : (value as Record<string, unknown>)[part];
   return value;
 }
 
@@ -50,7 +51,12 @@ function at(record: unknown, path: string): unknown {
 export class FieldCoverage {
   private readonly counts = new Map<string, { records: number; held: Map<string, number> }>();
 
-  constructor(readonly paths: readonly string[]) {}
+  /** Each path split at its dots once, rather than for each record counted. */
+  private readonly parts: readonly (readonly string[])[];
+
+  constructor(readonly paths: readonly string[]) {
+    this.parts = paths.map((path) => path.split('.'));
+  }
 
   /** Counts one record of `group`. */
   add(group: string, record: unknown): void {
@@ -60,7 +66,8 @@ export class FieldCoverage {
       this.counts.set(group, entry);
     }
     entry.records++;
-    for (const path of this.paths) if (holdsValue(at(record, path))) entry.held.set(path, (entry.held.get(path) ?? 0) + 1);
+    for (const [i, path] of this.paths.entries())
+      if (holdsValue(at(record, this.parts[i]))) entry.held.set(path, (entry.held.get(path) ?? 0) + 1);
   }
 
   /** Records counted in `group` (0 when none). */
