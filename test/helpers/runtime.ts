@@ -31,8 +31,8 @@ const cityRowsRead = new Map<string, Map<string, Promise<readonly SodaRow[]>>>()
  * and push rows; the rows themselves are frozen, so one changed in place fails the test that did it.
  */
 function cityDatasetsReadOnce(sharedDataDir: string): Record<string, () => Promise<SodaRow[]>> {
-  let read = cityRowsRead.get(sharedDataDir);
-  if (!read) cityRowsRead.set(sharedDataDir, (read = new Map()));
+  const read = cityRowsRead.get(sharedDataDir) ?? new Map<string, Promise<readonly SodaRow[]>>();
+  cityRowsRead.set(sharedDataDir, read);
   const files = cityDatasets(sharedDataDir);
   return Object.fromEntries(
     Object.entries(files).map(([dataset, load]) => [
