@@ -15,6 +15,7 @@ export const UNIT_TESTS = [
   'test/domain/api-key.test.ts',
   'test/domain/city-records.test.ts',
   'test/domain/market.test.ts',
+  'test/freshness/coordinator.test.ts',
   'test/freshness/policy.test.ts',
   'test/http/auth.test.ts',
   'test/lib/single-flight.test.ts',

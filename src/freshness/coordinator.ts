@@ -13,6 +13,7 @@ export class RefreshCoordinator {
   private readonly running = new SingleFlight<string, void>();
   private readonly queue: { key: string; task: () => Promise<unknown>; done: () => void }[] = [];
   private active = 0;
+  private closed = false;
 
   constructor(
     private readonly logger: Logger,
@@ -54,7 +55,7 @@ export class RefreshCoordinator {
    */
   trigger(key: string, task: () => Promise<unknown>): 'started' | 'joined' | 'dropped' {
     if (this.running.has(key)) return 'joined';
-    if (this.queue.length >= this.maxQueued) return 'dropped';
+    if (this.closed || this.queue.length >= this.maxQueued) return 'dropped';
     void this.running.run(key, () => new Promise<void>((done) => this.queue.push({ key, task, done })));
     this.pump();
     return 'started';
@@ -68,6 +69,17 @@ export class RefreshCoordinator {
   /** Resolves when nothing is running or queued. */
   async idle(): Promise<void> {
     while (this.running.size) await Promise.all(this.running.runs());
+  }
+
+  /**
+   * Stops for a shutdown: the refreshes still queued are dropped (never started, so nothing of theirs was written;
+   * their data stays stale for the next start to refresh), later triggers are dropped, and this resolves when the
+   * refreshes already running have ended. A shutdown so waits for at most `concurrency` refreshes, not for a queue.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.done();
+    await this.idle();
   }
 
   private pump(): void {

@@ -8,7 +8,7 @@ import { RedisRefreshLock } from '../freshness/refresh-lock.js';
 export interface Coordination {
   redis: Redis | null;
   coordinator: RefreshCoordinator;
-  /** Waits for the refreshes under way, then closes the Redis connection. */
+  /** Drops the refreshes queued, waits for those running ({@link RefreshCoordinator.close}), then closes the Redis connection. */
   stop: () => Promise<void>;
 }
 
@@ -21,7 +21,7 @@ export function startCoordination(config: Config, logger: Logger): Coordination 
     redis,
     coordinator,
     stop: async () => {
-      await coordinator.idle();
+      await coordinator.close();
       redis?.disconnect();
     },
   };
