@@ -51,11 +51,11 @@ function at(record: unknown, parts: readonly string[]): unknown {
 export class FieldCoverage {
   private readonly counts = new Map<string, { records: number; held: Map<string, number> }>();
 
-  /** Each path split at its dots once, rather than for each record counted. */
-  private readonly parts: readonly (readonly string[])[];
+  /** Each field's path with its parts, split at the dots once rather than for each record counted. */
+  private readonly fields: readonly { path: string; parts: readonly string[] }[];
 
   constructor(readonly paths: readonly string[]) {
-    this.parts = paths.map((path) => path.split('.'));
+    this.fields = paths.map((path) => ({ path, parts: path.split('.') }));
   }
 
   /** Counts one record of `group`. */
@@ -66,8 +66,7 @@ export class FieldCoverage {
       this.counts.set(group, entry);
     }
     entry.records++;
-    for (const [i, path] of this.paths.entries())
-      if (holdsValue(at(record, this.parts[i]))) entry.held.set(path, (entry.held.get(path) ?? 0) + 1);
+    for (const { path, parts } of this.fields) if (holdsValue(at(record, parts))) entry.held.set(path, (entry.held.get(path) ?? 0) + 1);
   }
 
   /** Records counted in `group` (0 when none). */
