@@ -110,24 +110,7 @@ export function buildSales(
     const key = `${point.latitude},${point.longitude}`;
     let entry = buildings.get(key);
     if (!entry) {
-      const area = areas.deepestContaining(borough, point);
-      let slug = `${slugify(street)}-${slugify(boroughName)}`;
-      for (let n = 2; slugs.has(slug); n++) slug = `${slugify(street)}-${slugify(boroughName)}-${n}`;
-      slugs.add(slug);
-      entry = {
-        slug,
-        building: {
-          id: String(SALE_BUILDING_ID_BASE + index),
-          name: street,
-          type: type ? BUILDING_LABEL[type] : null,
-          status: null,
-          yearBuilt: null,
-          unitCount: null,
-          address: { street, city: borough === 100 ? 'New York' : boroughName, state: 'NY', zipCode },
-          areaId: area?.numericId ?? borough,
-          policies: { list: [], petPolicy: null },
-        },
-      };
+      entry = saleBuilding({ index, street, type, borough, zipCode, point }, areas, slugs);
       buildings.set(key, entry);
     }
     const { building, slug } = entry;
@@ -164,4 +147,35 @@ export function buildSales(
     });
   });
   return { listings, buildings: [...buildings.values()].map((e) => e.building) };
+}
+
+/**
+ * The building of a sale's position, the first time a row is at it: its id from the row's index, its slug from the
+ * street and borough (made unique with -2, -3, ... against `slugs`, which it joins), its area the deepest holding it.
+ */
+function saleBuilding(
+  sale: { index: number; street: string; type: string | null; borough: number; zipCode: string | null; point: GeoPoint },
+  areas: SiteAreaIndex,
+  slugs: Set<string>,
+): { building: LocalBuilding; slug: string } {
+  const { index, street, type, borough, zipCode, point } = sale;
+  const boroughName = BOROUGH_NAME_BY_UPSTREAM_ID[borough];
+  const area = areas.deepestContaining(borough, point);
+  let slug = `${slugify(street)}-${slugify(boroughName)}`;
+  for (let n = 2; slugs.has(slug); n++) slug = `${slugify(street)}-${slugify(boroughName)}-${n}`;
+  slugs.add(slug);
+  return {
+    slug,
+    building: {
+      id: String(SALE_BUILDING_ID_BASE + index),
+      name: street,
+      type: type ? BUILDING_LABEL[type] : null,
+      status: null,
+      yearBuilt: null,
+      unitCount: null,
+      address: { street, city: borough === 100 ? 'New York' : boroughName, state: 'NY', zipCode },
+      areaId: area?.numericId ?? borough,
+      policies: { list: [], petPolicy: null },
+    },
+  };
 }

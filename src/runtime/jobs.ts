@@ -37,24 +37,23 @@ export interface Jobs {
   stop: () => Promise<void>;
 }
 
+/** What the background jobs run over. */
+type JobDeps = {
+  tables: StorePart;
+  sync: SyncPart;
+  coordinator: RefreshCoordinator;
+  estimator: Estimator;
+  areaTree: () => Promise<AreaTree>;
+  clock: () => Date;
+  logger: Logger;
+  metrics: Metrics;
+};
+
 /**
  * Builds the background jobs over the syncs. Nothing runs before `start()`, which resumes a hydration backlog left
  * by an earlier run (a first sync in the background resumes it itself once every scope is in).
  */
-export function buildJobs(
-  config: Config,
-  options: RuntimeOptions,
-  deps: {
-    tables: StorePart;
-    sync: SyncPart;
-    coordinator: RefreshCoordinator;
-    estimator: Estimator;
-    areaTree: () => Promise<AreaTree>;
-    clock: () => Date;
-    logger: Logger;
-    metrics: Metrics;
-  },
-): Jobs {
+export function buildJobs(config: Config, options: RuntimeOptions, deps: JobDeps): Jobs {
   const { tables, coordinator, clock, logger, metrics } = deps;
   const { syncer, openData } = deps.sync;
   const valuation = new Valuation({
@@ -88,21 +87,7 @@ export function buildJobs(
     ...{ webhooks: tables.webhooks, changes: tables.changes, tail: changeTail, areaTree: deps.areaTree },
     ...{ config, clock, logger, metrics },
   });
-  const health: Jobs['health'] = {
-    crawlReports: () => syncer.crawlReports(),
-    running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
-    hydration: async () => {
-      const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
-      return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
-    },
-    valuation: () => valuation.state(),
-    webhooks: async () => {
-      const queue = await tables.webhooks.queue(clock().toISOString());
-      const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
-      const { pending, due, oldestDueAt, dead: deadLetters } = queue;
-      return { running, inFlight, pending, due, oldestDueAt, deadLetters, lastError, lastErrorAt };
-    },
-  };
+  const health = jobsHealth({ ...deps, hydration, valuation, dispatcher });
   return {
     ...{ hydration, valuation, scheduler, openDataScheduler, firstSync, changeTail, dispatcher, health },
     nextRefreshAt: (scope, lastSuccessAt) =>
@@ -119,6 +104,27 @@ export function buildJobs(
       openDataScheduler.stop();
       await dispatcher.stop();
       changeTail.close();
+    },
+  };
+}
+
+/** The jobs' state for /v1/health, read when asked: the crawls, hydration's backlog, the valuation and the webhook queue. */
+function jobsHealth(deps: JobDeps & { hydration: HydrationJob; valuation: Valuation; dispatcher: WebhookDispatcher }): Jobs['health'] {
+  const { tables, coordinator, clock, hydration, valuation, dispatcher } = deps;
+  const { syncer } = deps.sync;
+  return {
+    crawlReports: () => syncer.crawlReports(),
+    running: (scope) => coordinator.isRunning(OPEN_DATA_SCOPES.includes(scope) ? OPEN_DATA_KEY : scope),
+    hydration: async () => {
+      const [backlog, parked] = await Promise.all([syncer.backlog(), syncer.parked()]);
+      return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
+    },
+    valuation: () => valuation.state(),
+    webhooks: async () => {
+      const queue = await tables.webhooks.queue(clock().toISOString());
+      const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();
+      const { pending, due, oldestDueAt, dead: deadLetters } = queue;
+      return { running, inFlight, pending, due, oldestDueAt, deadLetters, lastError, lastErrorAt };
     },
   };
 }

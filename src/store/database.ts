@@ -120,96 +120,110 @@ class InCodeMigrations implements MigrationProvider {
  * `onConnectionError` hears of PostgreSQL connections the server dropped; `warn` of background faults (a checkpoint).
  * @throws Error when the database cannot be opened or a migration fails.
  */
-export async function openStore(
-  url: string,
-  options: {
-    rowBuilders?: boolean;
-    namedStatements?: boolean;
-    walCheckpointSeconds?: number;
-    /** Pages of log past which the checkpoints' thread starts it over (20,000 unless told: tests make it small). */
-    walRestartPages?: number;
-    onConnectionError?: (error: Error) => void;
-    warn?: (message: string, cause: string) => void;
-  } = {},
-): Promise<Store> {
-  let store: Store;
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
-    pg.types.setTypeParser(20, (v) => Number(v));
-    // A connection that cannot be had within 5 s fails the query (a database restarting), rather than waiting.
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
-    // A connection the server drops (a restart) emits an error event: on the pool while the connection is idle, on
-    // the connection itself while it is checked out (pg-pool removes its own listener then), for instance between
-    // two statements of a transaction. Without a listener either would end the process; with one, the query under
-    // way fails (a 503 to its request) and the pool opens new connections when asked.
-    const dropped = (error: Error) => options.onConnectionError?.(error);
-    pool.on('error', dropped);
-    pool.on('connect', (client) => client.on('error', dropped));
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: (options.namedStatements ?? true) ? namingRepeatedStatements(pool) : pool }),
-    });
-    // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
-    // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
-    // reads a few hundred (docs/benchmark-history.md). Ending the pool is `db`'s.
-    const readDb = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }),
-    });
-    store = {
-      db,
-      readDb,
-      dialect: 'postgres',
-      pool,
-      checkpoints: null,
-      close: async () => {
-        await readDb.destroy();
-        await db.destroy();
-      },
-    };
-  } else {
-    const file = url.replace(/^sqlite:/, '');
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    const sqlite = new SqliteDatabase(file);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    // A checkpoint every 80 MB of log rather than SQLite's 4 MB: a sync writes the whole city in a few
-    // hundred transactions, and checkpointing after most of them doubled what their commits cost.
-    sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma(PLANNER_STATISTICS_PRAGMA);
-    const rowBuilders = options.rowBuilders ?? true;
-    const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),
-    });
-    // Reads on a connection of their own: none waits behind a write transaction on the writer's (WAL: readers never
-    // wait for the writer).
-    const readDb =
-      file === ':memory:'
-        ? db
-        : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
-    const every = options.walCheckpointSeconds ?? 0;
-    let checkpoints: WalCheckpointer | null = null;
-    if (file !== ':memory:' && every > 0) {
-      sqlite.pragma('wal_autocheckpoint = 0');
-      checkpoints = new WalCheckpointer(
-        file,
-        every,
-        options.walRestartPages ?? AUTOCHECKPOINT_PAGES,
-        () => restartLog(db, sqlite),
-        () => sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
-        options.warn ?? (() => undefined),
-      );
-    }
-    store = {
-      db,
-      readDb,
-      dialect: 'sqlite',
-      checkpoints,
-      close: async () => {
-        await checkpoints?.close();
-        await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()]);
-      },
-    };
+export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
+  const store = /^postgres(ql)?:\/\//.test(url) ? openPostgres(url, options) : openSqlite(url, options);
+  await migrate(store);
+  return store;
+}
+
+/** How {@link openStore} opens a store: its optimizations' switches and whom it tells of faults. */
+export interface StoreOptions {
+  rowBuilders?: boolean;
+  namedStatements?: boolean;
+  walCheckpointSeconds?: number;
+  /** Pages of log past which the checkpoints' thread starts it over (20,000 unless told: tests make it small). */
+  walRestartPages?: number;
+  onConnectionError?: (error: Error) => void;
+  warn?: (message: string, cause: string) => void;
+}
+
+/** A PostgreSQL store on a pool of 10 connections; its searches run unnamed on the same pool. */
+function openPostgres(url: string, options: StoreOptions): Store {
+  // int8 (bigint) columns hold prices; they fit a JS number, so read them as numbers.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  // A connection that cannot be had within 5 s fails the query (a database restarting), rather than waiting.
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // A connection the server drops (a restart) emits an error event: on the pool while the connection is idle, on
+  // the connection itself while it is checked out (pg-pool removes its own listener then), for instance between
+  // two statements of a transaction. Without a listener either would end the process; with one, the query under
+  // way fails (a 503 to its request) and the pool opens new connections when asked.
+  const dropped = (error: Error) => options.onConnectionError?.(error);
+  pool.on('error', dropped);
+  pool.on('connect', (client) => client.on('error', dropped));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: (options.namedStatements ?? true) ? namingRepeatedStatements(pool) : pool }),
+  });
+  // Searches on the same pool, their statements unnamed: a named search text soon ran on a generic plan,
+  // chosen without its prices or areas, that sorted tens of thousands of rentals where a walk of the order
+  // reads a few hundred (docs/benchmark-history.md). Ending the pool is `db`'s.
+  const readDb = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: { connect: () => pool.connect(), end: async () => undefined } }),
+  });
+  return {
+    db,
+    readDb,
+    dialect: 'postgres',
+    pool,
+    checkpoints: null,
+    close: async () => {
+      await readDb.destroy();
+      await db.destroy();
+    },
+  };
+}
+
+/** A SQLite store in WAL mode: the writer's connection, a reader's of its own, and the checkpoints' thread if asked. */
+function openSqlite(url: string, options: StoreOptions): Store {
+  const file = url.replace(/^sqlite:/, '');
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // A checkpoint every 80 MB of log rather than SQLite's 4 MB: a sync writes the whole city in a few
+  // hundred transactions, and checkpointing after most of them doubled what their commits cost.
+  sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(PLANNER_STATISTICS_PRAGMA);
+  const rowBuilders = options.rowBuilders ?? true;
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),
+  });
+  // Reads on a connection of their own: none waits behind a write transaction on the writer's (WAL: readers never
+  // wait for the writer).
+  const readDb =
+    file === ':memory:'
+      ? db
+      : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
+  const every = options.walCheckpointSeconds ?? 0;
+  let checkpoints: WalCheckpointer | null = null;
+  if (file !== ':memory:' && every > 0) {
+    sqlite.pragma('wal_autocheckpoint = 0');
+    checkpoints = new WalCheckpointer(
+      file,
+      every,
+      options.walRestartPages ?? AUTOCHECKPOINT_PAGES,
+      () => restartLog(db, sqlite),
+      () => sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
+      options.warn ?? (() => undefined),
+    );
   }
+  return {
+    db,
+    readDb,
+    dialect: 'sqlite',
+    checkpoints,
+    close: async () => {
+      await checkpoints?.close();
+      await Promise.all([db.destroy(), readDb === db ? undefined : readDb.destroy()]);
+    },
+  };
+}
+
+/**
+ * Runs the migrations not yet applied; on a failure closes the store.
+ * @throws Error naming the migration that failed.
+ */
+async function migrate(store: Store): Promise<void> {
   // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
   // several schemas on one server (one per instance or test) never see each other's tables.
   const migrationTableSchema =
@@ -220,7 +234,6 @@ export async function openStore(
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? error}`);
   }
-  return store;
 }
 
 /** A second connection to a SQLite file, for reads only: it waits for no write transaction (WAL). */

@@ -161,6 +161,12 @@ export function registerBillingRoutes(app: FastifyInstance, deps: { billing: Bil
     );
   });
 
+  registerStripeWebhook(app, billing);
+}
+
+/** POST /billing/stripe/webhook: a signed event, applied once; 400 BAD_REQUEST when malformed, WEBHOOK_SIGNATURE_INVALID when its signature fails. */
+function registerStripeWebhook(app: FastifyInstance, billing: Billing): void {
+  const access = { access: 'public' as const };
   // The webhook reads its body as bytes: the signature is over the body exactly as sent.
   app.register(async (scope) => {
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

@@ -167,6 +167,29 @@ function registerListChanges(fastify: FastifyInstance, deps: ChangesRouteDeps): 
   );
 }
 
+/** The stream's resumption header, as browsers send it on reconnect. */
+const LastEventIdHeader = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,15}$',
+      description: 'The id of the last event received: the stream continues after it (takes precedence over `since`).',
+    }),
+  ),
+});
+
+/** The stream's answers: an endless event stream, or a problem before it starts. */
+const streamResponses = {
+  200: {
+    description: 'An endless event stream: `retry:`, then events and heartbeats.',
+    content: {
+      'text/event-stream': {
+        schema: Type.String({ description: 'id: 20337\\nevent: listing.price_changed\\ndata: {"id":"20337",...}' }),
+      },
+    },
+  },
+  ...problemResponses(400, 401, 403, 410, 429),
+};
+
 /** GET /v1/changes/stream, with the streams open on this instance (ended before the server closes). */
 function registerStreamChanges(fastify: FastifyInstance, deps: ChangesRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -195,25 +218,8 @@ function registerStreamChanges(fastify: FastifyInstance, deps: ChangesRouteDeps)
           "From a browser, `new EventSource('/v1/changes/stream?access_token=<key>')`: the key may come as `access_token` on this endpoint only.",
         tags: ['changes'],
         querystring: ChangesStreamQuery,
-        headers: Type.Object({
-          'last-event-id': Type.Optional(
-            Type.String({
-              pattern: '^[0-9]{1,15}$',
-              description: 'The id of the last event received: the stream continues after it (takes precedence over `since`).',
-            }),
-          ),
-        }),
-        response: {
-          200: {
-            description: 'An endless event stream: `retry:`, then events and heartbeats.',
-            content: {
-              'text/event-stream': {
-                schema: Type.String({ description: 'id: 20337\\nevent: listing.price_changed\\ndata: {"id":"20337",...}' }),
-              },
-            },
-          },
-          ...problemResponses(400, 401, 403, 410, 429),
-        },
+        headers: LastEventIdHeader,
+        response: streamResponses,
         security: [{ bearerAuth: [] }, { accessTokenQuery: [] }],
       },
     },

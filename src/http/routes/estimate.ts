@@ -62,6 +62,44 @@ function registerGetPropertyEstimate(fastify: FastifyInstance, deps: RouteDeps):
   );
 }
 
+/** The query of GET /v1/estimate: the property's kind, position or address, and layout. */
+const estimateQuery = Type.Object(
+  {
+    kind: Type.Enum(['rental', 'sale'], { description: "rental: a month's rent; sale: the price." }),
+    near: Type.Optional(
+      Type.String({
+        pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
+        description: "The property's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.",
+      }),
+    ),
+    address: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 200,
+        description:
+          "The property's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
+      }),
+    ),
+    bedrooms: Type.Integer({ minimum: 0, maximum: MOST_ROOMS, description: 'Bedrooms; 0 is a studio.' }),
+    bathrooms: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: MOST_ROOMS,
+        multipleOf: 0.5,
+        description: 'Full bathrooms plus a half for a half bath (1.5).',
+      }),
+    ),
+    sqft: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000, description: 'Size in square feet.' })),
+    buildingType: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z_]{2,30}$',
+        description: "The site's building type: CONDO, CO_OP, HOUSE, MULTIFAMILY, TOWNHOUSE, ...",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** GET /v1/estimate. */
 function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -74,42 +112,7 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
         summary: 'What a property that is not listed is worth',
         description: `The rent a month (kind=rental) or price (kind=sale) of a property described by its position (near) or street address (address) and its layout. ${METHOD} A point off the city's land is a 422 OFF_LAND; an address no tax lot in the mirror carries a 422 ADDRESS_NOT_FOUND, one in several places a 422 ADDRESS_AMBIGUOUS. From the ${deps.plan} plan up (MIN_PLAN_ESTIMATES).`,
         tags: ['property'],
-        querystring: Type.Object(
-          {
-            kind: Type.Enum(['rental', 'sale'], { description: "rental: a month's rent; sale: the price." }),
-            near: Type.Optional(
-              Type.String({
-                pattern: '^-?[0-9]{1,3}(\\.[0-9]{1,10})?,-?[0-9]{1,3}(\\.[0-9]{1,10})?$',
-                description: "The property's position: lat,lon (WGS84 decimal degrees). Give near or address, not both.",
-              }),
-            ),
-            address: Type.Optional(
-              Type.String({
-                minLength: 3,
-                maxLength: 200,
-                description:
-                  "The property's street address, a house number first, then after commas its borough or ZIP code where the street is in several (`56 W 45th St, Manhattan`, `37-12 75th St, 11372`). Found among the city's tax lots in the mirror (PLUTO, NYC Open Data), whose position is then estimated (`place`). Give near or address, not both.",
-              }),
-            ),
-            bedrooms: Type.Integer({ minimum: 0, maximum: MOST_ROOMS, description: 'Bedrooms; 0 is a studio.' }),
-            bathrooms: Type.Optional(
-              Type.Number({
-                minimum: 0,
-                maximum: MOST_ROOMS,
-                multipleOf: 0.5,
-                description: 'Full bathrooms plus a half for a half bath (1.5).',
-              }),
-            ),
-            sqft: Type.Optional(Type.Integer({ minimum: 100, maximum: 100_000, description: 'Size in square feet.' })),
-            buildingType: Type.Optional(
-              Type.String({
-                pattern: '^[A-Z_]{2,30}$',
-                description: "The site's building type: CONDO, CO_OP, HOUSE, MULTIFAMILY, TOWNHOUSE, ...",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: estimateQuery,
         response: { 200: estimateResponse, ...problemResponses(400, 401, 403, 422, 429) },
         security: [{ bearerAuth: [] }],
       },
@@ -123,30 +126,7 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
           { name: 'address', in: 'query', message },
         ]);
       }
-      let point: GeoPoint;
-      let place: AddressPlace | null = null;
-      if (q.near !== undefined) {
-        const [latitude, longitude] = q.near.split(',').map(Number);
-        if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
-          throw invalidParams([{ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' }]);
-        }
-        point = { latitude, longitude };
-      } else {
-        const address = parseAddress(q.address as string);
-        if (!address) {
-          throw invalidParams([{ name: 'address', in: 'query', message: 'must start with a house number and a street (56 W 45th St)' }]);
-        }
-        const found = await deps.cityRecords.placeOfAddress(address);
-        if ('unknown' in found) throw new Problem('ADDRESS_NOT_FOUND', `No tax lot in the mirror carries the address "${q.address}".`);
-        if ('ambiguous' in found) {
-          throw new Problem(
-            'ADDRESS_AMBIGUOUS',
-            `Tax lots in more than one place carry the address "${q.address}" (${found.ambiguous.join('; ')}): add the borough or ZIP code after a comma.`,
-          );
-        }
-        place = found.found;
-        point = place.geoPoint;
-      }
+      const { point, place } = await placeOfQuery(q, deps);
       const answer = await deps.reads.estimateOfProperty({
         kind: q.kind,
         point,
@@ -160,4 +140,34 @@ function registerGetEstimate(fastify: FastifyInstance, deps: RouteDeps): void {
       return { data: { ...answer.estimate, place }, meta: answer.freshness };
     },
   );
+}
+
+/**
+ * The point an estimate is asked at: `near` as given, or the position of the tax lots that carry `address`.
+ * @throws Problem INVALID_PARAMS (a point off the globe, an address with no house number), ADDRESS_NOT_FOUND, ADDRESS_AMBIGUOUS.
+ */
+async function placeOfQuery(
+  q: { near?: string; address?: string },
+  deps: RouteDeps,
+): Promise<{ point: GeoPoint; place: AddressPlace | null }> {
+  if (q.near !== undefined) {
+    const [latitude, longitude] = q.near.split(',').map(Number);
+    if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+      throw invalidParams([{ name: 'near', in: 'query', message: 'must be lat,lon within ±90 and ±180' }]);
+    }
+    return { point: { latitude, longitude }, place: null };
+  }
+  const address = parseAddress(q.address as string);
+  if (!address) {
+    throw invalidParams([{ name: 'address', in: 'query', message: 'must start with a house number and a street (56 W 45th St)' }]);
+  }
+  const found = await deps.cityRecords.placeOfAddress(address);
+  if ('unknown' in found) throw new Problem('ADDRESS_NOT_FOUND', `No tax lot in the mirror carries the address "${q.address}".`);
+  if ('ambiguous' in found) {
+    throw new Problem(
+      'ADDRESS_AMBIGUOUS',
+      `Tax lots in more than one place carry the address "${q.address}" (${found.ambiguous.join('; ')}): add the borough or ZIP code after a comma.`,
+    );
+  }
+  return { point: found.found.geoPoint, place: found.found };
 }

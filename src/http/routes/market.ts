@@ -17,7 +17,15 @@ const QUANTILES =
 const kind = Type.Enum(['rental', 'sale'], { description: 'Rentals or sales.' });
 
 /** GET /v1/market (every keyed plan) and GET /v1/market/history (from `featurePlans.marketHistory` up). */
-export function registerMarketRoutes(fastify: FastifyInstance, deps: { reads: ReadService; config: Config; clock: () => Date }): void {
+export function registerMarketRoutes(fastify: FastifyInstance, deps: MarketDeps): void {
+  registerGetMarket(fastify, deps);
+  registerGetMarketHistory(fastify, deps);
+}
+
+type MarketDeps = { reads: ReadService; config: Config; clock: () => Date };
+
+/** GET /v1/market. */
+function registerGetMarket(fastify: FastifyInstance, deps: MarketDeps): void {
   // Typed by the route schemas (TypeBox): request.query and request.params need no casts.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
@@ -61,7 +69,11 @@ export function registerMarketRoutes(fastify: FastifyInstance, deps: { reads: Re
       return { data: { kind: q.kind, ...figures }, meta: freshness };
     },
   );
+}
 
+/** GET /v1/market/history. */
+function registerGetMarketHistory(fastify: FastifyInstance, deps: MarketDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/market/history',
     {

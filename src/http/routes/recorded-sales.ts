@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { stringify } from 'csv-stringify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { Config } from '../../config.js';
 import type { AreaTree } from '../../domain/area.js';
 import type { CityRecords } from '../../read/city-records.js';
@@ -140,30 +140,8 @@ export function registerRecordedSalesRoutes(
     async (request, reply) => {
       const q = request.query;
       const format = searchFormat(q.format, request.headers.accept);
-      const geo = geoFilters(q);
-      const errors = [];
-      if (q.minPrice !== undefined && q.maxPrice !== undefined && q.minPrice > q.maxPrice)
-        errors.push({ name: 'minPrice', in: 'query', message: 'must not exceed maxPrice' });
-      if (q.from && q.to && q.from > q.to) errors.push({ name: 'from', in: 'query', message: 'must be on or before `to`' });
-      if (errors.length) throw invalidParams(errors);
-      const search: RecordedSaleSearch = {
-        ...recordedSaleAreaFilter(q.areas, await deps.areaTree()),
-        bbox: geo.bbox,
-        near: geo.near,
-        from: q.from,
-        to: q.to,
-        minPrice: q.minPrice,
-        maxPrice: q.maxPrice,
-        categories: q.buildingClassCategory?.split(','),
-        bbl: q.bbl,
-        buildingId: q.buildingId,
-        noConsideration: q.noConsideration,
-        ...districtFilters(q),
-        sort: q.sort ?? 'saleDate',
-        descending: (q.sortDir ?? 'DESC') === 'DESC',
-        page: q.page ?? 1,
-        perPage: Math.min(q.perPage ?? DEFAULT_PER_PAGE, deps.config.plans[principalOf(request).plan].maxPerPage),
-      };
+      const maxPerPage = deps.config.plans[principalOf(request).plan].maxPerPage;
+      const search = recordedSaleSearchOf(q, await deps.areaTree(), maxPerPage);
       const found = await deps.cityRecords.recordedSales(search);
       const meta = {
         ...found.freshness,
@@ -184,4 +162,35 @@ export function registerRecordedSalesRoutes(
   );
   registerRecordedSalesHistoryRoute(fastify, deps);
   registerSoldComparablesRoute(fastify, deps);
+}
+
+/**
+ * The store's search for a query of GET /v1/recorded-sales, its page capped at `maxPerPage` (the plan's).
+ * @throws Problem INVALID_PARAMS when minPrice exceeds maxPrice or from comes after to.
+ */
+function recordedSaleSearchOf(q: Static<typeof RecordedSalesQuery>, tree: AreaTree, maxPerPage: number): RecordedSaleSearch {
+  const geo = geoFilters(q);
+  const errors = [];
+  if (q.minPrice !== undefined && q.maxPrice !== undefined && q.minPrice > q.maxPrice)
+    errors.push({ name: 'minPrice', in: 'query', message: 'must not exceed maxPrice' });
+  if (q.from && q.to && q.from > q.to) errors.push({ name: 'from', in: 'query', message: 'must be on or before `to`' });
+  if (errors.length) throw invalidParams(errors);
+  return {
+    ...recordedSaleAreaFilter(q.areas, tree),
+    bbox: geo.bbox,
+    near: geo.near,
+    from: q.from,
+    to: q.to,
+    minPrice: q.minPrice,
+    maxPrice: q.maxPrice,
+    categories: q.buildingClassCategory?.split(','),
+    bbl: q.bbl,
+    buildingId: q.buildingId,
+    noConsideration: q.noConsideration,
+    ...districtFilters(q),
+    sort: q.sort ?? 'saleDate',
+    descending: (q.sortDir ?? 'DESC') === 'DESC',
+    page: q.page ?? 1,
+    perPage: Math.min(q.perPage ?? DEFAULT_PER_PAGE, maxPerPage),
+  };
 }
