@@ -20,7 +20,7 @@ export interface CandidateFilter {
 
 /**
  * A filter in the search index: its candidate filter for a value, read from the kind's columns, or null when only
- * the store answers a search that sets it (a point and radius, whose great-circle distance the store computes).
+ * the store answers a search that sets it (a polygon's `ids`: the index tests the polygon itself).
  */
 export type InMemory<V> = ((columns: ListingColumns, value: V, ctx: SearchContext) => CandidateFilter) | null;
 

@@ -1,7 +1,8 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { DistrictName } from '../domain/city-districts.js';
 import { DISTRICT_COLUMNS, type Database } from '../store/schema.js';
-import { boxAround, distanceFrom, inBox } from './geography.js';
+import { readerOf } from '../lib/narrow-arrays.js';
+import { boxAround, distanceFrom, inBox, roundedDistance } from './geography.js';
 import type { FilterName, ListingSearch, ListingsQuery, SearchContext } from './listing-search.js';
 import { valueAt, type ListingColumns, type NumberColumn, type NumericColumn } from './listing-columns.js';
 import { allOf, inBits, inRange, oneOf, passing, yesOrNo, type InMemory } from './candidate-filters.js';
@@ -186,8 +187,22 @@ export const FILTERS: { [K in FilterName]-?: FilterRow<NonNullable<ListingSearch
     memory: ({ numbers }, [minLon, minLat, maxLon, maxLat]) =>
       allOf([inRange(numbers.latitude, minLat, maxLat), inRange(numbers.longitude, minLon, maxLon)]),
   },
-  // The store computes the great-circle distance; the same formula in JavaScript may round a listing on the circle the other way.
-  near: { where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(distanceFrom(near), '<=', near.radius), memory: null },
+  // The listings whose great-circle distance, rounded to the metre as the answers show it (`distance`), is within the
+  // radius (whole metres). Rounded, because the store's trigonometry (its C library) and V8's may differ in the last
+  // place: compared exactly, a listing at the very radius could fall either side; rounded, only one within that last
+  // place of a half metre could (and on PostgreSQL, whose round() takes a half to the even metre, one exactly at it).
+  near: {
+    where: (q, near, ctx) => inBox(q, boxAround(near), ctx.dialect).where(sql<number>`round(${distanceFrom(near)})`, '<=', near.radius),
+    memory: ({ numbers }, near) => {
+      const [minLon, minLat, maxLon, maxLat] = boxAround(near);
+      const [latitude, longitude] = [readerOf(numbers.latitude), readerOf(numbers.longitude)];
+      return allOf([
+        inRange(numbers.latitude, minLat, maxLat),
+        inRange(numbers.longitude, minLon, maxLon),
+        passing((rowId) => roundedDistance(near, latitude(rowId), longitude(rowId)) <= near.radius),
+      ]);
+    },
+  },
 };
 
 /** Every filter name, in the table's order. */

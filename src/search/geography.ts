@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { BoundingBox } from '../domain/outline.js';
+import { distanceMeters } from '../domain/transit-score.js';
 import type { ListingsQuery } from './listing-search.js';
 
 const EARTH_RADIUS_M = 6_371_000;
@@ -10,6 +11,14 @@ const num = (v: number) => sql<number>`cast(${v} as double precision)`;
 export function distanceFrom(point: { latitude: number; longitude: number }) {
   const [lat, lon] = [num(point.latitude), num(point.longitude)];
   return sql<number>`(${EARTH_RADIUS_M} * 2 * asin(sqrt(power(sin(radians(latitude - ${lat}) / 2), 2) + cos(radians(${lat})) * cos(radians(latitude)) * power(sin(radians(longitude - ${lon}) / 2), 2))))`;
+}
+
+/**
+ * The great-circle distance from `point` to a position, rounded to the metre, as the store's `round(distanceFrom(point))`
+ * gives it and the answers show it (`distance`); NaN for an unknown position. What the search index filters `near` by.
+ */
+export function roundedDistance(point: { latitude: number; longitude: number }, latitude: number, longitude: number): number {
+  return Math.round(distanceMeters(point, { latitude, longitude }));
 }
 
 /** The box around a circle of `radius` metres (a little larger: the exact test follows). */

@@ -75,7 +75,7 @@ export class IndexedListings {
 
   /**
    * The page `search` asks for, inside `polygon` when one is given; undefined when it sets a filter only the
-   * store answers (`near`, `ids`) or sorts by DISTANCE.
+   * store answers (`ids`) or sorts by DISTANCE.
    */
   page(search: ListingSearch, ctx: SearchContext, polygon?: Outline): IndexedPage | undefined {
     const found = this.window(search, ctx, polygon, rowsBefore(search), search.perPage);

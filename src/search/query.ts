@@ -85,7 +85,7 @@ function afterRow(sort: IndexedSort, dir: 'asc' | 'desc', after: SearchAfter) {
  * Runs a search in the store: the page of rows asked for and the total number of matches. Order: the sort field
  * in the asked direction with unknown values last, then (for RECOMMENDED) the listing date, then id, all in the
  * same direction, so pages never overlap. The store answers while the search index is not current, with it off
- * (SEARCH_INDEX), and for searches the index leaves to it (a point and radius); two plain statements.
+ * (SEARCH_INDEX), and for searches the index leaves to it (a sort by DISTANCE); two plain statements.
  */
 export async function searchListings(
   db: Kysely<Database>,

@@ -81,7 +81,7 @@ export class SearchIndex {
 
   /**
    * The page of `search` (inside `polygon` when given), or undefined when the index cannot answer it: it does
-   * not hold the store's data version (a build is then started), or the search needs the store (`near`, DISTANCE).
+   * not hold the store's data version (a build is then started), or the search needs the store (a sort by DISTANCE).
    */
   async find(search: ListingSearch, ctx: SearchContext, polygon?: Outline): Promise<IndexedPage | undefined> {
     const built = await this.currentOrRebuild();

@@ -8,6 +8,7 @@ import { encodeCursor } from './cursor.js';
 import { clusterListings, type ClusterGrid } from './clusters.js';
 import type { ListingCluster } from '../wire/cluster.js';
 import type { ListingSearch, SearchContext } from './listing-search.js';
+import { roundedDistance } from './geography.js';
 import { listingsInBox, searchListings } from './query.js';
 import { SearchIndex } from './search-index.js';
 
@@ -38,7 +39,7 @@ export interface SearcherDeps {
 
 /**
  * Runs listing searches: from the search index ({@link SearchIndex}) while it holds the store's data version, the
- * page's rows too; otherwise (the index being built, SEARCH_INDEX off, a point and radius)
+ * page's rows too; otherwise (the index being built, SEARCH_INDEX off, a sort by DISTANCE)
  * in the store, a count and a page (`searchListings`). Either way the same rows, total and next page's cursor
  * (test/search/search-index.test.ts). Freshness and presentation are the caller's (`ReadService.search`).
  */
@@ -69,7 +70,9 @@ export class Searcher {
   async find(search: ListingSearch, polygon?: Outline): Promise<SearchPage> {
     const ctx = this.context();
     const indexed = await this.index?.find(search, ctx, polygon);
-    const { rows, total } = indexed ?? (await searchListings(this.deps.db, await this.insidePolygon(search, polygon), ctx));
+    const { rows, total } = indexed
+      ? { rows: withDistances(indexed.rows, search.near), total: indexed.total }
+      : await searchListings(this.deps.db, await this.insidePolygon(search, polygon), ctx);
     const last = rows.at(-1);
     const nextCursor = last && rows.length === search.perPage ? encodeCursor(search, last) : null;
     return { rows, total, nextCursor };
@@ -83,4 +86,10 @@ export class Searcher {
       clusterListings(this.deps.db, await this.insidePolygon(search, polygon), ctx, grid)
     );
   }
+}
+
+/** The index's rows of a search with a point, each with its distance from it in metres as the store gives it ({@link roundedDistance}). */
+function withDistances(rows: SummaryRow[], near: ListingSearch['near']): SearchPage['rows'] {
+  if (!near) return rows;
+  return rows.map((row) => ({ ...row, distance: roundedDistance(near, row.latitude as number, row.longitude as number) }));
 }

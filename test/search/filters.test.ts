@@ -134,9 +134,11 @@ describe('the table of filters', () => {
     );
   });
 
-  it('a radius: the box around it through the spatial index, then the great-circle distance', () => {
+  it('a radius: the box around it through the spatial index, then the great-circle distance rounded to the metre', () => {
     const { sql, parameters } = where({ near: { latitude: 40.75, longitude: -73.98, radius: 500 } });
-    expect(sql).toMatch(/^listings\.rowid in \(select id from listings_rtree .*\) and .* and \(\? \* 2 \* asin\(sqrt\(.*\)\)\) <= \?$/);
+    expect(sql).toMatch(
+      /^listings\.rowid in \(select id from listings_rtree .*\) and .* and round\(\(\? \* 2 \* asin\(sqrt\(.*\)\)\)\) <= \?$/,
+    );
     expect(parameters.slice(-5)).toEqual([6_371_000, 40.75, 40.75, -73.98, 500]);
   });
 
