@@ -1082,7 +1082,7 @@ export interface operations {
                 schoolDistrict?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
                 near?: string;
-                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
+                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. A listing is within it when its distance, rounded to the metre as `distance` shows it, is at most the radius. Needs `near`. */
                 radius?: number;
                 /** @description An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site's own outline format: only listings inside. */
                 polygon?: string;
@@ -1375,7 +1375,7 @@ export interface operations {
                 schoolDistrict?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
                 near?: string;
-                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
+                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. A listing is within it when its distance, rounded to the metre as `distance` shows it, is at most the radius. Needs `near`. */
                 radius?: number;
                 /** @description An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site's own outline format: only listings inside. */
                 polygon?: string;
@@ -1672,7 +1672,7 @@ export interface operations {
                 bbox?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
                 near?: string;
-                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
+                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. A listing is within it when its distance, rounded to the metre as `distance` shows it, is at most the radius. Needs `near`. */
                 radius?: number;
                 /** @description An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site's own outline format: only listings inside. */
                 polygon?: string;
@@ -1980,7 +1980,7 @@ export interface operations {
                 bbox?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only listings within `radius` of it; each item then carries `distance` in metres. */
                 near?: string;
-                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
+                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. A listing is within it when its distance, rounded to the metre as `distance` shows it, is at most the radius. Needs `near`. */
                 radius?: number;
                 /** @description An outline as a Google encoded polyline (latitude first, 5 decimals), the upstream site's own outline format: only listings inside. */
                 polygon?: string;
@@ -4193,7 +4193,7 @@ export interface operations {
                 bbox?: string;
                 /** @description A point `lat,lon` (WGS84 degrees): only positioned sales within `radius` of it. */
                 near?: string;
-                /** @description Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`. */
+                /** @description Metres around `near`, 1 to 50,000; default 1,000. Needs `near`. */
                 radius?: number;
                 /**
                  * @description First sale date (inclusive), YYYY-MM-DD.

@@ -45,7 +45,8 @@ export const RecordedSalesQuery = queryObject({
     ...commonFilters.near,
     description: 'A point `lat,lon` (WGS84 degrees): only positioned sales within `radius` of it.',
   }),
-  radius: commonFilters.radius,
+  // The radius of recorded sales is measured on a local flat projection (recorded-sale-filters.ts), not rounded as a listing's.
+  radius: Type.Integer({ minimum: 1, maximum: 50_000, description: 'Metres around `near`, 1 to 50,000; default 1,000. Needs `near`.' }),
   from: Type.String({ format: 'date', description: 'First sale date (inclusive), YYYY-MM-DD.' }),
   to: Type.String({ format: 'date', description: 'Last sale date (inclusive), YYYY-MM-DD.' }),
   minPrice: Type.Integer({ minimum: 0, description: 'Least sale price, dollars.' }),

@@ -48,7 +48,8 @@ export const commonFilters = {
   radius: Type.Integer({
     minimum: 1,
     maximum: 50_000,
-    description: 'Metres around `near` (great-circle), 1 to 50,000; default 1,000. Needs `near`.',
+    description:
+      'Metres around `near` (great-circle), 1 to 50,000; default 1,000. A listing is within it when its distance, rounded to the metre as `distance` shows it, is at most the radius. Needs `near`.',
   }),
   polygon: Type.String({
     minLength: 6,
