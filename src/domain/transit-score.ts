@@ -1,21 +1,11 @@
 import type { GeoPoint } from '../wire/common.js';
+import { distanceMeters, EARTH_RADIUS_M } from './great-circle.js';
 
 /** A subway station: name and WGS84 position (from MTA's station list). */
 export interface Station {
   name: string;
   latitude: number;
   longitude: number;
-}
-
-const EARTH_RADIUS_M = 6_371_000;
-
-/** Great-circle distance in metres. */
-export function distanceMeters(a: GeoPoint, b: GeoPoint): number {
-  const rad = Math.PI / 180;
-  const dLat = (b.latitude - a.latitude) * rad;
-  const dLon = (b.longitude - a.longitude) * rad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2;
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.sqrt(h));
 }
 
 /** Metres within which a station counts towards {@link transitScore}: the nearest scores nothing farther away. */

@@ -1,4 +1,4 @@
-import { distanceMeters } from '../domain/transit-score.js';
+import { distanceMeters } from '../domain/great-circle.js';
 import type { ListingKind } from '../domain/listing.js';
 import type { GeoPoint } from '../wire/common.js';
 import { doubleAt, type Codes, type ExactDoubles, type Floats } from '../lib/narrow-arrays.js';

@@ -6,7 +6,7 @@ import { BOROUGHS } from '../domain/area.js';
 import { recordedSalesByMonth } from '../domain/market.js';
 import { withRecordedSales } from '../domain/building.js';
 import { COMPARABLE_RADII, similarity, type ComparableFacts } from '../domain/comparables.js';
-import { distanceMeters } from '../domain/transit-score.js';
+import { distanceMeters } from '../domain/great-circle.js';
 import type { GeoPoint } from '../wire/common.js';
 import type { Freshness } from '../freshness/policy.js';
 import type { ScopeFreshness } from '../freshness/scopes.js';

@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { BoundingBox } from '../domain/outline.js';
-import { distanceMeters } from '../domain/transit-score.js';
+import { distanceMeters, EARTH_RADIUS_M } from '../domain/great-circle.js';
 import type { ListingsQuery } from './listing-search.js';
 
-const EARTH_RADIUS_M = 6_371_000;
 const METRES_PER_DEGREE = 111_320;
 const num = (v: number) => sql<number>`cast(${v} as double precision)`;
 

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { LISTING_KINDS, KNOWN_AMENITIES, KNOWN_BUILDING_TYPES, SALE_TYPES, type ListingKind } from '../../src/domain/listing.js';
 import { mortgageFactor } from '../../src/domain/monthly-cost.js';
 import type { Outline } from '../../src/domain/outline.js';
-import { distanceMeters } from '../../src/domain/transit-score.js';
+import { distanceMeters } from '../../src/domain/great-circle.js';
 import type { ListingSearch, SearchAfter, SearchContext } from '../../src/search/listing-search.js';
 import { clusterGrid } from '../../src/search/clusters.js';
 import { Searcher } from '../../src/search/searcher.js';
