@@ -39,6 +39,7 @@ import * as orderIndexesHoldPrice from './migrations/024-order-indexes-hold-pric
 import * as areaPriceIndexHoldsScore from './migrations/025-area-price-index-holds-score.js';
 import { namingRepeatedStatements } from './named-statements.js';
 import type { Database } from './schema.js';
+import { LOCK_WAIT_MS, LockWaitingSqliteDialect } from './sqlite-lock-waits.js';
 import { statementCache } from './sqlite-statements.js';
 import { type LogRestart, WalCheckpointer } from './wal-checkpoints.js';
 
@@ -182,11 +183,14 @@ function openSqlite(url: string, options: StoreOptions): Store {
   // A checkpoint every 80 MB of log rather than SQLite's 4 MB: a sync writes the whole city in a few
   // hundred transactions, and checkpointing after most of them doubled what their commits cost.
   sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   sqlite.pragma(PLANNER_STATISTICS_PRAGMA);
+  // From here the writer's statements wait for another connection's lock on timers, not in SQLite's busy handler, which
+  // sleeps in this thread ({@link LockWaitingSqliteDialect}).
+  sqlite.pragma('busy_timeout = 0');
   const rowBuilders = options.rowBuilders ?? true;
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),
+    dialect: new LockWaitingSqliteDialect({ database: statementCache(sqlite, { rowBuilders, immediateTransactions: true }) }),
   });
   // Reads on a connection of their own: none waits behind a write transaction on the writer's (WAL: readers never
   // wait for the writer).
@@ -246,8 +250,8 @@ function readConnection(file: string): SqliteDatabase.Database {
 /**
  * Starts a SQLite file's write-ahead log over on its writer's connection, between two of its transactions (Kysely's
  * connection is held for it): a TRUNCATE checkpoint, run once the checkpoints' thread has copied every page of the log.
- * It waits at most 50 ms for a reader still in the log (busy 1 then: not now), where the writer's own statements wait
- * up to 5 s: this runs on the event loop.
+ * It waits at most 50 ms for a reader still in the log (busy 1 then: not now), in SQLite's busy handler: this runs on
+ * the event loop.
  */
 async function restartLog(db: Kysely<Database>, sqlite: SqliteDatabase.Database): Promise<LogRestart> {
   return db.connection().execute(async () => {
@@ -255,7 +259,7 @@ async function restartLog(db: Kysely<Database>, sqlite: SqliteDatabase.Database)
     try {
       return (sqlite.pragma('wal_checkpoint(TRUNCATE)') as LogRestart[])[0];
     } finally {
-      sqlite.pragma('busy_timeout = 5000');
+      sqlite.pragma('busy_timeout = 0');
     }
   });
 }
