@@ -76,9 +76,9 @@ module.exports = {
     },
     {
       name: 'no-orphans',
-      comment: 'every module of src/ is used',
+      comment: 'every module of src/ is used (the entry points aside: the command line, and the background thread it starts)',
       severity: 'error',
-      from: { orphan: true, path: '^src/', pathNot: '\\.d\\.ts$|^src/main\\.ts$|^src/store/migrations/' },
+      from: { orphan: true, path: '^src/', pathNot: '\\.d\\.ts$|^src/main\\.ts$|^src/runtime/background-worker\\.ts$|^src/store/migrations/' },
       to: {},
     },
   ],

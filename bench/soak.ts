@@ -318,7 +318,8 @@ await stop(service.child);
 await stop(upstream.child);
 receiver.close();
 const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-soak-${minutes}min`;
-const command = `SOAK_MINUTES=${minutes} SOAK_RATE=${rate}${syncSeconds === 300 ? '' : ` SOAK_SYNC_SECONDS=${syncSeconds}`} npm run bench:soak`;
+const threads = process.env.BACKGROUND_THREAD === 'false' ? 'BACKGROUND_THREAD=false ' : '';
+const command = `${threads}SOAK_MINUTES=${minutes} SOAK_RATE=${rate}${syncSeconds === 300 ? '' : ` SOAK_SYNC_SECONDS=${syncSeconds}`} npm run bench:soak`;
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
   join('bench/results', `${name}.json`),

@@ -91,6 +91,8 @@ export interface Config {
   rowBuilders: boolean;
   /** SQLite: seconds between the write-ahead log's checkpoints in their thread; 0: the writer's connection checkpoints as it commits. */
   walCheckpointSeconds: number;
+  /** `serve`: the background work in a thread of its own, the API thread only answering (BACKGROUND_THREAD, default on). */
+  backgroundThread: boolean;
   /** PostgreSQL: a statement text seen twice runs as a named prepared statement (NAMED_STATEMENTS, default on). */
   namedStatements: boolean;
   /** Searches answered from the in-memory search index while it holds the store's data version (SEARCH_INDEX, default on). */
@@ -164,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || resolve('data/nyc-listings.db'),
     rowBuilders: bool(env, 'ROW_BUILDERS'),
     walCheckpointSeconds: num(env, 'SQLITE_CHECKPOINT_SECONDS'),
+    backgroundThread: bool(env, 'BACKGROUND_THREAD'),
     namedStatements: bool(env, 'NAMED_STATEMENTS'),
     searchIndex: bool(env, 'SEARCH_INDEX'),
     pricePositions: bool(env, 'PRICE_POSITIONS'),

@@ -28,10 +28,12 @@ import type { MarketClock } from './upstream/local/market-clock.js';
 import type { LocalUpstream } from './upstream/local/server.js';
 import type { LocalSoda } from './upstream/local-soda/server.js';
 import type { LocalStripe } from './upstream/local-stripe/server.js';
+import { startBackgroundPart, threadJobsHealth, threadUpstream } from './runtime/background-part.js';
+import { type BackgroundThread, threadLock, threadRefreshes } from './runtime/background-thread.js';
 import { startCoordination } from './runtime/coordination.js';
 import { buildJobs } from './runtime/jobs.js';
 import { startMetricsPart } from './runtime/metrics-part.js';
-import type { RuntimeOptions } from './runtime/options.js';
+import { asApiOnly, type RuntimeOptions } from './runtime/options.js';
 import { startReadSide } from './runtime/read-side.js';
 import { openStorePart } from './runtime/store-part.js';
 import { startSyncPart } from './runtime/sync-part.js';
@@ -78,6 +80,8 @@ export interface Runtime {
   /** The Prometheus metrics, and the server that answers them on METRICS_PORT (null when unset). */
   metrics: Metrics;
   metricsServer: MetricsServer | null;
+  /** The background thread that runs the syncs and jobs (`options.backgroundThread`); null when they run here. */
+  background: BackgroundThread | null;
   app: FastifyInstance;
   logger: Logger;
   close: () => Promise<void>;
@@ -93,37 +97,37 @@ export interface Runtime {
  * @throws Error when the store cannot be opened or migrated, or an emulator cannot start (the parts started are stopped).
  */
 export async function startRuntime(given: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  if (options.apiOnly) {
-    if (!given.upstreamUrl || !given.openData.url) {
-      throw new Error(
-        'an API-only instance starts no local emulator: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)',
-      );
-    }
-    options = { ...options, initialSync: false, initialOpenDataSync: false, scheduler: false, webhooks: false };
-  }
+  options = asApiOnly(given, options);
   const clock = options.clock ?? (() => new Date());
   const logger = options.logger ?? createLogger(given.logLevel);
-  const metrics = new Metrics();
+  // The background thread's process metrics would count the process twice: the API thread's show it.
+  const metrics = new Metrics({ defaultMetrics: !options.inBackgroundThread });
   /** How each part started so far stops, in the order they started. */
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const stop of [...stops].reverse()) await stop();
   };
   try {
-    const tables = await openStorePart(given, logger);
+    const background = await startBackgroundPart(given, options, logger);
+    stops.push(background.stop);
+    const { thread, options: role } = background;
+    const tables = await openStorePart(background.config, logger, { autocheckpoint: !thread });
     stops.push(tables.stop);
-    const upstreams = await startUpstreams(given, options, { clock, logger, metrics });
+    const upstreams = await startUpstreams(background.config, role, { clock, logger, metrics });
     stops.push(upstreams.close);
-    const stripe = await startStripePart(given, options, { clock, logger });
+    const stripe = await startStripePart(background.config, role, { clock, logger });
     stops.push(stripe.stop);
     // The emulator's key, secret, address and prices stand for the unset Stripe settings.
     const config = stripe.config;
-    const { redis, coordinator, stop: stopCoordination } = startCoordination(config, logger);
+    const { redis, coordinator, stop: stopCoordination } = startCoordination(config, logger, thread ? threadLock(thread) : undefined);
     stops.push(stopCoordination);
-    const sync = await startSyncPart(config, options, { tables, upstreams, coordinator, clock, logger, metrics });
-    const readSide = startReadSide(config, { tables, sync, coordinator, redis, billingProvider: stripe.provider, clock, logger, metrics });
+    const sync = await startSyncPart(config, role, { tables, upstreams, coordinator, clock, logger, metrics });
+    const refreshes = thread ? threadRefreshes(thread, tables.areas, sync.cityPolygons) : { ...sync, refresher: sync.syncer };
+    const readSide = startReadSide(config, {
+      ...{ tables, sync: refreshes, coordinator, redis, billingProvider: stripe.provider, clock, logger, metrics },
+    });
     stops.push(readSide.stop);
-    const jobs = buildJobs(config, options, {
+    const jobs = buildJobs(config, role, {
       ...{ tables, sync, coordinator, estimator: readSide.reads.estimator, areaTree: () => readSide.reads.areaTree() },
       ...{ clock, logger, metrics },
     });
@@ -131,20 +135,19 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       ...{ config, reads: readSide.reads, cityRecords: readSide.cityFacts, keys: tables.keys, quotas: readSide.quotas },
       ...{ keyResolver: readSide.keyResolver, billing: readSide.billing ?? undefined, limiters: readSide.limiters },
       ...{ scopes: tables.scopes, listings: tables.listings, changes: tables.changes, changeTail: jobs.changeTail },
-      upstream: upstreams.client,
+      upstream: thread ? threadUpstream(thread) : upstreams.client,
       jobs: {
-        ...jobs.health,
+        ...(thread ? threadJobsHealth(thread, { syncer: sync.syncer, webhooks: tables.webhooks, clock }) : jobs.health),
         searchIndex: readSide.searchIndexState,
         estimates: () => readSide.reads.estimator.state(),
-        walCheckpoints: () => tables.store.checkpoints?.state() ?? null,
       },
-      ...{ metrics, nextRefreshAt: jobs.nextRefreshAt, apiOnly: options.apiOnly, clock, logger },
+      ...{ metrics, nextRefreshAt: jobs.nextRefreshAt, apiOnly: role.apiOnly, clock, logger },
     });
     stops.push(() => app.close());
     // The jobs stop before the app closes: the change stream's connections end with the change log's tail.
     stops.push(jobs.stop);
     await jobs.start();
-    const metricsServer = await startMetricsPart(config, { metrics, tables, upstreams, jobs, readSide, clock, logger });
+    const metricsServer = await startMetricsPart(config, { metrics, tables, upstreams, jobs, readSide, thread, role, clock, logger });
     if (metricsServer) stops.push(metricsServer.close);
     let closing: Promise<void> | null = null;
     return {
@@ -154,6 +157,7 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
       ...{ scheduler: jobs.scheduler, reads: readSide.reads, valuation: jobs.valuation, keys: tables.keys },
       ...{ listings: tables.listings, scopes: tables.scopes, changes: tables.changes, webhooks: tables.webhooks },
       ...{ dispatcher: jobs.dispatcher, redis, billing: readSide.billing, stripe: stripe.emulator, metrics, metricsServer, app, logger },
+      background: thread,
       // Idempotent: a second call waits for the first.
       close: () => (closing ??= stopAll()),
     };

@@ -229,6 +229,7 @@ export const SETTINGS = {
     meaning:
       'SQLite: rows read as arrays and made objects by a literal generated per statement, not by better-sqlite3 (docs/performance.md)',
   },
+  BACKGROUND_THREAD: { default: true, meaning: '`serve`: the syncs and other jobs in a thread of their own (docs/operations.md)' },
   SQLITE_CHECKPOINT_SECONDS: {
     default: 1,
     meaning:

@@ -24,8 +24,14 @@ export const serveCommand: Command = {
     }
     const logger = await cliLogger(config.logLevel);
     const { startRuntime } = await import('../runtime.js');
-    // An empty mirror is synced in the background: the service answers from the first seconds (issue 67).
-    const runtime = await startRuntime(config, { logger, apiOnly, initialSync: apiOnly ? false : 'background' });
+    // An empty mirror is synced in the background: the service answers from the first seconds (issue 67). The syncs and
+    // the other jobs run in a thread of their own unless BACKGROUND_THREAD is off.
+    const runtime = await startRuntime(config, {
+      logger,
+      apiOnly,
+      initialSync: apiOnly ? false : 'background',
+      backgroundThread: !apiOnly && config.backgroundThread,
+    });
     const address = await runtime.app.listen(listen);
     // The local Stripe emulator sends its events here, as `stripe listen --forward-to` would.
     runtime.stripe?.forwardTo(`${address}/billing/stripe/webhook`);
@@ -45,7 +51,7 @@ export const serveCommand: Command = {
     // The search index and the estimates' comparables are built in the background too: the store answers searches
     // meanwhile (its SQL path), and a listing's detail waits only for its own estimate's comparables.
     void warmUp(runtime, logger).catch((error: Error) => logger.warn({ err: error.message }, 'warm-up failed: the store answers searches'));
-    if (runtime.firstSync) reportFirstStart(runtime, logger);
+    if (runtime.firstSync || runtime.background?.state().firstSync) reportFirstStart(runtime, logger);
     const stop = async () => {
       logger.info('shutting down');
       await runtime.close();
@@ -61,7 +67,7 @@ export const serveCommand: Command = {
 
 /** Builds the search index and reads the estimates' comparables, logging each when done (failures are their own to log). */
 async function warmUp(runtime: Runtime, logger: Logger): Promise<void> {
-  await runtime.firstSync?.done;
+  await (runtime.background ? runtime.background.firstSyncDone() : runtime.firstSync?.done);
   const index = runtime.reads.searcher.index;
   if (index) {
     await index.current().catch(() => undefined);
@@ -82,12 +88,13 @@ async function warmUp(runtime: Runtime, logger: Logger): Promise<void> {
  */
 function reportFirstStart(runtime: Runtime, logger: Logger): void {
   const timer = setInterval(async () => {
-    const sync = runtime.firstSync!.state();
+    // The first sync and hydration run in the background thread when there is one: their state is the one it reported.
+    const sync = runtime.background?.state().firstSync ?? runtime.firstSync!.state();
     // The store unreachable for a moment (a restart): the line waits for the next tick.
     const counts = await Promise.all([runtime.listings.count(), runtime.syncer.backlog()]).catch(() => null);
     if (!counts) return;
     const [listings, backlog] = counts;
-    const hydration = runtime.syncer.hydrationProgress();
+    const hydration = runtime.background?.state().hydration ?? runtime.syncer.hydrationProgress();
     const index = runtime.reads.searcher.index?.state();
     const indexed = index
       ? index.building || !index.listings

@@ -49,6 +49,11 @@ export class RefreshCoordinator {
     return this.running.has(key);
   }
 
+  /** The keys of the refreshes running or queued here. */
+  keys(): string[] {
+    return this.running.keys();
+  }
+
   /**
    * Starts the refresh of `key`: `started` by this call, `joined` when one was already running or
    * queued here, `dropped` when the queue was full.

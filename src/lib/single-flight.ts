@@ -32,6 +32,11 @@ export class SingleFlight<K, V> {
     return this.running.size;
   }
 
+  /** The keys of the runs under way. */
+  keys(): K[] {
+    return [...this.running.keys()];
+  }
+
   /** The runs under way. */
   runs(): Promise<V>[] {
     return [...this.running.values()];

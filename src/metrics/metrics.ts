@@ -1,4 +1,13 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
 import { OBSERVED_GAUGES, type MetricSources, type Reading, type Snapshot } from './observed-gauges.js';
 
 export { CIRCUIT_STATE_VALUE, type MetricSources } from './observed-gauges.js';
@@ -128,8 +137,36 @@ export class Metrics {
     for (const [name, help, read, labelNames] of OBSERVED_GAUGES) gauge(name, help, read, labelNames);
   }
 
+  /** Another thread's metrics, added to each scrape ({@link include}). */
+  private included: (() => Promise<MetricJson[]>) | null = null;
+
+  /**
+   * Adds the metrics `read` gives (another registry's `getMetricsAsJSON`: the background thread's) to every scrape,
+   * each sample summed with this registry's of the same name and labels. Each metric is moved by one thread only,
+   * and each thread observes its own sources, so a sum adds a value to zeros.
+   */
+  include(read: () => Promise<MetricJson[]>): void {
+    this.included = read;
+  }
+
+  /** This registry's metrics as JSON (prom-client's `getMetricsAsJSON`), the observed gauges read first. */
+  async json(): Promise<MetricJson[]> {
+    await this.read();
+    return this.registry.getMetricsAsJSON();
+  }
+
   /** The text a scrape answers (Prometheus' exposition format), and its content type. */
   async scrape(): Promise<{ body: string; contentType: string }> {
+    await this.read();
+    if (!this.included) return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+    // The other thread down (restarting): this one's metrics still answer, /v1/health says why.
+    const [own, other] = await Promise.all([this.registry.getMetricsAsJSON(), this.included().catch(() => [])]);
+    const merged = AggregatorRegistry.aggregate([own, other]);
+    return { body: await merged.metrics(), contentType: merged.contentType };
+  }
+
+  /** Reads every source once, for the observed gauges of the scrape under way. */
+  private async read(): Promise<void> {
     const src = this.sources;
     const [hydration, webhooks] = await Promise.all([src.hydration?.(), src.webhooks?.()]);
     this.snapshot = {
@@ -142,6 +179,8 @@ export class Metrics {
       valuation: src.valuation?.(),
       walCheckpoints: src.walCheckpoints?.() ?? undefined,
     };
-    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
 }
+
+/** One metric as prom-client's `getMetricsAsJSON` gives it. */
+export type MetricJson = MetricObjectWithValues<MetricValue<string>>;

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { RefreshCoordinator } from '../freshness/coordinator.js';
-import { RedisRefreshLock } from '../freshness/refresh-lock.js';
+import { RedisRefreshLock, type RefreshLock } from '../freshness/refresh-lock.js';
 
 /** What instances share: the Redis connection (null without `REDIS_URL`) and the refreshes' coordinator with its lock. */
 export interface Coordination {
@@ -12,10 +12,13 @@ export interface Coordination {
   stop: () => Promise<void>;
 }
 
-/** Connects to Redis when `REDIS_URL` is set (never making a request wait, see {@link connectRedis}) and builds the coordinator. */
-export function startCoordination(config: Config, logger: Logger): Coordination {
+/**
+ * Connects to Redis when `REDIS_URL` is set (never making a request wait, see {@link connectRedis}) and builds the
+ * coordinator, its refreshes under `lock` when given (the background thread's), else under Redis' lock when set.
+ */
+export function startCoordination(config: Config, logger: Logger, given?: RefreshLock): Coordination {
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
-  const lock = redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null;
+  const lock = given ?? (redis ? new RedisRefreshLock(redis, config.redisKeyPrefix, logger) : null);
   const coordinator = new RefreshCoordinator(logger, 2, 100, lock);
   return {
     redis,

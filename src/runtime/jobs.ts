@@ -28,7 +28,7 @@ export interface Jobs {
   changeTail: ChangeTail;
   dispatcher: WebhookDispatcher;
   /** Their state, as /v1/health shows it (the search index and the estimates are the read side's, given to it). */
-  health: Omit<BackgroundJobs, 'searchIndex' | 'estimates' | 'walCheckpoints'>;
+  health: Omit<BackgroundJobs, 'searchIndex' | 'estimates'>;
   /** When a scope whose last success was at `lastSuccessAt` is next due: NYC Open Data's scopes run on their own schedule. */
   nextRefreshAt: (scope: string, lastSuccessAt: string | null) => string | null;
   /** Resumes a hydration backlog, and starts the schedules and the deliveries the options ask for. */
@@ -60,8 +60,8 @@ export function buildJobs(config: Config, options: RuntimeOptions, deps: JobDeps
     db: tables.store.readDb,
     listings: tables.listings,
     estimator: deps.estimator,
-    // An API-only instance syncs nothing: its worker values.
-    enabled: config.pricePositions && !options.apiOnly,
+    // An API-only instance syncs nothing: its worker values; so does `serve`'s background thread.
+    enabled: config.pricePositions && !options.apiOnly && !options.backgroundThread,
     warn: (message, error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, message),
     clock,
   });
@@ -120,6 +120,7 @@ function jobsHealth(deps: JobDeps & { hydration: HydrationJob; valuation: Valuat
       return { backlog, parked, ...syncer.hydrationProgress(), ...hydration.state() };
     },
     valuation: () => valuation.state(),
+    walCheckpoints: () => tables.store.checkpoints?.state() ?? null,
     webhooks: async () => {
       const queue = await tables.webhooks.queue(clock().toISOString());
       const { running, inFlight, lastError, lastErrorAt } = dispatcher.state();

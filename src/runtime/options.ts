@@ -2,6 +2,7 @@ import type { SodaRow } from '../domain/city-records.js';
 import type { SiteData } from '../upstream/local/site-data.js';
 import type { LocalStripeOptions } from '../upstream/local-stripe/server.js';
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 
 /** How `startRuntime` assembles the service: what tests, the command line and the worker change from the defaults. */
 export interface RuntimeOptions {
@@ -42,4 +43,26 @@ export interface RuntimeOptions {
    * @throws Error when `UPSTREAM_URL` or `OPEN_DATA_URL` is unset.
    */
   apiOnly?: boolean;
+  /**
+   * `serve` (BACKGROUND_THREAD): the syncs, the schedules, hydration, the valuation and the webhook deliveries run in
+   * a thread of their own (runtime/background-worker.ts), which also starts the local emulators; this thread answers
+   * requests, its refreshes done by that thread.
+   */
+  backgroundThread?: boolean;
+  /** The runtime of that background thread: no metrics port, no process metrics of its own, only its jobs observed. */
+  inBackgroundThread?: boolean;
+}
+
+/**
+ * The options of an API-only instance (`options.apiOnly`): no first sync, schedule or webhook delivery; the others as
+ * given. @throws Error when `UPSTREAM_URL` or `OPEN_DATA_URL` is unset (it starts no local emulator)
+ */
+export function asApiOnly(config: Config, options: RuntimeOptions): RuntimeOptions {
+  if (!options.apiOnly) return options;
+  if (!config.upstreamUrl || !config.openData.url) {
+    throw new Error(
+      'an API-only instance starts no local emulator: set UPSTREAM_URL and OPEN_DATA_URL to the sources the worker syncs from (docs/operations.md)',
+    );
+  }
+  return { ...options, initialSync: false, initialOpenDataSync: false, scheduler: false, webhooks: false };
 }

@@ -10,11 +10,15 @@ import type { SubscriptionProvider } from '../billing/provider.js';
 import type { RefreshCoordinator } from '../freshness/coordinator.js';
 import { ScopeFreshness } from '../freshness/scopes.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { CityRecords } from '../read/city-records.js';
+import { CityRecords, type CityRecordsDeps } from '../read/city-records.js';
+import type { Refresher } from '../read/read-deps.js';
 import { ReadService } from '../read/read-service.js';
 import { NO_SEARCH_INDEX, type SearchIndexState } from '../search/search-index.js';
 import type { StorePart } from './store-part.js';
 import type { SyncPart } from './sync-part.js';
+
+/** What the read side refreshes through: the listings' refreshes, NYC Open Data's sync, and the city's polygons. */
+export type Refreshes = Pick<SyncPart, 'cityPolygons'> & { refresher: Refresher; openData: CityRecordsDeps['openData'] };
 
 /** What answers requests: the reads of the mirror, the city's records, the keys, their limits and quotas, and billing. */
 export interface ReadSide {
@@ -40,7 +44,8 @@ export function startReadSide(
   config: Config,
   deps: {
     tables: StorePart;
-    sync: SyncPart;
+    /** What refreshes the mirror (the syncs of this thread, or the background thread's) and places rows in the city. */
+    sync: Refreshes;
     coordinator: RefreshCoordinator;
     redis: Redis | null;
     billingProvider: SubscriptionProvider | null;
@@ -57,7 +62,7 @@ export function startReadSide(
   const reads = new ReadService({
     db: tables.store.readDb,
     dialect: tables.store.dialect,
-    ...{ listings, areas, buildings, scopes, market, refresher: sync.syncer, coordinator, scopeFreshness, config, clock, warn, info },
+    ...{ listings, areas, buildings, scopes, market, refresher: sync.refresher, coordinator, scopeFreshness, config, clock, warn, info },
     onLand: (point) => sync.cityPolygons().policePrecinctAt(point) !== null,
   });
   const cityFacts = new CityRecords({

@@ -33,11 +33,13 @@ export interface StorePart {
 
 /**
  * Opens the store at `DATABASE_URL` (running its migrations) and its repositories. The reads of listings, areas,
- * scopes and market figures go through the read connection: none waits behind a crawl's write transaction.
+ * scopes and market figures go through the read connection: none waits behind a crawl's write transaction. With
+ * `autocheckpoint` false, a SQLite writer never checkpoints (the background thread's store does).
  * @throws Error when the store cannot be opened or migrated.
  */
-export async function openStorePart(config: Config, logger: Logger): Promise<StorePart> {
+export async function openStorePart(config: Config, logger: Logger, options: { autocheckpoint?: boolean } = {}): Promise<StorePart> {
   const store = await openStore(config.databaseUrl, {
+    autocheckpoint: options.autocheckpoint,
     rowBuilders: config.rowBuilders,
     namedStatements: config.namedStatements,
     walCheckpointSeconds: config.walCheckpointSeconds,

@@ -134,6 +134,11 @@ export interface StoreOptions {
   walCheckpointSeconds?: number;
   /** Pages of log past which the checkpoints' thread starts it over (20,000 unless told: tests make it small). */
   walRestartPages?: number;
+  /**
+   * SQLite: false when another connection to the file checkpoints it (the background thread's store): this writer's
+   * commits then never checkpoint, which would hold its event loop for as long as the copy takes. Default true.
+   */
+  autocheckpoint?: boolean;
   onConnectionError?: (error: Error) => void;
   warn?: (message: string, cause: string) => void;
 }
@@ -199,6 +204,7 @@ function openSqlite(url: string, options: StoreOptions): Store {
       ? db
       : new Kysely<Database>({ dialect: new SqliteDialect({ database: statementCache(readConnection(file), { rowBuilders }) }) });
   const every = options.walCheckpointSeconds ?? 0;
+  if (options.autocheckpoint === false) sqlite.pragma('wal_autocheckpoint = 0');
   let checkpoints: WalCheckpointer | null = null;
   if (file !== ':memory:' && every > 0) {
     sqlite.pragma('wal_autocheckpoint = 0');

@@ -1,0 +1,69 @@
+/**
+ * What the service's two threads say to each other when `serve` runs its background work in a thread of its own
+ * (BACKGROUND_THREAD, runtime/background-thread.ts): the requests the API thread makes of the background thread, and
+ * the state the background thread reports. Every value crosses by structured clone: plain data only.
+ */
+import type { FirstSyncState } from '../sync/first-sync.js';
+import type { ValuationState } from '../estimate/valuation.js';
+import type { CrawlReport } from '../store/scopes-repository.js';
+import type { HydrationProgress } from '../sync/hydrator.js';
+import type { HydrationJobState } from '../sync/hydration-job.js';
+import type { CircuitState } from '../upstream/client.js';
+import type { WalCheckpointsState } from '../store/wal-checkpoints.js';
+
+/** What the API thread hands the background thread when it starts it. */
+export interface BackgroundWorkerData {
+  /** Whether the process's standard error is a terminal: the log lines are then made readable, as the API thread's are. */
+  tty: boolean;
+  /** The nice value the thread runs at (Linux gives each thread its own): above the API thread's, so that requests come first. */
+  nice: number;
+}
+
+/** The background thread's state, sent after every change it makes and at least every {@link STATE_EVERY_MS}. */
+export interface BackgroundState {
+  /** The last crawl report of each listing scope (/v1/health). */
+  crawlReports: CrawlReport[];
+  /** The refreshes running or queued in the background thread, by coordinator key (a scope, `areas`, `open-data`). */
+  running: string[];
+  /** The listings site's client: its circuit breaker, queue, bot block and fields dropped (/v1/health). */
+  upstream: { circuit: CircuitState; queued: number; blockedUntil: string | null; droppedFields: string[] };
+  /** Whether NYC Open Data's sync may run now (its client's breaker is not open). */
+  openDataCanRefresh: boolean;
+  hydration: HydrationProgress & HydrationJobState;
+  valuation: ValuationState;
+  walCheckpoints: WalCheckpointsState | null;
+  /** The webhook dispatcher's own state (the queue is read from the store). */
+  webhooks: { running: boolean; inFlight: number; lastError: string | null; lastErrorAt: string | null };
+  /** The first sync of an empty mirror, when one runs (null otherwise). */
+  firstSync: FirstSyncState | null;
+}
+
+/** How often the background thread reports its state when nothing changed (milliseconds). */
+export const STATE_EVERY_MS = 1000;
+
+/** The requests the API thread makes: each answered once, with its result or its error's message. */
+export interface BackgroundRequests {
+  syncScope(kind: 'rental' | 'sale', boroughId: number): void;
+  syncAreas(): void;
+  /** NYC Open Data's sync of every dataset (its refresh, as a request of stale city records starts it). */
+  syncOpenData(): void;
+  refreshListing(id: string, kind: 'rental' | 'sale' | undefined, priority: 'interactive' | 'background'): boolean;
+  refreshBuilding(idOrSlug: string, priority: 'interactive' | 'background'): unknown;
+  hydrate(kind: 'rental' | 'sale', ids: string[], priority: 'interactive' | 'background'): string[];
+  /** The background thread's metrics, as prom-client's `getMetricsAsJSON` gives them. */
+  metrics(): unknown[];
+  /** Stops the background work and closes its store; the thread then ends. */
+  close(): void;
+}
+
+/** A request, by name and arguments, with the id its answer carries. */
+export type RequestMessage = {
+  [M in keyof BackgroundRequests]: { id: number; method: M; args: Parameters<BackgroundRequests[M]> };
+}[keyof BackgroundRequests];
+
+/** What the background thread posts: its readiness (with its emulators' addresses), its state, or an answer. */
+export type BackgroundMessage =
+  | { type: 'ready'; upstreamUrl: string; openDataUrl: string; upstreamAdminUrl: string | null }
+  | { type: 'state'; state: BackgroundState }
+  | { type: 'answer'; id: number; result?: unknown; error?: string }
+  | { type: 'failed'; error: string };
