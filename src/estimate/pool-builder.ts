@@ -1,5 +1,6 @@
 import type { ListingKind } from '../domain/listing.js';
 import { exactCodes, exactDoubles, exactFloats } from '../lib/narrow-arrays.js';
+import { runNow, type Steps } from '../lib/stepwise.js';
 import { TextList } from '../lib/text-list.js';
 import { ComparablePool, type PoolRow } from './comparable-pool.js';
 
@@ -53,24 +54,37 @@ export class PoolBuilder {
    * keys), properties numbered in the order of their lowest listing id.
    */
   finish(kind: ListingKind): ComparablePool {
+    return runNow(this.finishing(kind));
+  }
+
+  /**
+   * {@link finish} in steps, a pause after each sort and pass ({@link Steps}): in one piece it held the event loop a
+   * tenth of a second at the whole city's rentals each time a sync moved the market.
+   */
+  *finishing(kind: ListingKind): Steps<ComparablePool> {
     const n = this.ids.length;
     const ids = this.ids;
-    // Listings in the order of their ids (JavaScript's, for the look-up by id), and each one's place in it.
-    const byId = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+    // Listings in the order of their ids (JavaScript's, for the look-up by id), and each one's place in it. The store
+    // reads them in that order already but for ids whose bytes and UTF-16 units order differently: sorted only then.
+    const byId = Int32Array.from({ length: n }, (_, i) => i);
+    if (!inOrder(ids)) byId.sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
     const idRank = new Int32Array(n);
     byId.forEach((listing, rank) => {
       idRank[listing] = rank;
     });
+    yield;
     const columns = [this.latitudes, this.longitudes, this.bedrooms, this.fullBathrooms, this.halfBathrooms, this.prices];
     const sameProperty = (a: number, b: number) => columns.every((c) => c[a] === c[b]);
     const byProperty = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => {
       for (const c of columns) if (c[a] !== c[b]) return c[a] - c[b];
       return idRank[a] - idRank[b];
     });
+    yield;
     // Each run of copies, led by its lowest id; properties numbered by that id.
     const leaders: number[] = [];
     for (let i = 0; i < n; i++) if (i === 0 || !sameProperty(byProperty[i], byProperty[i - 1])) leaders.push(byProperty[i]);
     leaders.sort((a, b) => idRank[a] - idRank[b]);
+    yield;
     // By listing: its property when it leads one (a typed array: a map of a million entries took tens of MiB).
     const propertyOfLeader = new Int32Array(n);
     leaders.forEach((leader, property) => {
@@ -92,10 +106,14 @@ export class PoolBuilder {
       listingCounts[property]++;
     }
     copies.sort((a, b) => idRank[a] - idRank[b]);
+    yield;
     const pick = (value: (listing: number) => number) => exactFloats(leaders.map(value));
+    const leaderIds = TextList.of(leaders.map((l) => ids[l]));
+    const copyIds = TextList.of(copies.map((l) => ids[l]));
+    yield;
     return new ComparablePool(kind, {
-      leaderIds: TextList.of(leaders.map((l) => ids[l])),
-      copyIds: TextList.of(copies.map((l) => ids[l])),
+      leaderIds,
+      copyIds,
       copyProperties: Int32Array.from(copies, (l) => copyProperty[l]),
       listingCounts: exactCodes(Array.from(listingCounts)),
       latitudes: exactDoubles(leaders.map((l) => this.latitudes[l])),
@@ -111,4 +129,10 @@ export class PoolBuilder {
       buildingTypes: this.types,
     });
   }
+}
+
+/** Whether `ids` are in ascending order, as JavaScript compares strings. */
+function inOrder(ids: readonly string[]): boolean {
+  for (let i = 1; i < ids.length; i++) if (ids[i - 1] > ids[i]) return false;
+  return true;
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ListingKind } from '../domain/listing.js';
 import type { Database } from '../store/schema.js';
 import { keysetPages } from '../lib/keyset-pages.js';
+import { runGivingTurns } from '../lib/stepwise.js';
 import type { ComparablePool } from './comparable-pool.js';
 import { PoolBuilder } from './pool-builder.js';
 
@@ -36,9 +37,12 @@ export function activeListingChunks(db: Kysely<Database>, kind: ListingKind) {
   return keysetPages('', page, (row) => row.id);
 }
 
-/** Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their properties. */
+/**
+ * Reads the active listings of `kind` the pool is made of ({@link activeListingChunks}) into the pool of their properties,
+ * the event loop given turns between the reads' pages and between the pool's steps.
+ */
 export async function readPool(db: Kysely<Database>, kind: ListingKind): Promise<ComparablePool> {
   const builder = new PoolBuilder();
   for await (const chunk of activeListingChunks(db, kind)) builder.add(chunk);
-  return builder.finish(kind);
+  return runGivingTurns(builder.finishing(kind));
 }
