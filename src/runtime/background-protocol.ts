@@ -10,6 +10,7 @@ import type { HydrationProgress } from '../sync/hydrator.js';
 import type { HydrationJobState } from '../sync/hydration-job.js';
 import type { CircuitState } from '../upstream/client.js';
 import type { WalCheckpointsState } from '../store/wal-checkpoints.js';
+import { UpstreamError, type UpstreamFailure } from '../upstream/errors.js';
 
 /** What the API thread hands the background thread when it starts it. */
 export interface BackgroundWorkerData {
@@ -41,7 +42,7 @@ export interface BackgroundState {
 /** How often the background thread reports its state when nothing changed (milliseconds). */
 export const STATE_EVERY_MS = 1000;
 
-/** The requests the API thread makes: each answered once, with its result or its error's message. */
+/** The requests the API thread makes: each answered once, with its result or its error ({@link PostedError}). */
 export interface BackgroundRequests {
   syncScope(kind: 'rental' | 'sale', boroughId: number): void;
   syncAreas(): void;
@@ -65,5 +66,38 @@ export type RequestMessage = {
 export type BackgroundMessage =
   | { type: 'ready'; upstreamUrl: string; openDataUrl: string; upstreamAdminUrl: string | null }
   | { type: 'state'; state: BackgroundState }
-  | { type: 'answer'; id: number; result?: unknown; error?: string }
+  | { type: 'answer'; id: number; result?: unknown; error?: PostedError }
   | { type: 'failed'; error: string };
+
+/**
+ * An error as it crosses from the background thread to the API thread, which a posted `Error` does not survive whole:
+ * its message, and what the API's answer to the request that waited on it depends on (errors.ts). An upstream's
+ * failure is a 502 or a 504 with its kind; a database's error code may make it a 503.
+ */
+export interface PostedError {
+  message: string;
+  /** An {@link UpstreamError}'s kind and HTTP status. */
+  upstream?: { failure: UpstreamFailure; status?: number };
+  /** The error's `code` (a SQLSTATE, an errno's name, SQLite's), when it has one. */
+  code?: string;
+}
+
+/** `error` as the background thread posts it ({@link PostedError}). */
+export function postedError(error: unknown): PostedError {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const code = (error as Error & { code?: unknown }).code;
+  return {
+    message: error.message,
+    ...(error instanceof UpstreamError ? { upstream: { failure: error.failure, status: error.status } } : {}),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
+}
+
+/** The error the API thread raises for a posted one: an {@link UpstreamError} again when it was one, its `code` kept. */
+export function errorOfPosted(posted: PostedError): Error {
+  const error = posted.upstream
+    ? new UpstreamError(posted.upstream.failure, posted.message, posted.upstream.status)
+    : new Error(posted.message);
+  if (posted.code !== undefined) Object.assign(error, { code: posted.code });
+  return error;
+}

@@ -12,12 +12,13 @@ import type { Refresher } from '../read/read-deps.js';
 import type { AreasRepository } from '../store/areas-repository.js';
 import type { Building } from '../wire/building.js';
 import type { Refreshes } from './read-side.js';
-import type {
-  BackgroundMessage,
-  BackgroundRequests,
-  BackgroundState,
-  BackgroundWorkerData,
-  RequestMessage,
+import {
+  type BackgroundMessage,
+  type BackgroundRequests,
+  type BackgroundState,
+  type BackgroundWorkerData,
+  errorOfPosted,
+  type RequestMessage,
 } from './background-protocol.js';
 
 /** The background thread as the API thread sees it. */
@@ -120,7 +121,7 @@ class RestartingThread implements BackgroundThread {
     }
     const call = this.waiting.get(message.id);
     this.waiting.delete(message.id);
-    if (message.error !== undefined) call?.reject(new Error(message.error));
+    if (message.error !== undefined) call?.reject(errorOfPosted(message.error));
     else call?.resolve(message.result);
   }
 

@@ -17,6 +17,7 @@ import {
   type BackgroundMessage,
   type BackgroundState,
   type BackgroundWorkerData,
+  postedError,
   type RequestMessage,
   STATE_EVERY_MS,
 } from './background-protocol.js';
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
         });
         if (request.method === 'close') port.close();
       },
-      (error: Error) => post({ type: 'answer', id: request.id, error: error.message }),
+      (error: unknown) => post({ type: 'answer', id: request.id, error: postedError(error) }),
     );
   });
   post({

@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { errorOfPosted, postedError } from '../../src/runtime/background-protocol.js';
 import type { BackgroundThread } from '../../src/runtime/background-thread.js';
 import { startBackgroundThread } from '../../src/runtime/background-thread.js';
+import { isDatabaseUnavailable } from '../../src/store/database.js';
+import { UpstreamError } from '../../src/upstream/errors.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The API thread's handle on the background thread (src/runtime/background-thread.ts), over a thread of this test's
@@ -31,7 +34,11 @@ parentPort.postMessage({ type: 'ready', upstreamUrl: 'http://127.0.0.1:1/', open
 parentPort.on('message', (request) => {
   if (request.method === 'refreshListing') setTimeout(() => { throw new Error('ended on purpose'); });
   else if (request.method === 'hydrate') parentPort.postMessage({ type: 'answer', id: request.id, result: request.args[1] });
-  else if (request.method === 'refreshBuilding') parentPort.postMessage({ type: 'answer', id: request.id, error: 'no such building' });
+  else if (request.method === 'refreshBuilding') parentPort.postMessage({ type: 'answer', id: request.id, error: { message: 'no such building' } });
+  else if (request.method === 'syncAreas')
+    parentPort.postMessage({ type: 'answer', id: request.id, error: { message: 'upstream answered HTTP 503', upstream: { failure: 'http', status: 503 } } });
+  else if (request.method === 'syncOpenData')
+    parentPort.postMessage({ type: 'answer', id: request.id, error: { message: 'connect ECONNREFUSED', code: 'ECONNREFUSED' } });
   else if (request.method === 'close') { parentPort.postMessage({ type: 'answer', id: request.id }); parentPort.close(); }
 });
 `;
@@ -59,6 +66,12 @@ describe("the API thread's handle on the background thread", () => {
     expect(thread.openDataUrl).toBe('http://127.0.0.1:2');
     expect(await thread.request('hydrate', 'rental', ['a', 'b'], 'background')).toEqual(['a', 'b']);
     await expect(thread.request('refreshBuilding', 'x', 'interactive')).rejects.toThrow('no such building');
+    // What the API's answer depends on crosses with the error: an upstream's failure (502 or 504), a database's code (503).
+    const upstream = await thread.request('syncAreas').catch((error: unknown) => error);
+    expect(upstream).toBeInstanceOf(UpstreamError);
+    expect(upstream).toMatchObject({ failure: 'http', status: 503, message: 'upstream answered HTTP 503', transient: true });
+    const database = await thread.request('syncOpenData').catch((error: unknown) => error);
+    expect(isDatabaseUnavailable(database)).toBe(true);
     expect(thread.state().running).toEqual(['rental:100']);
     expect(thread.state().webhooks).toMatchObject({ running: true, inFlight: 2 });
   });
@@ -83,6 +96,17 @@ describe("the API thread's handle on the background thread", () => {
     expect(thread.state().hydration).toMatchObject({ running: true, lastError: null, nextAttemptAt: null });
     expect(await thread.request('hydrate', 'sale', ['c'], 'background')).toEqual(['c']);
     expect(logged.some((l) => l.level === 40 && l.msg === 'the background thread started again')).toBe(true);
+  });
+
+  it("posts an error as the API thread must see it again: an upstream's failure, its kind and status; any error's code", () => {
+    const cross = (error: unknown) => errorOfPosted(structuredClone(postedError(error)));
+    const timeout = cross(new UpstreamError('timeout', 'no answer in 15 s'));
+    expect(timeout).toBeInstanceOf(UpstreamError);
+    expect(timeout).toMatchObject({ failure: 'timeout', status: undefined, message: 'no answer in 15 s' });
+    const locked = cross(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+    expect(locked).not.toBeInstanceOf(UpstreamError);
+    expect(locked).toMatchObject({ message: 'database is locked', code: 'SQLITE_BUSY' });
+    expect(cross('a thrown text')).toMatchObject({ message: 'a thrown text' });
   });
 
   it('fails to start with the cause the thread gave', async () => {

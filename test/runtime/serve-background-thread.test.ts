@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +120,30 @@ describe('serve with its background thread', () => {
     expect((await search('/v1/search/rentals?areas=100&perPage=1')).body.meta.total).toBe(stored('rental', 100));
     expect(stored('rental', 100)).toBeGreaterThan(0);
   }, 180_000);
+
+  it('answers a lookup the background thread failed upstream as that upstream failure: 502 UPSTREAM_ERROR, never a 500', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'issue', '--plan', 'pro'], {
+      env: { ...process.env, DATABASE_URL: databaseFile, SHARED_DATA_DIR: SHARED_DATA_WITHOUT_RENTHOP, LOG_LEVEL: 'silent' },
+    });
+    // A listing of the site the mirror does not hold (taken out of it behind the service's back), its details refused.
+    const db = new Database(databaseFile);
+    const { id } = db.prepare("select id from listings where status = 'ACTIVE' limit 1").get() as { id: string };
+    for (const table of ['listing_amenities', 'price_history']) db.prepare(`delete from ${table} where listing_id = ?`).run(id);
+    db.prepare('delete from listings where id = ?').run(id);
+    db.close();
+    const faults = (body: Record<string, unknown>) =>
+      request(`${adminUrl}/faults`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    await faults({ errorRate: 1, on: 'details' });
+    try {
+      const answer = await request(`${base}/v1/property/${id}`, { headers: { authorization: `Bearer ${stdout.trim()}` } });
+      expect({ status: answer.statusCode, code: ((await answer.body.json()) as { code: string }).code }).toEqual({
+        status: 502,
+        code: 'UPSTREAM_ERROR',
+      });
+    } finally {
+      await faults({ errorRate: 0 });
+    }
+  }, 60_000);
 
   it("scrapes both threads' metrics at once: the API thread's requests, the background thread's syncs, the process once", async () => {
     const text = await (await request(metricsUrl)).body.text();
