@@ -11,10 +11,10 @@ import { MCP_TOOLS } from '../../src/agents/mcp-tools.js';
 import { RentalsQuery } from '../../src/http/schemas/search-query.js';
 import { get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { listening, useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The MCP server, through the official SDK's own client, over Streamable HTTP (/mcp) and stdio (`nyc-listings mcp`).
-const t = useTestRuntime('pro', {}, { withoutRentHop: true });
+const t = useSharedTestRuntime('pro', { withoutRentHop: true });
 let base: string;
 const clients: Client[] = [];
 
@@ -31,7 +31,7 @@ const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
   JSON.parse((result.content as { type: string; text: string }[])[0].text);
 
 beforeAll(async () => {
-  base = await t.rt.app.listen({ port: 0, host: '127.0.0.1' });
+  base = await listening(t.rt);
 });
 afterAll(async () => {
   for (const c of clients) await c.close();

@@ -6,9 +6,9 @@ import { drawn } from '../helpers/draws.js';
 import { haversine } from '../helpers/geometry.js';
 import { expectProblem, get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 /** An active listing as the test reads it from the mirror itself. */
 interface Row {

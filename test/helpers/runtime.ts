@@ -133,6 +133,52 @@ export function useTestRuntime(
   return t;
 }
 
+/** The runtimes this test worker shares among its files, by template ({@link useSharedTestRuntime}). */
+const sharedRuntimes = new Map<'city' | 'without-renthop', Promise<TestRuntime>>();
+
+/**
+ * For a test file that only reads: the runtime over the whole city's template (or, `withoutRentHop`, the other one)
+ * that this test worker started for the first file that asked, and a key of `plan` of the file's own. A worker runs
+ * its files one after another in one process (vitest.config.ts, `isolate: false`), so a later file that asks finds it
+ * started: a start copies the template and builds the search index, the estimates' pools and the price positions, most
+ * of ten seconds of the whole city's. No file closes it; the worker's end does.
+ *
+ * Only for files that neither write to the mirror, nor change the configuration, the clock or the site data, nor count
+ * what the runtime did before them (its metrics, its caches' hits): those start their own ({@link useTestRuntime}).
+ */
+export function useSharedTestRuntime(plan: Plan = 'pro', options: { withoutRentHop?: boolean } = {}): { rt: TestRuntime; key: string } {
+  const t = {} as { rt: TestRuntime; key: string };
+  beforeAll(async () => {
+    const template = options.withoutRentHop ? 'without-renthop' : 'city';
+    let started = sharedRuntimes.get(template);
+    if (!started) {
+      started = startTestRuntime({}, options);
+      sharedRuntimes.set(template, started);
+      // A start that failed is tried again by the next file.
+      started.catch(() => sharedRuntimes.delete(template));
+    }
+    t.rt = await started;
+    t.key = await t.rt.key(plan);
+  });
+  return t;
+}
+
+/** Where each runtime's app listens, once it was asked to ({@link listening}). */
+const addresses = new WeakMap<TestRuntime, Promise<string>>();
+
+/**
+ * The base URL (`http://127.0.0.1:<port>`) of `rt`'s app on a free loopback port: listening from the first call, the
+ * same address after it (a runtime shared among files, {@link useSharedTestRuntime}, listens once).
+ */
+export function listening(rt: TestRuntime): Promise<string> {
+  let address = addresses.get(rt);
+  if (!address) {
+    address = rt.app.listen({ port: 0, host: '127.0.0.1' });
+    addresses.set(rt, address);
+  }
+  return address;
+}
+
 /**
  * For a test file whose tests each start their own runtimes: returns a starter (see
  * {@link startTestRuntime}, with `defaults` under each call's options); every runtime it started is closed

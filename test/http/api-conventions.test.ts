@@ -1,11 +1,11 @@
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 // What an app developer expects of an HTTP API: browser access, compression, conditional requests,
 // pagination headers, an index. Through the real app.
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 const ORIGIN = 'https://app.example';
 
 describe('browser access (CORS)', () => {

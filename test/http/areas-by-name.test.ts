@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 const fold = (s: string) =>
   s
@@ -9,7 +9,7 @@ const fold = (s: string) =>
     .toLowerCase();
 
 describe('areas by name', () => {
-  const t = useTestRuntime('pro');
+  const t = useSharedTestRuntime('pro');
 
   it('/v1/areas?q= finds areas whose name or a word of it starts with the text, ignoring case and accents, whole-name matches first', async () => {
     const all = (await get(t.rt.app, '/v1/areas?perPage=500', t.key)).body.data as { id: number; name: string; slug: string }[];

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 /** A fingerprint of everything stored: row counts and the newest write of each table. */
 async function fingerprint() {

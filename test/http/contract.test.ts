@@ -1,8 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
-import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
+import { type TestRuntime, useSharedTestRuntime } from '../helpers/runtime.js';
 
 // Sweeps every endpoint through the real app and validates each answer against the app's own
 // OpenAPI document (JSON Schema 2020-12 via Ajv).
@@ -11,15 +11,14 @@ let key: string;
 let openapi: any;
 let ajv: any;
 
+const shared = useSharedTestRuntime('business');
 beforeAll(async () => {
-  rt = await startTestRuntime();
-  key = await rt.key('business');
+  ({ rt, key } = shared);
   openapi = (await get(rt.app, '/v1/openapi.json')).body;
   ajv = new (Ajv2020 as any)({ strict: false, allErrors: true });
   (addFormats as any)(ajv);
   ajv.addSchema({ ...openapi, $id: 'openapi' });
 });
-afterAll(async () => rt.close());
 
 const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 

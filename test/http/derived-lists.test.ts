@@ -5,11 +5,11 @@ import { MCP_TOOLS, WITHOUT_TOOL } from '../../src/agents/mcp-tools.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { get } from '../helpers/http.js';
 import { ROOT } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The lists of operations are derived from the OpenAPI document, or held to it here (issue 68): the index at GET /v1,
 // the MCP tools (each operation a tool, or none on purpose, and why), and the README's table of endpoints.
-const t = useTestRuntime('pro', {}, { withoutRentHop: true });
+const t = useSharedTestRuntime('pro', { withoutRentHop: true });
 
 /** Every operation of the OpenAPI document: its id, method and path. */
 function operations(): { id: string; method: string; path: string }[] {

@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
 import { ROOT } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The OpenAPI document the running app serves, through the two linters app developers use.
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 const run = promisify(execFile);
 const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 // Network traffic stays on this machine: no telemetry, no update check.

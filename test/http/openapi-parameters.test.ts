@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The document's parameters against the service: each operation's parameter examples make a call that finds data,
 // and each path parameter's documented schema is the validation that refuses it (the fuzzer once found six
 // operations whose documented id was looser than what the service accepts).
-const t = useTestRuntime('business');
+const t = useSharedTestRuntime('business');
 
 interface Parameter {
   name: string;

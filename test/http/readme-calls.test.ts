@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { LEFT_OUT, README_MARKERS } from '../../scripts/readme-answers.js';
 import { get } from '../helpers/http.js';
 import { ROOT } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The README's own key is a Pro one (`keys issue --plan pro`); its calls run against the default data set, as a
 // newcomer's fresh `npm start` serves it.
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 /** Every `curl` of the README that calls the service: its path and query, and whether it sends the key. */

@@ -9,18 +9,18 @@ import { SCHEMA_FILE, typesOf } from '../../clients/typescript/scripts/generate.
 import { createNycListingsClient } from '../../clients/typescript/src/index.js';
 import { feedSince, get } from '../helpers/http.js';
 import { ROOT } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { listening, useSharedTestRuntime } from '../helpers/runtime.js';
 
 // The typed client in clients/typescript: a package of its own whose committed types are the app's document's,
 // type-checked, installed into a new directory and run there against the app listening on loopback.
-const t = useTestRuntime('pro', {}, { withoutRentHop: true });
+const t = useSharedTestRuntime('pro', { withoutRentHop: true });
 const run = promisify(execFile);
 const CLIENT = join(ROOT, 'clients', 'typescript');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 let baseUrl: string;
 
 beforeAll(async () => {
-  baseUrl = await t.rt.app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = await listening(t.rt);
 }, 60_000);
 
 /** What a new project writes with the installed client: a typed search, an error, the change feed walked. */

@@ -7,10 +7,10 @@ import { addressKey } from '../../src/domain/city-records.js';
 import { communityDistrictOf, numberOf, polygonLookup } from '../helpers/city-polygons.js';
 import { get } from '../helpers/http.js';
 import { SHARED_DATA } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
 describe("buildings' tax-lot facts (nycData) from NYC Open Data", () => {
-  const t = useTestRuntime('business');
+  const t = useSharedTestRuntime('business');
   let pluto: Map<string, Record<string, string>>;
   let council: (lon: number, lat: number) => string | undefined;
   let zone: (lon: number, lat: number) => string | undefined;

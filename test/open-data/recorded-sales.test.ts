@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
 import { readRecordedSales, recordedSalesBacktest } from '../../src/estimate/recorded-sales-backtest.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 import { boroughAt } from '../helpers/source-rows.js';
 import { kaggleSales, manhattan2022Sales, median, workbookSales, type SourceSale } from '../helpers/city-rows.js';
 
@@ -9,7 +9,7 @@ import { kaggleSales, manhattan2022Sales, median, workbookSales, type SourceSale
 const BOROUGH_AREA = [0, 100, 400, 200, 300, 500];
 
 describe('recorded sales, mirrored from NYC Open Data', () => {
-  const t = useTestRuntime('business');
+  const t = useSharedTestRuntime('business');
   let source: SourceSale[];
   beforeAll(async () => {
     source = [...kaggleSales(), ...manhattan2022Sales(), ...(await workbookSales())];

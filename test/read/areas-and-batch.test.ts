@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decodeOutline } from '../../src/domain/outline.js';
 import { expectProblem, get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 import { siteAreas } from '../helpers/source-rows.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 describe('area outlines', () => {
   it('/v1/areas/{id} gives the area with its real outline as GeoJSON; include=boundary does it for the list', async () => {

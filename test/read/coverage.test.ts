@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { mirrorCoverage, coverageMarkdown } from '../../src/read/mirror-coverage.js';
 import { get } from '../helpers/http.js';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
-import { startTestRuntime, useTestRuntime } from '../helpers/runtime.js';
+import { startTestRuntime, useSharedTestRuntime } from '../helpers/runtime.js';
 import { rentalRows, saleRows } from '../helpers/source-rows.js';
 
 // Field coverage of the mirror (`npm run data:coverage`) against shares computed here from the source rows.
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 const BOROUGHS = ['Manhattan', 'Brooklyn', 'Queens', 'Bronx', 'Staten Island'];
 const share = <T>(rows: T[], holds: (r: T) => boolean) => rows.filter(holds).length / rows.length;
 

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Districts, districtLookup } from '../helpers/city-polygons.js';
 import { expectProblem, get, walk } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 import { saleRows } from '../helpers/source-rows.js';
 
-const t = useTestRuntime('business');
+const t = useSharedTestRuntime('business');
 
 type Name = keyof Districts;
 const NAMES: Name[] = ['communityDistrict', 'policePrecinct', 'schoolDistrict'];

@@ -3,13 +3,13 @@ import geojsonValidation from 'geojson-validation';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get, walk } from '../helpers/http.js';
 import { decodePolyline, encodePolyline, haversine, inRings } from '../helpers/geometry.js';
-import { startTestRuntime, useTestRuntime } from '../helpers/runtime.js';
+import { startTestRuntime, useSharedTestRuntime } from '../helpers/runtime.js';
 import { siteAreas } from '../helpers/source-rows.js';
 
 // Map search: expectations computed here from every listing's position (the site data the local
 // upstream serves) with a point-in-box test, a haversine written here, and ray casting over the
 // site's real outline.
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 const positions = (kind: 'sale' | 'rental') =>
   t.rt.siteData.listings
     .filter((l) => l.kind === kind && l.node.status === 'ACTIVE')

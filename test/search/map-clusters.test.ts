@@ -1,9 +1,9 @@
 import polyline from '@mapbox/polyline';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 /** Most of Manhattan and western Brooklyn. */
 const BOX = [-74.02, 40.65, -73.93, 40.8] as const;

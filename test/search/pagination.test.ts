@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { get, walk } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 import { rentalRows } from '../helpers/source-rows.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 describe('pagination', () => {
   it('walking every page of Brooklyn rentals by price returns each listing exactly once, in order', async () => {

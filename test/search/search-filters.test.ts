@@ -6,10 +6,10 @@ import { monthlyCharges } from '../../src/domain/monthly-cost.js';
 import { lowestRecommendedScore, recommendedScore } from '../../src/domain/recommended-score.js';
 import { get, walk } from '../helpers/http.js';
 import { SHARED_DATA } from '../helpers/paths.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime } from '../helpers/runtime.js';
 import { allSaleRows, csvRows, rentalRows, saleRows, upstreamParents, type RentalRow, type SaleRow } from '../helpers/source-rows.js';
 
-const t = useTestRuntime('pro');
+const t = useSharedTestRuntime('pro');
 
 // Every expectation here is computed from the source rows in this file, not from the service's code.
 const rentals = rentalRows();
