@@ -71,7 +71,7 @@ export type BackgroundMessage =
 
 /**
  * An error as it crosses from the background thread to the API thread, which a posted `Error` does not survive whole:
- * its message, and what the API's answer to the request that waited on it depends on (errors.ts). An upstream's
+ * its message, and what the API's answer to the request that waited on it depends on (src/http/plugins/errors.ts). An upstream's
  * failure is a 502 or a 504 with its kind; a database's error code may make it a 503.
  */
 export interface PostedError {
