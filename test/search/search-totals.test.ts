@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { useSharedTestRuntime, useTestRuntime } from '../helpers/runtime.js';
 import { rentalRows, saleRows } from '../helpers/source-rows.js';
 
 // Search totals, from the search index and from the store (SEARCH_INDEX off); every expectation here is computed
@@ -34,7 +34,8 @@ function rentalsMatching(b: { boroughs?: string[]; minPrice?: number; maxPrice?:
 }
 
 describe.each(['on', 'off'])('search totals, SEARCH_INDEX %s', (searchIndex) => {
-  const t = useTestRuntime('pro', { SEARCH_INDEX: searchIndex });
+  // On is the default: the runtime the worker's read-only files share.
+  const t = searchIndex === 'on' ? useSharedTestRuntime('pro') : useTestRuntime('pro', { SEARCH_INDEX: searchIndex });
   /** Waits for the runtime's search index, when it has one, so that it answers the searches below. */
   const ready = async () => void (await t.rt.reads.searcher.index?.current());
 
