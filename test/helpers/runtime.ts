@@ -140,8 +140,8 @@ const sharedRuntimes = new Map<'city' | 'without-renthop', Promise<TestRuntime>>
  * For a test file that only reads: the runtime over the whole city's template (or, `withoutRentHop`, the other one)
  * that this test worker started for the first file that asked, and a key of `plan` of the file's own. A worker runs
  * its files one after another in one process (vitest.config.ts, `isolate: false`), so a later file that asks finds it
- * started: a start copies the template and builds the search index, the estimates' pools and the price positions, most
- * of ten seconds of the whole city's. No file closes it; the worker's end does.
+ * started: a start copies the template and builds the search index, the estimates' pools and the price positions, the
+ * longest part of a file's set-up at the whole city. No file closes it; the worker's end does.
  *
  * Only for files that neither write to the mirror, nor change the configuration, the clock or the site data, nor count
  * what the runtime did before them (its metrics, its caches' hits): those start their own ({@link useTestRuntime}).
