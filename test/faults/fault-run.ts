@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import { afterAll } from 'vitest';
 import { CLI, ROOT, SHARED_DATA } from '../helpers/paths.js';
 import { startProcess, type Started } from '../helpers/processes.js';
+import { writeSharedDataWithoutRentHop } from '../helpers/shared-data.js';
 
 // What the files of the fault matrix (issue 45, docs/operations.md "Tested") share: real processes of the service
 // in a folder of the file's own, a client that waits as long as the service's longest documented wait, a load of
@@ -42,6 +43,8 @@ export interface FaultRun {
   start(name: string, args: string[], env: Record<string, string>): Started;
   /** Starts any program `command` in {@link dir}, its output to {@link OUTPUT}`/<name>.log`. */
   startProgram(name: string, command: string, args: string[], env: Record<string, string>): Started;
+  /** A copy of the shared data folder without the RentHop rentals, at {@link dir}`/<name>`: its path. */
+  sharedWithoutRentHop(name: string): string;
   /** Runs the command line with `args` and `env` to its end (logs silenced); its standard output, trimmed. */
   cli(args: string[], env: Record<string, string>): Promise<string>;
 }
@@ -64,6 +67,11 @@ export function faultRun(): FaultRun {
   return {
     dir,
     startProgram,
+    sharedWithoutRentHop(name) {
+      const folder = join(dir, name);
+      writeSharedDataWithoutRentHop(folder);
+      return folder;
+    },
     start: (name, args, env) =>
       startProgram(name, process.execPath, [CLI, ...args], { LOG_LEVEL: 'info', SHARED_DATA_DIR: SHARED_DATA, ...env }),
     async cli(args, env) {

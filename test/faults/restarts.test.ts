@@ -2,7 +2,6 @@ import { chownSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/processes.js';
-import { writeSharedDataWithoutRentHop } from '../helpers/shared-data.js';
 import { waitFor } from '../helpers/wait.js';
 import { ACTIVE_BACKLOG, execFile, faultRun, fetchJson, load, readMirror, ROOMY, UPSTREAM_CODES } from './fault-run.js';
 
@@ -16,8 +15,7 @@ describe('the worker (sync --watch) gets SIGKILL mid-hydration, then restarts', 
   it(
     "reaches backlog 0 with every listing's event in the change log",
     async () => {
-      const shared = join(run.dir, 'shared-without-renthop');
-      writeSharedDataWithoutRentHop(shared);
+      const shared = run.sharedWithoutRentHop('shared-without-renthop');
       const upstreamPort = await freePort();
       const sodaPort = await freePort();
       const file = join(run.dir, 'worker.db');
@@ -119,8 +117,7 @@ describe('PostgreSQL restarts under load (on PostgreSQL and Redis)', () => {
         ]);
       await ctl('start');
       try {
-        const shared = join(run.dir, 'shared-pg');
-        writeSharedDataWithoutRentHop(shared);
+        const shared = run.sharedWithoutRentHop('shared-pg');
         const env = {
           ...ROOMY,
           SHARED_DATA_DIR: shared,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/processes.js';
-import { writeSharedDataWithoutRentHop } from '../helpers/shared-data.js';
 import { waitFor } from '../helpers/wait.js';
 import { faultRun, fetchJson, readMirror, ROOMY } from './fault-run.js';
 
@@ -16,8 +15,7 @@ describe('a webhook receiver is down for two minutes, then back', () => {
   it(
     'gets every event at least once, duplicates at most 1 %',
     async () => {
-      const shared = join(run.dir, 'shared-without-renthop');
-      writeSharedDataWithoutRentHop(shared);
+      const shared = run.sharedWithoutRentHop('shared-without-renthop');
       const file = join(run.dir, 'webhooks.db');
       const port = await freePort();
       const hookPort = await freePort();
