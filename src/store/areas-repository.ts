@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { AreaTree, type Area } from '../domain/area.js';
 import type { Database } from './schema.js';
 import { ReadMemo } from '../lib/read-memo.js';
+import { versionBump } from './data-version.js';
 
 /** Areas in the mirror (API numbering), and the area tree kept in memory. */
 export class AreasRepository {
@@ -9,8 +10,9 @@ export class AreasRepository {
   private readonly kept: ReadMemo<AreaTree>;
 
   /**
-   * `rereadSeconds`: how long the tree is kept before the store is read again (0: read every time). `db` writes;
-   * `reader` (the store's `readDb`) answers reads, which so never wait behind a long write transaction.
+   * `rereadSeconds`: how long the tree is kept before the area list's counter is read again (0: read every time);
+   * the list itself is read again only when the counter moved. `db` writes; `reader` (the store's `readDb`) answers
+   * reads, which so never wait behind a long write transaction.
    */
   constructor(
     private readonly db: Kysely<Database>,
@@ -21,6 +23,7 @@ export class AreasRepository {
       rereadSeconds,
       () => this.writes,
       async () => new AreaTree(await this.list()),
+      () => this.version(),
     );
   }
 
@@ -50,8 +53,15 @@ export class AreasRepository {
           )
           .execute();
       }
+      await versionBump(trx, 'areas').execute();
     });
     this.writes++;
+  }
+
+  /** The area list's counter (`data_versions`, migration 035): it moves with every replacement of the list, by any instance. */
+  async version(): Promise<number> {
+    const row = await this.reader.selectFrom('data_versions').select('version').where('name', '=', 'areas').executeTakeFirstOrThrow();
+    return Number(row.version);
   }
 
   /** Areas ordered by id, optionally only one level and/or one borough (API borough id). */
@@ -71,9 +81,9 @@ export class AreasRepository {
   }
 
   /**
-   * The area tree of the stored areas (empty when none are stored). Kept in memory: read again at once
-   * after this process replaced the list, and at least every `rereadSeconds` (an area sync by another
-   * instance sharing the database). A failed read is not kept.
+   * The area tree of the stored areas (empty when none are stored). Kept in memory: read again at once after this
+   * process replaced the list, and after another instance sharing the database did, which the list's counter
+   * shows within `rereadSeconds`. A failed read is not kept.
    */
   tree(): Promise<AreaTree> {
     return this.kept.get();

@@ -11,12 +11,20 @@ export async function bumpDataVersion(trx: Transaction<Database>): Promise<void>
   await dataVersionBump(trx).execute();
 }
 
-/** The statement {@link bumpDataVersion} runs, on `db`: also compiled to run on a connection outside Kysely (the seed's COPY). */
-export function dataVersionBump(db: Kysely<Database>) {
+/** The counters of `data_versions`: the listings' (migration 011), their bulk writes' (031), the area list's (035). */
+export type DataVersionName = 'listings' | 'listings_bulk' | 'areas';
+
+/** The statement that moves the counter `name` by one, on `db`. */
+export function versionBump(db: Kysely<Database>, name: DataVersionName) {
   return db
     .updateTable('data_versions')
     .set((eb) => ({ version: eb('version', '+', 1) }))
-    .where('name', '=', 'listings');
+    .where('name', '=', name);
+}
+
+/** The statement {@link bumpDataVersion} runs, on `db`: also compiled to run on a connection outside Kysely (the seed's COPY). */
+export function dataVersionBump(db: Kysely<Database>) {
+  return versionBump(db, 'listings');
 }
 
 /**
@@ -24,10 +32,7 @@ export function dataVersionBump(db: Kysely<Database>) {
  * no version of their own (the synthetic listings' load and removal): an index that sees it move reads every listing again.
  */
 export function bulkVersionBump(db: Kysely<Database>) {
-  return db
-    .updateTable('data_versions')
-    .set((eb) => ({ version: eb('version', '+', 1) }))
-    .where('name', '=', 'listings_bulk');
+  return versionBump(db, 'listings_bulk');
 }
 
 /**

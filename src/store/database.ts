@@ -28,6 +28,7 @@ import * as listingRowVersions from './migrations/031-listing-row-versions.js';
 import * as billing from './migrations/032-billing.js';
 import * as listingSightings from './migrations/033-listing-sightings.js';
 import * as keysetReadIndexes from './migrations/034-keyset-read-indexes.js';
+import * as areasVersion from './migrations/035-areas-version.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -103,6 +104,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '032-billing': billing,
   '033-listing-sightings': listingSightings,
   '034-keyset-read-indexes': keysetReadIndexes,
+  '035-areas-version': areasVersion,
 };
 
 class InCodeMigrations implements MigrationProvider {

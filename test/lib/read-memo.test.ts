@@ -85,3 +85,64 @@ describe('a value kept by write count and time', () => {
     expect(answers).toHaveLength(2);
   });
 });
+
+describe('a value kept by a stored counter past its time to live', () => {
+  /** A memo of `value`, whose stored counter is `counter`: what a repository of one table and its row of `data_versions` give. */
+  function counted() {
+    const store = { value: 'a', counter: 0, reads: 0, counterReads: 0, writeDuringRead: false };
+    const memo = new ReadMemo(
+      2,
+      () => 0,
+      async () => {
+        store.reads++;
+        const value = store.value;
+        // Another instance's write between the counter's read and this one.
+        if (store.writeDuringRead) {
+          store.writeDuringRead = false;
+          store.value = 'c';
+          store.counter++;
+        }
+        return value;
+      },
+      async () => {
+        store.counterReads++;
+        return store.counter;
+      },
+    );
+    return { memo, store };
+  }
+
+  it('an unmoved counter keeps the value for another period, read once whole', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    const { memo, store } = counted();
+    expect(await memo.get()).toBe('a');
+    for (const now of [2000, 4000, 6000]) {
+      vi.setSystemTime(now);
+      expect(await memo.get()).toBe('a');
+    }
+    expect(store).toMatchObject({ reads: 1, counterReads: 4 });
+  });
+
+  it("a moved counter (another instance's write) reads the value again", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    const { memo, store } = counted();
+    await memo.get();
+    store.value = 'b';
+    store.counter++;
+    vi.setSystemTime(1999);
+    expect(await memo.get()).toBe('a');
+    vi.setSystemTime(2000);
+    expect(await memo.get()).toBe('b');
+    expect(store.reads).toBe(2);
+  });
+
+  it('a write between the counter and the value is read at the next period, since the counter is read first', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    const { memo, store } = counted();
+    store.writeDuringRead = true;
+    expect(await memo.get()).toBe('a');
+    vi.setSystemTime(2000);
+    expect(await memo.get()).toBe('c');
+    expect(store.reads).toBe(2);
+  });
+});

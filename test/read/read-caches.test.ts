@@ -1,5 +1,6 @@
 import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { AreasRepository } from '../../src/store/areas-repository.js';
 import { get } from '../helpers/http.js';
 import { useRuntimesPerTest } from '../helpers/runtime.js';
 import { waitForIndex } from '../helpers/search-index.js';
@@ -71,11 +72,13 @@ describe('read caches', () => {
     const unknown = await get(a.app, url, key);
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0]).toMatchObject({ name: 'areas', message: expect.stringContaining('9999999') });
-    // As another instance's areas sync would leave it: a neighbourhood under Brooklyn, in the database only.
-    await a.store.db
-      .insertInto('areas')
-      .values({ id: 9999999, name: 'Test Yard', level: 2, parent_id: 200, slug: 'test-yard', borough_id: 200, outline: null })
-      .execute();
+    // Another instance's areas sync (its own repository, as its own process has): a neighbourhood under Brooklyn,
+    // in the database only, with the area list's counter moved as its replacement of the list moves it.
+    const elsewhere = new AreasRepository(a.store.db);
+    await elsewhere.replaceAll([
+      ...(await elsewhere.list()),
+      { id: 9999999, name: 'Test Yard', level: 2, parentId: 200, slug: 'test-yard', outline: null },
+    ]);
     await waitFor(async () => (await get(a.app, url, key)).status === 200, "the new area known to this instance's searches");
     const known = await get(a.app, url, key);
     expect(known.body.meta.total).toBe(0);
