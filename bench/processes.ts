@@ -1,6 +1,6 @@
 /** The processes a bench run starts and watches: free ports, the command line started and stopped, memory and CPU read from /proc. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -64,6 +64,19 @@ export function rssOf(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const mib = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024);
   return { now: mib('VmRSS'), peak: mib('VmHWM') };
+}
+
+/**
+ * Resets the RSS high-water mark of process `pid` (`VmHWM`, which {@link rssOf} gives as `peak`), so that the next
+ * reading is the peak since now (Linux: `/proc/<pid>/clear_refs`). Returns false where the kernel does not allow it.
+ */
+export function resetRssPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** CPU time a process has used so far (user + system), in microseconds (Linux: /proc, in clock ticks of 10 ms). */

@@ -5,7 +5,10 @@ import { escapeHtml } from '../src/lib/escape-html.js';
 /** What the soak records each minute (bench/soak.ts); the chart draws the measures, the JSON keeps all. */
 export interface SoakSample {
   minute: number;
+  /** The service's RSS at the minute's end. */
   rssMiB: number;
+  /** The highest RSS of the minute (the kernel's high-water mark, reset each minute), null where it cannot be reset. */
+  rssPeakMiB: number | null;
   heapUsedMiB: number;
   eventLoopLagP99Ms: number;
   p50Ms: number;
@@ -21,6 +24,7 @@ export interface SoakSample {
 
 const PANELS: { title: string; unit: string; values: (s: SoakSample) => number }[] = [
   { title: 'Service RSS', unit: 'MiB', values: (s) => s.rssMiB },
+  { title: "Service RSS, the minute's peak", unit: 'MiB', values: (s) => s.rssPeakMiB ?? 0 },
   { title: 'V8 heap used', unit: 'MiB', values: (s) => s.heapUsedMiB },
   { title: 'Latency p99', unit: 'ms', values: (s) => s.p99Ms },
   { title: 'Latency p50', unit: 'ms', values: (s) => s.p50Ms },
