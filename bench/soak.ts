@@ -242,11 +242,11 @@ async function recordMinute(minute: number, done: Minute, minuteLags: number[], 
 }
 
 /** The RSS now and its peak since the last reading, the peak reset for the next (null when it cannot be). */
-const peakKept = resetRssPeak(pid);
+const peakResettable = resetRssPeak(pid);
 const rssOfMinute = () => {
   const { now, peak } = rssOf(pid);
   resetRssPeak(pid);
-  return { now, peak: peakKept ? peak : null };
+  return { now, peak: peakResettable ? peak : null };
 };
 console.log(`soak: ${minutes} min, ${rate} searches/s and ${rate / 10} lookups/s, a sync every ${syncSeconds} s, webhooks refused 1 in 10`);
 const started = performance.now();
