@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import PQueue from 'p-queue';
 import type { ListingKind } from '../domain/listing.js';
 import type { RankedListings } from '../domain/market.js';
 import type { MarketFigures } from '../wire/market.js';
@@ -19,6 +20,15 @@ function bedroomsColumn(db: Kysely<Database>) {
   return db.getExecutor().adapter instanceof PostgresAdapter ? sql<number | null>`bedroom_count` : sql<number | null>`+bedroom_count`;
 }
 
+/**
+ * The statements one request's market figures run at once, at most. The figures ask for a dozen and more
+ * (three counts, five ranks, a median per bedroom count), all at once: on PostgreSQL unbounded they took every
+ * connection of the pool (10), so that every other request waited, and on a busy machine the figures' own last
+ * statements waited past the pool's connection timeout and the request was answered 503. SQLite runs one at a time
+ * anyway.
+ */
+export const MARKET_STATEMENTS_AT_ONCE = 3;
+
 /** The active listings behind market figures, and the daily snapshots of those figures. */
 export class MarketRepository {
   /**
@@ -34,10 +44,13 @@ export class MarketRepository {
    * The active listings of `kind` in these areas (ids already expanded to descendants; all when none),
    * optionally of some bedroom counts, as market figures read them: each answer is one query that returns
    * a few rows (counts by group, or the two values at a rank of one order), none returns every listing.
-   * The queries are separate statements: a write committed between two of them shows in the later ones.
+   * The queries are separate statements: a write committed between two of them shows in the later ones. At most
+   * {@link MARKET_STATEMENTS_AT_ONCE} of them run at once; the others wait their turn here, not for a connection.
    */
   ranked(kind: ListingKind, areaIds: readonly number[] | undefined, bedrooms: number[] | undefined): RankedListings {
     const db = this.readDb;
+    const turns = new PQueue({ concurrency: MARKET_STATEMENTS_AT_ONCE });
+    const inTurn = <T>(read: () => Promise<T>): Promise<T> => turns.add(read);
     const bedroomCount = bedroomsColumn(db);
     const active = () => {
       let q = db.selectFrom('listings').where('kind', '=', kind).where('status', '=', 'ACTIVE');
@@ -46,16 +59,18 @@ export class MarketRepository {
       return q;
     };
     const count = async (q: ReturnType<typeof active>) =>
-      Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      Number((await inTurn(() => q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow())).n);
     // Three counts, not one GROUP BY with count(price_per_sqft) and count(listed_at): SQLite answers each of
     // these from an index alone, but reads every row for the combined one.
     return {
       bedroomCounts: async () =>
         (
-          await active()
-            .select((eb) => [bedroomCount.as('bedroom_count'), eb.fn.countAll<number>().as('n')])
-            .groupBy(bedroomCount)
-            .execute()
+          await inTurn(() =>
+            active()
+              .select((eb) => [bedroomCount.as('bedroom_count'), eb.fn.countAll<number>().as('n')])
+              .groupBy(bedroomCount)
+              .execute(),
+          )
         ).map((r) => ({
           bedrooms: r.bedroom_count === null ? null : Number(r.bedroom_count),
           count: Number(r.n),
@@ -69,12 +84,14 @@ export class MarketRepository {
         let q = active().where(column, 'is not', null);
         if (group !== undefined) q = q.where(bedroomCount, group === null ? 'is' : '=', group);
         // Listing dates newest first: days on market ascending. Ties need no further order: equal values.
-        const rows = await q
-          .select(column)
-          .orderBy(column, order === 'listedAt' ? 'desc' : 'asc')
-          .limit(2)
-          .offset(rank)
-          .execute();
+        const rows = await inTurn(() =>
+          q
+            .select(column)
+            .orderBy(column, order === 'listedAt' ? 'desc' : 'asc')
+            .limit(2)
+            .offset(rank)
+            .execute(),
+        );
         return rows.map((r) => (r as Record<string, number | string>)[column]);
       },
     };

@@ -7,6 +7,8 @@ import { openApiFuzzer } from '../helpers/fuzz.js';
 import { get } from '../helpers/http.js';
 import { addSubscription } from '../../src/notify/webhook-admin.js';
 import { ListingsRepository } from '../../src/store/listings-repository.js';
+import { MARKET_STATEMENTS_AT_ONCE, MarketRepository } from '../../src/store/market-repository.js';
+import { marketFiguresByRank } from '../../src/domain/market.js';
 import { copyRows } from '../../src/store/postgres-copy.js';
 import { LISTING_CHANGE_RULES } from '../../src/sync/listing-changes.js';
 import { SyntheticListingsRepository } from '../../src/store/synthetic-listings-repository.js';
@@ -147,6 +149,33 @@ describe('PostgreSQL answers as SQLite does', () => {
     expect(a.status).toBe(200);
     expect(a.body.data.activeCount).toBeGreaterThan(0);
     expect(a.body.data).toEqual(b.body.data);
+  });
+
+  it(`one request's market figures hold at most ${MARKET_STATEMENTS_AT_ONCE} of the pool's connections at once`, async () => {
+    const pool = onPg.store.pool!;
+    let borrowed = 0;
+    let most = 0;
+    // Each statement borrows a connection of the service's pool and gives it back: counted here.
+    const { db, statements } = postgresWithLog<any>(async () => {
+      const client = await pool.connect();
+      most = Math.max(most, ++borrowed);
+      return {
+        query: client.query.bind(client),
+        release: () => {
+          borrowed--;
+          client.release();
+        },
+      };
+    });
+    const now = new Date();
+    const figures = await marketFiguresByRank(new MarketRepository(db).ranked('sale', undefined, undefined), now);
+    // The whole city's sales ask for more statements than the bound: a bound that held nothing back fails here.
+    expect(statements.length).toBeGreaterThan(MARKET_STATEMENTS_AT_ONCE * 3);
+    expect(most).toBeLessThanOrEqual(MARKET_STATEMENTS_AT_ONCE);
+    // Still several at once: the bound is not one at a time.
+    expect(most).toBeGreaterThan(1);
+    expect(figures).toEqual(await marketFiguresByRank(new MarketRepository(onPg.store.db).ranked('sale', undefined, undefined), now));
+    await db.destroy();
   });
 
   it(`fuzzing from the OpenAPI document: ${PG_FUZZ_RUNS} generated requests, no undocumented status, no 5xx, every answer valid`, async () => {
