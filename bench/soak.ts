@@ -194,7 +194,8 @@ const ask = (path: string) => {
 };
 
 /**
- * The service's metrics, read once: `name` -> value of its first unlabelled line. Once a minute, because each read
+ * The service's metrics, read once: `name` (with its labels as a scrape writes them, `name{a="b"}`, when it has
+ * any) -> the value of its first line. Once a minute, because each read
  * resets prom-client's event-loop delay histogram: a second read right after the first would see an empty one.
  */
 async function metrics(): Promise<(name: string) => number | null> {
@@ -213,6 +214,9 @@ const samples: SoakSample[] = [];
 /** The minutes' records under way. */
 const recording: Promise<void>[] = [];
 
+/** `bytes` in whole MiB, null for none. */
+const mebibytes = (bytes: number | null) => (bytes === null ? null : Math.round(bytes / 1048576));
+
 /** Records minute `minute`'s sample: its requests, the webhook lags of the minute, the RSS read at its end and its peak, the service's metrics. */
 async function recordMinute(minute: number, done: Minute, minuteLags: number[], rss: { now: number; peak: number | null }): Promise<void> {
   const latencies = [...done.latencies].sort((a, b) => a - b);
@@ -222,6 +226,8 @@ async function recordMinute(minute: number, done: Minute, minuteLags: number[], 
     rssMiB: rss.now,
     rssPeakMiB: rss.peak,
     heapUsedMiB: Math.round((metric('nodejs_heap_size_used_bytes') ?? 0) / 1048576),
+    backgroundHeapUsedMiB: mebibytes(metric('nyc_listings_thread_heap_bytes{thread="background",state="used"}')),
+    backgroundHeapTotalMiB: mebibytes(metric('nyc_listings_thread_heap_bytes{thread="background",state="total"}')),
     eventLoopLagP99Ms: Math.round((metric('nodejs_eventloop_lag_p99_seconds') ?? 0) * 10000) / 10,
     p50Ms: rank(latencies, 0.5),
     p99Ms: rank(latencies, 0.99),

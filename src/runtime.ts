@@ -101,7 +101,7 @@ export async function startRuntime(given: Config, options: RuntimeOptions = {}):
   const clock = options.clock ?? (() => new Date());
   const logger = options.logger ?? createLogger(given.logLevel);
   // The background thread's process metrics would count the process twice: the API thread's show it.
-  const metrics = new Metrics({ defaultMetrics: !options.inBackgroundThread });
+  const metrics = new Metrics({ defaultMetrics: !options.inBackgroundThread, thread: options.inBackgroundThread ? 'background' : 'main' });
   /** How each part started so far stops, in the order they started. */
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {

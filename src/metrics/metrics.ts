@@ -8,6 +8,7 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
+import { getHeapStatistics } from 'node:v8';
 import { OBSERVED_GAUGES, type MetricSources, type Reading, type Snapshot } from './observed-gauges.js';
 
 export { CIRCUIT_STATE_VALUE, type MetricSources } from './observed-gauges.js';
@@ -105,9 +106,33 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /**
+   * The V8 heap of the thread this registry belongs to, read at each scrape (`v8.getHeapStatistics`): bytes `used`
+   * by live and not yet collected objects, and `total` reserved for the heap. prom-client's `nodejs_heap_*` are the
+   * thread that collects them; this one names its thread, so that a scrape of `serve` shows the background thread's
+   * heap beside the API thread's (each thread's registry reads its own).
+   */
+  readonly threadHeap: Gauge<'thread' | 'state'>;
+
+  /**
+   * `thread` names the thread whose heap {@link threadHeap} reads: `main` (the process's own, which answers requests
+   * in `serve`) unless told `background`.
+   */
+  constructor(options: { defaultMetrics?: boolean; thread?: 'main' | 'background' } = {}) {
     // Process metrics, the event loop's lag among them (nodejs_eventloop_lag_seconds).
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const thread = options.thread ?? 'main';
+    this.threadHeap = new Gauge({
+      name: 'nyc_listings_thread_heap_bytes',
+      help: "A thread's V8 heap: bytes used, and bytes reserved in all (total), by thread",
+      labelNames: ['thread', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        const heap = getHeapStatistics();
+        this.set({ thread, state: 'used' }, heap.used_heap_size);
+        this.set({ thread, state: 'total' }, heap.total_heap_size);
+      },
+    });
   }
 
   /** What the sources said at the scrape under way (each read once a scrape, however many gauges show it). */

@@ -25,6 +25,20 @@ const count = async (rt: TestRuntime, where: string) =>
   Number((await sql<{ n: number }>`select count(*) as n from listings where ${sql.raw(where)}`.execute(rt.store.db)).rows[0].n);
 
 describe('metrics moved by what the test does', () => {
+  it("the thread's heap: used and reserved grow by what the test holds", async () => {
+    const rt = await runtime();
+    const heap = (samples: Map<string, number>, state: string) =>
+      samples.get(`nyc_listings_thread_heap_bytes{thread="main",state="${state}"}`)!;
+    const before = await scrape(rt);
+    // 16 million doubles in a plain array: 128 MiB on the V8 heap itself (a typed array's bytes would be outside it).
+    const held = new Array<number>(16 * 1024 * 1024).fill(0.5);
+    const after = await scrape(rt);
+    expect(held.length).toBe(16 * 1024 * 1024);
+    // What else was freed between the two scrapes is at most a young generation's worth, far below the 128 MiB.
+    expect(heap(after, 'used') - heap(before, 'used')).toBeGreaterThan(96 * 1024 * 1024);
+    expect(heap(after, 'total') - heap(before, 'total')).toBeGreaterThan(96 * 1024 * 1024);
+  });
+
   it("the search index's: listings by kind, builds, and the build's time", async () => {
     const rt = await runtime();
     const index = rt.reads.searcher.index!;

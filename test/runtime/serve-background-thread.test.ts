@@ -157,6 +157,15 @@ describe('serve with its background thread', () => {
     // Process metrics once, from the API thread: two threads summed would count the process twice.
     expect(samples('process_cpu_seconds_total')).toHaveLength(1);
     expect(text.match(/^# TYPE nyc_listings_http_requests_total /gm)).toHaveLength(1);
+    // Each thread's heap under its own name, read by that thread: two isolates, neither of them empty.
+    const heap = samples('nyc_listings_thread_heap_bytes').sort();
+    expect(heap.map((l) => l.slice(0, l.lastIndexOf(' ')))).toEqual([
+      'nyc_listings_thread_heap_bytes{thread="background",state="total"}',
+      'nyc_listings_thread_heap_bytes{thread="background",state="used"}',
+      'nyc_listings_thread_heap_bytes{thread="main",state="total"}',
+      'nyc_listings_thread_heap_bytes{thread="main",state="used"}',
+    ]);
+    expect(heap.every((l) => Number(l.slice(l.lastIndexOf(' ') + 1)) > 1 << 20)).toBe(true);
   });
 
   it('SIGTERM stops the background thread and the process', async () => {
