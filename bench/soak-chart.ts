@@ -11,6 +11,8 @@ export interface SoakSample {
   rssPeakMiB: number | null;
   /** The API thread's V8 heap used (prom-client's `nodejs_heap_size_used_bytes`). */
   heapUsedMiB: number;
+  /** The API thread's V8 heap reserved (`nyc_listings_thread_heap_bytes`); null before it was recorded. */
+  heapTotalMiB: number | null;
   /** The background thread's V8 heap, used and reserved (`nyc_listings_thread_heap_bytes`); null before it was recorded. */
   backgroundHeapUsedMiB: number | null;
   backgroundHeapTotalMiB: number | null;
@@ -30,6 +32,7 @@ const PANELS: { title: string; unit: string; values: (s: SoakSample) => number }
   { title: 'Service RSS', unit: 'MiB', values: (s) => s.rssMiB },
   { title: "Service RSS, the minute's peak", unit: 'MiB', values: (s) => s.rssPeakMiB ?? 0 },
   { title: 'V8 heap used, API thread', unit: 'MiB', values: (s) => s.heapUsedMiB },
+  { title: 'V8 heap reserved, API thread', unit: 'MiB', values: (s) => s.heapTotalMiB ?? 0 },
   { title: 'V8 heap reserved, background thread', unit: 'MiB', values: (s) => s.backgroundHeapTotalMiB ?? 0 },
   { title: 'Latency p99', unit: 'ms', values: (s) => s.p99Ms },
   { title: 'Latency p50', unit: 'ms', values: (s) => s.p50Ms },
