@@ -46,8 +46,10 @@ describe('metrics moved by what the test does', () => {
     // The array, give or take what the first scrape left and the second allocated: well under a MiB either way.
     expect(heap(after, 'used') - heap(before, 'used')).toBeGreaterThan(127 * MiB);
     expect(heap(after, 'used') - heap(before, 'used')).toBeLessThan(130 * MiB);
-    // What is reserved grows by the array's pages, less what the collections give back of the other spaces.
-    expect(heap(after, 'total') - heap(before, 'total')).toBeGreaterThan(96 * MiB);
+    // What is reserved holds the array; by how much it grew is not known: a collection gives pages of the other
+    // spaces back (a worker that had run other files reserved 30 MiB more, with 128 MiB more used).
+    expect(heap(after, 'total')).toBeGreaterThanOrEqual(heap(after, 'used'));
+    expect(heap(after, 'total')).toBeGreaterThan(128 * MiB);
   });
 
   it("the search index's: listings by kind, builds, and the build's time", async () => {
