@@ -29,6 +29,7 @@ import * as billing from './migrations/032-billing.js';
 import * as listingSightings from './migrations/033-listing-sightings.js';
 import * as keysetReadIndexes from './migrations/034-keyset-read-indexes.js';
 import * as areasVersion from './migrations/035-areas-version.js';
+import * as crawlStaging from './migrations/036-crawl-staging.js';
 import * as yesFlagIndexes from './migrations/017-yes-flag-indexes.js';
 import * as dateAndSizeOrdersHold from './migrations/018-date-and-size-orders-hold-area-and-bedrooms.js';
 import * as defaultOrderHoldsNoFee from './migrations/019-default-order-index-holds-no-fee.js';
@@ -105,6 +106,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '033-listing-sightings': listingSightings,
   '034-keyset-read-indexes': keysetReadIndexes,
   '035-areas-version': areasVersion,
+  '036-crawl-staging': crawlStaging,
 };
 
 class InCodeMigrations implements MigrationProvider {

@@ -11,6 +11,7 @@ import { recordToRow, SUMMARY_COLUMNS, type CrawledRow, type Derived, type Listi
 import type { Database } from './schema.js';
 import { keysetPages } from '../lib/keyset-pages.js';
 import { turnTaker } from '../lib/stepwise.js';
+import { discardStaged, stagedBatches } from './crawl-staging.js';
 
 /** Listings written per statement. */
 export const BATCH = 100;
@@ -91,13 +92,13 @@ export interface CrawlWrite {
 }
 
 /**
- * Writes `records` in transaction `trx`, with the price and change events `rules` derive from what the
- * store held before; sweeps the scope `options.sweep` names (see {@link ListingsRepository.apply}).
- * Returns what it changed.
+ * Writes the records crawl `crawlId` staged ({@link stagedBatches}) in transaction `trx`, with the price and change
+ * events `rules` derive from what the store held before; sweeps the scope `options.sweep` names (see
+ * {@link ListingsRepository.apply}); discards the staged rows. Returns what it changed.
  */
 export async function writeCrawl(
   trx: Transaction<Database>,
-  records: ListingRecord[],
+  crawlId: string,
   derive: Deriver,
   rules: ChangeRules,
   at: string,
@@ -110,12 +111,9 @@ export async function writeCrawl(
   const result: ApplyResult = { inserted: 0, updated: 0, priceChanges: 0, delisted: 0 };
   /** Rows the upserts inserted or changed (an unchanged row is not rewritten, see below). */
   let changedRows = 0;
-  // On SQLite every statement runs on the event loop: turns between batches let requests through while a crawl of
-  // 45,000 listings is written (one piece held them all: docs/benchmark-history.md, the soak).
-  const turn = turnTaker();
-  for (let i = 0; i < records.length; i += BATCH) {
-    if (i > 0) await turn();
-    const batch = records.slice(i, i + BATCH);
+  // The batches are keyset pages, with turns between them: on SQLite every statement runs on its thread's event loop,
+  // and one piece holding a crawl of 45,000 listings held every request behind it (docs/benchmark-history.md, the soak).
+  for await (const batch of stagedBatches(trx, crawlId, BATCH)) {
     const existing = new Map(
       (
         await trx
@@ -153,7 +151,8 @@ export async function writeCrawl(
         .execute();
     await appendChanges(trx, found.changeEvents);
   }
-  if (options.sweep) result.delisted = await sweep(trx, options.sweep, new Set(records.map((r) => r.id)), rules, at, version);
+  if (options.sweep) result.delisted = await sweep(trx, options.sweep, crawlId, rules, at, version);
+  await discardStaged(trx, crawlId);
   // A crawl that found every listing as stored changed nothing but the times they were seen: the data
   // version stays, and no instance rebuilds what it derived from the listings.
   if (changedRows > 0 || result.delisted > 0) await bumpDataVersion(trx);
@@ -199,39 +198,45 @@ async function upsertChanged(trx: Transaction<Database>, rows: (CrawledRow & { d
   return upserted.reduce((n, r) => n + (r.numInsertedOrUpdatedRows === undefined ? rows.length : Number(r.numInsertedOrUpdatedRows)), 0);
 }
 
-/** Takes every active mirrored listing of `scope` that the crawl did not see (`seen`) off the market, with the events `rules.delisted` gives. Returns how many. */
+/**
+ * Takes every active mirrored listing of `scope` that crawl `crawlId` did not stage off the market, with the events
+ * `rules.delisted` gives. Returns how many.
+ */
 async function sweep(
   trx: Transaction<Database>,
   scope: { kind: ListingKind; boroughId: number },
-  seen: Set<string>,
+  crawlId: string,
   rules: ChangeRules,
   at: string,
   version: number,
 ): Promise<number> {
   // Ids first, in keyset pages by id with turns between them: on SQLite a read runs on the event loop, and one read of
   // Manhattan's 45,000 ids held it for a long while. The pages walk the active listings of the kind by id on the index
-  // `listings_active_by_id` (migration 034), testing borough and the synthetic flag on its entries. (A covering index
-  // led by the scope was tried and dropped: without fresh statistics SQLite chose it for searches by borough, a
-  // skip-scan slower than their own indexes; this one is partial and in id order, which no search asks for.) Only the
-  // listings gone need their summary.
+  // `listings_active_by_id` (migration 034), testing borough and the synthetic flag on its entries, and each id
+  // against the crawl's staged rows by their primary key. (A covering index led by the scope was tried and dropped:
+  // without fresh statistics SQLite chose it for searches by borough, a skip-scan slower than their own indexes; this
+  // one is partial and in id order, which no search asks for.) Only the listings gone need their summary.
   const gone: string[] = [];
   const activeIds = keysetPages(
     '',
     (after, size) =>
       trx
         .selectFrom('listings')
-        .select('id')
-        .where('kind', '=', scope.kind)
-        .where('borough_id', '=', scope.boroughId)
-        .where('status', '=', 'ACTIVE')
-        .where('synthetic', '=', 0)
-        .where('id', '>', after)
-        .orderBy('id')
+        .leftJoin('crawl_staging as staged', (join) =>
+          join.onRef('staged.listing_id', '=', 'listings.id').on('staged.crawl_id', '=', crawlId),
+        )
+        .select(['listings.id', 'staged.listing_id as staged'])
+        .where('listings.kind', '=', scope.kind)
+        .where('listings.borough_id', '=', scope.boroughId)
+        .where('listings.status', '=', 'ACTIVE')
+        .where('listings.synthetic', '=', 0)
+        .where('listings.id', '>', after)
+        .orderBy('listings.id')
         .limit(size)
         .execute(),
     (row) => row.id,
   );
-  for await (const page of activeIds) for (const { id } of page) if (!seen.has(id)) gone.push(id);
+  for await (const page of activeIds) for (const { id, staged } of page) if (staged === null) gone.push(id);
   const turn = turnTaker();
   for (let i = 0; i < gone.length; i += BATCH) {
     if (i > 0) await turn();

@@ -1,8 +1,9 @@
-import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
 import type { HydratedFacts, ListingKind, ListingRecord } from '../domain/listing.js';
 import type { ListingRow, SeenListingRow } from './listing-rows.js';
 import { writeCrawl, type ApplyResult, type ChangeRules, type CrawlWrite, type Deriver } from './listing-writes.js';
 import { writeDetails } from './detail-writes.js';
+import { CrawlStaging, newCrawlId, stageRecords } from './crawl-staging.js';
 import { type DetailRow, detailQuery, type StoredDetail, storedDetail } from './listing-detail-query.js';
 import { bumpDataVersion, nextDataVersion } from './data-version.js';
 import type { Database } from './schema.js';
@@ -20,6 +21,8 @@ export interface DataVersions {
 /** Listings in the mirror: upserts with price-history bookkeeping, delisting sweeps (their statements in listing-writes.ts), look-ups. */
 export class ListingsRepository {
   private writes = 0;
+  /** Where a crawl is staged page by page before {@link applyStaged} writes it. */
+  readonly staging: CrawlStaging;
 
   /**
    * `db` writes; `reader` answers the reads made outside a write (the store's `readDb`: on SQLite another connection),
@@ -28,7 +31,9 @@ export class ListingsRepository {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly reader: Kysely<Database> = db,
-  ) {}
+  ) {
+    this.staging = new CrawlStaging(db);
+  }
 
   /** How many write transactions this process committed to listings: read caches keyed by it see local writes at once. */
   get writeCount(): number {
@@ -36,36 +41,47 @@ export class ListingsRepository {
   }
 
   /**
-   * Stores `records` in one transaction, with the price and change events `rules` derive from what the
-   * store held before. When `sweep` is given (the crawl of that kind and borough was complete), every
-   * ACTIVE mirrored listing of the scope not in `records` becomes `OFF_MARKET`, with the events
-   * `rules.delisted` gives. Either everything is written or nothing.
+   * Stores `records` in one transaction, with the price and change events `rules` derive from what the store held
+   * before. When `sweep` is given (the crawl of that kind and borough was complete), every ACTIVE mirrored listing of
+   * the scope not in `records` becomes `OFF_MARKET`, with the events `rules.delisted` gives. All or nothing is written.
    */
-  async apply(records: ListingRecord[], derive: Deriver, rules: ChangeRules, at: string, options: CrawlWrite = {}): Promise<ApplyResult> {
-    const outcome = await this.db.transaction().execute((trx) => writeCrawl(trx, records, derive, rules, at, options));
+  apply(records: ListingRecord[], derive: Deriver, rules: ChangeRules, at: string, options: CrawlWrite = {}): Promise<ApplyResult> {
+    const id = newCrawlId();
+    return this.writeListings((trx) => stageRecords(trx, id, records, at).then(() => writeCrawl(trx, id, derive, rules, at, options)));
+  }
+
+  /**
+   * Stores what crawl `crawlId` staged ({@link CrawlStaging.sink}) as {@link apply} stores records, and discards the
+   * staged rows. When the write fails they stay staged: the caller discards them ({@link CrawlStaging.discard}).
+   */
+  applyStaged(crawlId: string, derive: Deriver, rules: ChangeRules, at: string, options: CrawlWrite = {}): Promise<ApplyResult> {
+    return this.writeListings((trx) => writeCrawl(trx, crawlId, derive, rules, at, options));
+  }
+
+  /**
+   * Stores what hydration found for each listing, in one transaction and a few statements a batch: the detail's facts,
+   * its amenities, the real day of its latest LISTED event, and the listing no longer waits for hydration. A listing
+   * date or zip code the detail did not give keeps its stored value.
+   */
+  async applyDetails(items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
+    if (items.length) await this.writeListings((trx) => writeDetails(trx, items, at));
+  }
+
+  /** Runs `write` in one transaction and counts it ({@link writeCount}). */
+  private async writeListings<T>(write: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    const outcome = await this.db.transaction().execute(write);
     this.writes++;
     return outcome;
   }
 
   /**
-   * Stores what hydration found for each listing, in one transaction and a few statements a batch: the
-   * detail's facts, its amenities, the real day of its latest LISTED event, and the listing no longer
-   * waits for hydration. A listing date or zip code the detail did not give keeps its stored value.
-   */
-  async applyDetails(items: { id: string; facts: HydratedFacts }[], at: string): Promise<void> {
-    if (!items.length) return;
-    await this.db.transaction().execute((trx) => writeDetails(trx, items, at));
-    this.writes++;
-  }
-
-  /**
-   * Stores listings' price positions (percent; null: no estimate), `chunk` a statement, in one transaction that moves the
-   * data version; nothing when `positions` is empty. A listing deleted meanwhile is passed over.
+   * Stores listings' price positions (percent; null: no estimate), `chunk` a statement, in one transaction that moves
+   * the data version; nothing when `positions` is empty. A listing deleted meanwhile is passed over.
    */
   async storePricePositions(positions: readonly { id: string; position: number | null }[], chunk: number): Promise<void> {
     if (!positions.length) return;
     const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
-    await this.db.transaction().execute(async (trx) => {
+    await this.writeListings(async (trx) => {
       const version = await nextDataVersion(trx);
       // On SQLite each statement runs on the event loop: requests get turns between chunks.
       const turn = turnTaker();
@@ -82,7 +98,6 @@ export class ListingsRepository {
       }
       await bumpDataVersion(trx);
     });
-    this.writes++;
   }
 
   /** Active mirrored (not synthetic) listings, every column, by id: what `seed` derives from. */

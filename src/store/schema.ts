@@ -118,6 +118,17 @@ export interface ListingSightingsTable {
   last_seen_at: string;
 }
 
+/** One listing of a crawl staged before its write (migration 036). */
+export interface CrawlStagingTable {
+  /** The crawl's own id (random). */
+  crawl_id: string;
+  listing_id: string;
+  /** The listing's record (`ListingRecord`) as JSON. */
+  record: string;
+  /** UTC ISO 8601. */
+  staged_at: string;
+}
+
 export interface PriceHistoryTable {
   listing_id: string;
   recorded_at: string;
@@ -176,6 +187,7 @@ export interface Database {
   listings: ListingsTable;
   listing_amenities: ListingAmenitiesTable;
   listing_sightings: ListingSightingsTable;
+  crawl_staging: CrawlStagingTable;
   price_history: PriceHistoryTable;
   buildings: BuildingsTable;
   sync_scopes: SyncScopesTable;

@@ -21,14 +21,22 @@ interface CrawlPart {
 }
 
 /**
- * What the crawl of one scope found: its listings by id, in how many parts it was read, how many times a
- * part was split, and whether every part fitted under the result cap (only then may a sweep trust it).
+ * How the crawl of one scope went: in how many parts it was read, how many times a part was split, and whether every
+ * part fitted under the result cap (only then may a sweep trust it). Its listings went to its {@link CrawlSink}.
  */
 export interface ScopeCrawl {
-  records: Map<string, ListingRecord>;
   parts: number;
   splits: number;
   complete: boolean;
+}
+
+/**
+ * Where a crawl puts what it reads, page by page (the store's staging, `store/crawl-staging.ts`): a listing put twice
+ * keeps the later record, and `clear` drops all put so far.
+ */
+export interface CrawlSink {
+  put(records: ListingRecord[]): Promise<void>;
+  clear(): Promise<void>;
 }
 
 export interface ScopeCrawlerDeps {
@@ -54,39 +62,32 @@ export class ScopeCrawler {
   }
 
   /**
-   * Crawls the scope of `kind` in borough `boroughId`. A page that fails is waited out and asked again
-   * ({@link jobRetry}).
-   * @throws UpstreamError when a page still fails.
+   * Crawls the scope of `kind` in borough `boroughId` into `into`, each page as it arrives. A page that fails is
+   * waited out and asked again ({@link jobRetry}).
+   * @throws UpstreamError when a page still fails (what `into` holds is then part of the scope).
    */
-  async crawl(kind: ListingKind, boroughId: number, tree: AreaTree): Promise<ScopeCrawl> {
+  async crawl(kind: ListingKind, boroughId: number, tree: AreaTree, into: CrawlSink): Promise<ScopeCrawl> {
     const scope = scopeKey(kind, boroughId);
     const whole = { label: scope, filters: { areas: [toUpstreamAreaId(boroughId)] } };
-    const records = new Map<string, ListingRecord>();
     const stats = { splits: 0, complete: true };
-    const total = await this.crawlPart(kind, boroughId, whole.filters, tree, records);
-    if (total === null || total <= this.deps.resultCap) return { records, parts: 1, ...stats };
-    records.clear();
+    const total = await this.crawlPart(kind, boroughId, whole.filters, tree, into);
+    if (total === null || total <= this.deps.resultCap) return { parts: 1, ...stats };
+    await into.clear();
     const split: CrawlPart[] = [];
     await this.partition(kind, { ...whole, total }, tree, split, stats);
-    for (const part of split) await this.crawlPart(kind, boroughId, part.filters, tree, records);
+    for (const part of split) await this.crawlPart(kind, boroughId, part.filters, tree, into);
     this.deps.logger.info(
       { scope, total, parts: split.length, splits: stats.splits, complete: stats.complete },
       'scope over the result cap: crawled in parts',
     );
-    return { records, parts: split.length, ...stats };
+    return { parts: split.length, ...stats };
   }
 
   /**
-   * Every page of one search: pages counted from `totalCount`, ended early by a short or empty page.
-   * Returns the nodes mapped to records of `boroughId`, and the total the site reported (null when absent).
+   * Every page of one search: pages counted from `totalCount`, ended early by a short or empty page. Puts each
+   * page's nodes, mapped to records of `boroughId`, into `into`; returns the total the site reported (null when absent).
    */
-  private async crawlPart(
-    kind: ListingKind,
-    boroughId: number,
-    filters: UpstreamSearchFilters,
-    tree: AreaTree,
-    into: Map<string, ListingRecord>,
-  ) {
+  private async crawlPart(kind: ListingKind, boroughId: number, filters: UpstreamSearchFilters, tree: AreaTree, into: CrawlSink) {
     let total: number | null = null;
     for (let page = 1; ; page++) {
       const answer = await this.pageRetry.execute(() =>
@@ -99,10 +100,12 @@ export class ScopeCrawler {
       );
       if (typeof answer.totalCount === 'number') total = answer.totalCount;
       const nodes = uniqueNodes(answer.edges);
+      const records: ListingRecord[] = [];
       for (const node of nodes) {
         const record = mapSearchNode(node, kind, { areas: tree, scopeBoroughId: boroughId, now: this.deps.clock() });
-        if (record && record.boroughId === boroughId) into.set(record.id, record);
+        if (record && record.boroughId === boroughId) records.push(record);
       }
+      await into.put(records);
       const reachable = Math.min(total ?? Infinity, this.deps.resultCap);
       if (nodes.length < CRAWL_PAGE_SIZE || page * CRAWL_PAGE_SIZE >= reachable) break;
     }

@@ -4,6 +4,7 @@ import { inSpan } from '../telemetry/spans.js';
 import { LISTING_CHANGE_RULES } from './listing-changes.js';
 import { ScopeCrawler, type ScopeCrawlerDeps } from './scope-crawler.js';
 import { LISTING_KINDS, type ListingKind } from '../domain/listing.js';
+import { newCrawlId } from '../store/crawl-staging.js';
 import type { Station } from '../domain/transit-score.js';
 import type { Districts } from '../domain/city-districts.js';
 import type { GeoPoint } from '../wire/common.js';
@@ -131,31 +132,30 @@ export class Syncer {
     const started = this.now();
     const t0 = performance.now();
     await this.deps.scopes.recordAttempt(scope, started);
+    const crawlId = newCrawlId();
+    const staging = this.deps.listings.staging;
     try {
       const tree = await this.areaTree();
-      const { records, parts, splits, complete } = await inSpan('sync.crawl', { scope }, () => this.crawler.crawl(kind, boroughId, tree));
+      await staging.discardLeftovers();
+      const sink = staging.sink(crawlId);
+      const { parts, splits, complete } = await inSpan('sync.crawl', { scope }, () => this.crawler.crawl(kind, boroughId, tree, sink));
+      const seen = await staging.count(crawlId);
       const stored = await this.deps.scopes.get(scope);
       const storedCount = stored?.listing_count ?? 0;
-      const trustSweep = complete && (storedCount === 0 || records.size >= storedCount * (1 - MAX_SWEEP_SHARE));
+      const trustSweep = complete && (storedCount === 0 || seen >= storedCount * (1 - MAX_SWEEP_SHARE));
       if (!trustSweep)
         this.deps.logger.warn(
-          { scope, seen: records.size, storedCount, complete },
+          { scope, seen, storedCount, complete },
           'crawl incomplete or much smaller than the stored scope: not sweeping',
         );
       const at = this.now();
-      const result = await inSpan('sync.write', { scope, listings: records.size }, () =>
-        this.deps.listings.apply(
-          [...records.values()],
-          this.derive,
-          LISTING_CHANGE_RULES,
-          at,
-          trustSweep ? { sweep: { kind, boroughId } } : {},
-        ),
+      const result = await inSpan('sync.write', { scope, listings: seen }, () =>
+        this.deps.listings.applyStaged(crawlId, this.derive, LISTING_CHANGE_RULES, at, trustSweep ? { sweep: { kind, boroughId } } : {}),
       );
-      await this.deps.scopes.recordSuccess(scope, at, records.size);
+      await this.deps.scopes.recordSuccess(scope, at, seen);
       this.reports.set(scope, { scope, parts, splits, complete, at });
       await this.deps.changes.prune(new Date(this.deps.clock().getTime() - this.deps.changesRetentionDays * 86_400_000).toISOString());
-      this.deps.logger.info({ scope, listings: records.size, ...result }, 'scope synced');
+      this.deps.logger.info({ scope, listings: seen, ...result }, 'scope synced');
       this.deps.metrics?.syncDuration.observe({ scope, outcome: 'success' }, (performance.now() - t0) / 1000);
       // The day's figures are taken once the new listings' dates are in (hydration), so their days on
       // market count; a failed hydration still leaves the figures of what was crawled.
@@ -167,6 +167,10 @@ export class Syncer {
       return result;
     } catch (error) {
       this.deps.metrics?.syncDuration.observe({ scope, outcome: 'failure' }, (performance.now() - t0) / 1000);
+      // What the crawl staged goes; if the store refuses that too, a later sync clears it (`discardLeftovers`).
+      await staging
+        .discard(crawlId)
+        .catch((err: Error) => this.deps.logger.warn({ scope, err: err.message }, "a failed crawl's staged rows stay"));
       const message = (error as Error).message;
       const before = await this.deps.scopes.get(scope);
       await this.deps.scopes.recordFailure(scope, this.now(), message);

@@ -26,3 +26,12 @@ export async function storedListings(db: Kysely<Database>) {
     amenities: await count('listing_amenities'),
   };
 }
+
+/** How many rows crawls left staged (`crawl_staging`): none once a crawl has failed or been written. */
+export async function stagedRows(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('crawl_staging')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

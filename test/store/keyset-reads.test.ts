@@ -88,9 +88,13 @@ describe.each([
       { sweep: { kind: 'sale', boroughId: 200 } },
     );
     expect(result.delisted).toBe(expected);
-    const pages = statements.filter((s) => /^select "id" from "listings" where .*order by "id"/.test(s.sql));
+    const pages = statements.filter((s) =>
+      /^select "listings"."id", .* from "listings" left join "crawl_staging" .*order by "listings"."id"/.test(s.sql),
+    );
     expect(pages.length).toBeGreaterThan(0);
     expectSought(sqlite, pages, 'USING COVERING INDEX listings_active_by_id (kind=? AND id>?)');
+    // Each id tested against the crawl's staged rows by their primary key (migration 036).
+    expectSought(sqlite, pages, 'USING COVERING INDEX sqlite_autoindex_crawl_staging_1 (crawl_id=? AND listing_id=?)');
   });
 
   it("the search index's delta: the rows written since a version, in (data_version, id) pages on listings_data_version", async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT, SHARED_DATA_WITHOUT_RENTHOP, TEMPLATE_WITHOUT_RENTHOP_DB } from '../helpers/paths.js';
-import { storedListings } from '../helpers/stored-listings.js';
+import { stagedRows, storedListings } from '../helpers/stored-listings.js';
 
 function counts(file: string) {
   const db = new Database(file);
@@ -91,15 +91,16 @@ describe('a failure inside the write step of a crawl', () => {
       now += 24 * 3_600_000;
       rt.marketClock!.advance(24 * 3_600_000);
       const before = await snapshot();
-      // The most recently listed Manhattan sale is written in the crawl's last batch: fail there, as the crawl writes when
-      // it saw it (every listing of the crawl is, where only the changed ones are rewritten).
+      // The staged crawl is written in the order of its ids: the Manhattan sale with the greatest id is in its last batch.
+      // Fail there, as the crawl writes when it saw it (every listing of the crawl is, where only the changed ones are
+      // rewritten).
       const last = await rt.store.db
         .selectFrom('listings')
         .select('id')
         .where('kind', '=', 'sale')
         .where('borough_id', '=', 100)
         .where('status', '=', 'ACTIVE')
-        .orderBy('listed_at', 'desc')
+        .orderBy('id', 'desc')
         .limit(1)
         .executeTakeFirstOrThrow();
       await sql
@@ -109,6 +110,8 @@ describe('a failure inside the write step of a crawl', () => {
         .execute(rt.store.db);
       await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow(/injected write failure/);
       expect(await snapshot()).toEqual(before);
+      // What the crawl staged went with it (store/crawl-staging.ts).
+      expect(await stagedRows(rt.store.db)).toBe(0);
       await sql.raw('drop trigger injected_failure').execute(rt.store.db);
       await rt.syncer.syncScope('sale', 100);
       expect((await snapshot()).rows).not.toEqual(before.rows);

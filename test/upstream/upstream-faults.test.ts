@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get } from '../helpers/http.js';
 import { startTestRuntime, type TestRuntime } from '../helpers/runtime.js';
-import { storedListings } from '../helpers/stored-listings.js';
+import { stagedRows, storedListings } from '../helpers/stored-listings.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Faults injected into the real local upstream; the market moves between refreshes so that a
@@ -101,6 +101,8 @@ describe('upstream faults: reads keep answering from the store, nothing stored i
     rt.upstream!.faults.failAfter = rt.upstream!.requestCount() + 5; // Manhattan sales take more (over the cap: counts and parts)
     await expect(rt.syncer.syncScope('sale', 100)).rejects.toThrow();
     expect(await snapshot()).toEqual(before);
+    // The pages it had staged went with it (store/crawl-staging.ts).
+    expect(await stagedRows(rt.store.db)).toBe(0);
     rt.upstream!.faults.failAfter = 0;
     await breakerReady();
 
