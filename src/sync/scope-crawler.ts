@@ -52,7 +52,7 @@ export interface ScopeCrawlerDeps {
 /**
  * Reads every listing of one scope (kind x borough) from the upstream's search: in one search when the
  * scope fits under the site's result cap, else in parts that each fit (sub-areas, price bands, bedroom
- * counts). Stores nothing.
+ * counts). Stores nothing itself: each page goes to the caller's {@link CrawlSink}.
  */
 export class ScopeCrawler {
   private readonly pageRetry: RetryPolicy;

@@ -59,8 +59,8 @@ export const LISTING_SCOPES: { kind: ListingKind; boroughId: number }[] = (['sal
 /**
  * Brings the mirror up to date from the upstream: the area list, whole scopes (kind x borough, split
  * into parts under the site's result cap), and the details of new or changed listings (hydration).
- * A crawl is applied only when every part arrived, in one transaction; a failure records the error on
- * the scope and changes no stored listing.
+ * A crawl is staged in the store as its pages arrive and applied only when every part arrived, in one
+ * transaction; a failure records the error on the scope, discards what was staged and changes no stored listing.
  */
 export class Syncer {
   /** The area sync under way, if any: callers finding no areas stored share it. */

@@ -167,15 +167,18 @@ describe('PostgreSQL answers as SQLite does', () => {
         },
       };
     });
-    const now = new Date();
-    const figures = await marketFiguresByRank(new MarketRepository(db).ranked('sale', undefined, undefined), now);
-    // The whole city's sales ask for more statements than the bound: a bound that held nothing back fails here.
-    expect(statements.length).toBeGreaterThan(MARKET_STATEMENTS_AT_ONCE * 3);
-    expect(most).toBeLessThanOrEqual(MARKET_STATEMENTS_AT_ONCE);
-    // Still several at once: the bound is not one at a time.
-    expect(most).toBeGreaterThan(1);
-    expect(figures).toEqual(await marketFiguresByRank(new MarketRepository(onPg.store.db).ranked('sale', undefined, undefined), now));
-    await db.destroy();
+    try {
+      const now = new Date();
+      const figures = await marketFiguresByRank(new MarketRepository(db).ranked('sale', undefined, undefined), now);
+      // The whole city's sales ask for more statements than the bound: a bound that held nothing back fails here.
+      expect(statements.length).toBeGreaterThan(MARKET_STATEMENTS_AT_ONCE * 3);
+      expect(most).toBeLessThanOrEqual(MARKET_STATEMENTS_AT_ONCE);
+      // Still several at once: the bound is not one at a time.
+      expect(most).toBeGreaterThan(1);
+      expect(figures).toEqual(await marketFiguresByRank(new MarketRepository(onPg.store.db).ranked('sale', undefined, undefined), now));
+    } finally {
+      await db.destroy();
+    }
   });
 
   it(`fuzzing from the OpenAPI document: ${PG_FUZZ_RUNS} generated requests, no undocumented status, no 5xx, every answer valid`, async () => {
