@@ -17,6 +17,8 @@ export interface SoakSample {
   backgroundHeapUsedMiB: number | null;
   backgroundHeapTotalMiB: number | null;
   eventLoopLagP99Ms: number;
+  /** The API thread's longest event-loop wait in the minute (ms); absent in runs before it was recorded. */
+  eventLoopLagMaxMs?: number;
   p50Ms: number;
   p99Ms: number;
   /** Answers of the minute, and answers by class (`2xx`, ..., `failed`). */

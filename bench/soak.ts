@@ -7,7 +7,7 @@
  * - Load: app searches (bench/mixed-workload.ts) at a steady SOAK_RATE (200) a second, Poisson arrivals, plus a
  *   tenth as many listing lookups, of listings drawn from the mirror.
  * - Webhooks: one subscription to every listing change, to a receiver here that answers 503 to a tenth of attempts.
- * - Every minute: the service's RSS (at the minute's end, and its peak in the minute), V8 heap used, event-loop lag (p99, from its metrics), the minute's p50 and p99
+ * - Every minute: the service's RSS (at the minute's end, and its peak in the minute), V8 heap used, event-loop lag (p99 and most, from its metrics), the minute's p50 and p99
  *   latency, answers by class, the webhook lag (from an event's time to its delivery) and the deliveries pending.
  *
  * The load starts once the first sync's details are hydrated, and the subscription is added then: the run measures the
@@ -230,6 +230,8 @@ async function recordMinute(minute: number, done: Minute, minuteLags: number[], 
     backgroundHeapUsedMiB: mebibytes(metric('nyc_listings_thread_heap_bytes{thread="background",state="used"}')),
     backgroundHeapTotalMiB: mebibytes(metric('nyc_listings_thread_heap_bytes{thread="background",state="total"}')),
     eventLoopLagP99Ms: Math.round((metric('nodejs_eventloop_lag_p99_seconds') ?? 0) * 10000) / 10,
+    // The API thread's longest wait in the minute: a stall of the answers that is the event loop's shows here.
+    eventLoopLagMaxMs: Math.round((metric('nodejs_eventloop_lag_max_seconds') ?? 0) * 10000) / 10,
     p50Ms: rank(latencies, 0.5),
     p99Ms: rank(latencies, 0.99),
     requests: latencies.length,
