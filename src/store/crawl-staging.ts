@@ -1,8 +1,8 @@
 /**
  * A crawl staged in the store (`crawl_staging`, migration 036): each page's records are kept as they arrive, in short
  * statements of their own, and the write reads them back in batches inside its one transaction. So the sync holds one
- * page and one batch in memory, not a scope's whole crawl (Manhattan's 45,000 rentals were 35 MiB of records), and a
- * crawl that fails still changes no listing: its staged rows are discarded.
+ * page and one batch in memory, not a scope's whole crawl (what Manhattan's rentals held: docs/benchmark-history.md,
+ * the soak), and a crawl that fails still changes no listing: its staged rows are discarded.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';

@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 
 /**
  * A scope's crawl staged in the store page by page (`crawl_staging`), then written to the listings from it in one
- * transaction: held whole in memory, Manhattan's 45,000 rentals were 35 MiB of records kept through the crawl and
- * its write, and the sync's thread grew by 65 to 90 MiB in the soak (docs/benchmark-history.md). A row is one
- * listing of one crawl (`crawl_id`, random), its record as JSON; `staged_at` (UTC ISO 8601) lets a crawl whose
- * process died be cleared later.
+ * transaction: held whole in memory, a large scope's records were kept through the crawl and its write, and they were
+ * most of what a sync added to its thread's heap in the soak (docs/benchmark-history.md). A row is one listing of one
+ * crawl (`crawl_id`, random), its record as JSON; `staged_at` (UTC ISO 8601) lets a crawl whose process died be
+ * cleared later.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
