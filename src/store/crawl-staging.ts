@@ -48,7 +48,7 @@ export async function stagedCount(db: Kysely<Database>, crawlId: string): Promis
 }
 
 /** Discards what crawl `crawlId` staged. */
-export async function discardStaged(db: Kysely<Database> | Transaction<Database>, crawlId: string): Promise<void> {
+export async function discardStaged(db: Kysely<Database>, crawlId: string): Promise<void> {
   await db.deleteFrom('crawl_staging').where('crawl_id', '=', crawlId).execute();
 }
 
