@@ -2,8 +2,20 @@ import type SqliteDatabase from 'better-sqlite3';
 import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement } from 'kysely';
 import { LRUCache } from 'lru-cache';
 
-/** Prepared statements kept per SQLite connection (distinct query texts; the least recently used go). */
+/** Prepared statements of few parameters kept per SQLite connection (distinct query texts; the least recently used go). */
 const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Parameters past which a statement is a batch's (a crawl's page staged, a hundred listings written, an `in` list of
+ * ids): its text changes with the batch's size, and SQLite holds 100 to 200 KiB for each such statement prepared (a
+ * page of 400 to 500 staged rows, measured in docs/benchmark-history.md). Kept with the others, the crawl's pages
+ * alone filled the cache with a hundred new texts a sync, the background thread's memory growing until it held a
+ * thousand.
+ */
+export const BATCH_STATEMENT_PARAMETERS = 100;
+
+/** Statements of more than {@link BATCH_STATEMENT_PARAMETERS} kept per connection: a sync's full batches, reused from one to the next. */
+export const BATCH_STATEMENT_CACHE_SIZE = 16;
 
 /** Builds a row object from a raw row (an array of column values in select order). */
 export type RowBuilder = (values: unknown[]) => Record<string, unknown>;
@@ -87,7 +99,8 @@ class RawRowStatement implements SqliteStatement {
  * SQL text (Kysely prepares every query it runs, and preparing costs as much as running a short
  * query), reading rows as {@link RawRowStatement} does. A cached statement is only reused when idle
  * (an iterating one is busy); SQLite re-prepares it by itself if the schema changes. The query shapes
- * of the API are few, so the cache keeps them all. The connection's own `prepare` is left as it was.
+ * of the API are few, so the cache keeps them all; a batch's statements, whose texts change with its size, are kept apart,
+ * {@link BATCH_STATEMENT_CACHE_SIZE} at most. The connection's own `prepare` is left as it was.
  *
  * `immediateTransactions` (the writer's connection): Kysely's `begin` becomes `begin immediate`, which takes the write
  * lock at once, waiting the busy timeout for it. A deferred transaction that read before it wrote was refused at its
@@ -101,15 +114,23 @@ export function statementCache(
 ): KyselySqliteDatabase {
   const generated = options.rowBuilders ?? true;
   const statements = new LRUCache<string, RawRowStatement>({ max: STATEMENT_CACHE_SIZE });
+  const batches = new LRUCache<string, RawRowStatement>({ max: BATCH_STATEMENT_CACHE_SIZE });
   return {
     close: () => sqlite.close(),
     prepare: (asked: string) => {
       const source = options.immediateTransactions && asked === 'begin' ? 'begin immediate' : asked;
-      const cached = statements.get(source);
+      const cached = statements.get(source) ?? batches.get(source);
       if (cached && !cached.busy) return cached;
       const statement = new RawRowStatement(sqlite.prepare(source), generated);
-      statements.set(source, statement);
+      (parameterCount(source) > BATCH_STATEMENT_PARAMETERS ? batches : statements).set(source, statement);
       return statement;
     },
   };
+}
+
+/** The `?` placeholders of a statement's text (Kysely passes every value as one; none is inside a literal of ours). */
+function parameterCount(source: string): number {
+  let count = 0;
+  for (let at = source.indexOf('?'); at !== -1; at = source.indexOf('?', at + 1)) count++;
+  return count;
 }

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
+import { BATCH_STATEMENT_CACHE_SIZE, BATCH_STATEMENT_PARAMETERS, statementCache } from '../../src/store/sqlite-statements.js';
 import { TEMPLATE_DB } from '../helpers/paths.js';
 
 // The SQLite statements Kysely runs are cached and read their rows as arrays, made objects by a
@@ -85,5 +86,36 @@ describe('SQLite rows read raw', () => {
       .stream())
       streamed.push(row);
     expect(streamed).toEqual(viaBetterSqlite(text));
+  });
+});
+
+describe('the statement cache', () => {
+  /** An insert of `rows` rows of two values each: a batch's statement past half {@link BATCH_STATEMENT_PARAMETERS} rows. */
+  const insertOf = (rows: number) =>
+    `insert into staged (a, b) values ${Array.from({ length: rows }, () => '(?, ?)').join(', ')} on conflict do nothing`;
+
+  it("keeps a query prepared once; a batch's statements only a few at a time, without pushing the others out", () => {
+    const connection = new Database(':memory:');
+    connection.exec('create table staged (a integer primary key, b text)');
+    const cache = statementCache(connection);
+    const half = BATCH_STATEMENT_PARAMETERS / 2;
+    try {
+      const small = cache.prepare('select a, b from staged where a = ?');
+      // Exactly the bound's parameters: not a batch's.
+      const atBound = cache.prepare(insertOf(half));
+      const full = cache.prepare(insertOf(2 * half));
+      const first = cache.prepare(insertOf(half + 1));
+      // As a crawl's pages: one statement a size, many more than the batches' cache holds, the full batch used between.
+      for (let rows = half + 2; rows < half + 2 + 3 * BATCH_STATEMENT_CACHE_SIZE; rows++) {
+        cache.prepare(insertOf(rows));
+        expect(cache.prepare(insertOf(2 * half))).toBe(full);
+      }
+      expect(cache.prepare('select a, b from staged where a = ?')).toBe(small);
+      expect(cache.prepare(insertOf(half))).toBe(atBound);
+      // The first odd batch went, and is prepared again.
+      expect(cache.prepare(insertOf(half + 1))).not.toBe(first);
+    } finally {
+      cache.close();
+    }
   });
 });
