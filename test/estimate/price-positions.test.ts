@@ -2,10 +2,11 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { drawn } from '../helpers/draws.js';
 import { expectProblem, get, walk } from '../helpers/http.js';
-import { useTestRuntime } from '../helpers/runtime.js';
+import { type TestRuntime, useSharedTestRuntime, useTestRuntime } from '../helpers/runtime.js';
 
 // The template's sync ended with a valuation (the hydration's last step): every active listing's price position is stored.
-const t = useTestRuntime('pro');
+// Read on the runtime this test worker shares; the valuation's own tests write, on a runtime of their own.
+const t = useSharedTestRuntime('pro');
 
 interface Positioned {
   id: string;
@@ -15,15 +16,13 @@ interface Positioned {
   price_position: number | null;
 }
 
-const positioned = async (): Promise<Positioned[]> =>
-  (await t.rt.store.db
+const positioned = async (rt: TestRuntime = t.rt): Promise<Positioned[]> =>
+  (await rt.store.db
     .selectFrom('listings')
     .select(['id', 'kind', 'borough_id', 'price', 'price_position'])
     .where('status', '=', 'ACTIVE')
     .orderBy('id')
     .execute()) as Positioned[];
-
-const dataVersion = () => t.rt.listings.dataVersion();
 
 describe('stored price positions', () => {
   it("are the listing detail's pricePosition, stored for the whole city by the sync's valuation", async () => {
@@ -75,64 +74,68 @@ describe('stored price positions', () => {
 });
 
 describe('the valuation', () => {
+  // Its mechanics on the city without the RentHop rentals: a run values a sixth of the listings the whole city has.
+  const v = useTestRuntime('pro', {}, { withoutRentHop: true });
+  const dataVersion = () => v.rt.listings.dataVersion();
+
   it('writes only the positions that changed, moving the data version only when it writes', async () => {
-    const rows = (await positioned()).filter((r) => r.price_position !== null);
+    const rows = (await positioned(v.rt)).filter((r) => r.price_position !== null);
     const spoiled = drawn(rows, 5, 11);
     for (const [i, row] of spoiled.entries()) {
-      await t.rt.store.db
+      await v.rt.store.db
         .updateTable('listings')
         .set({ price_position: i < 3 ? 999 : null })
         .where('id', '=', row.id)
         .execute();
     }
     const before = await dataVersion();
-    await t.rt.valuation.run();
-    expect(t.rt.valuation.state()).toMatchObject({ lastChanged: 5, lastValued: (await positioned()).length, failedRuns: 0 });
+    await v.rt.valuation.run();
+    expect(v.rt.valuation.state()).toMatchObject({ lastChanged: 5, lastValued: (await positioned(v.rt)).length, failedRuns: 0 });
     // One write a kind that changed.
     expect(await dataVersion()).toBe(before + new Set(spoiled.map((r) => r.kind)).size);
-    const after = new Map((await positioned()).map((r) => [r.id, r.price_position]));
+    const after = new Map((await positioned(v.rt)).map((r) => [r.id, r.price_position]));
     for (const row of spoiled) expect(after.get(row.id)).toBe(row.price_position);
 
     const settled = await dataVersion();
-    await t.rt.valuation.run();
-    expect(t.rt.valuation.state()).toMatchObject({ lastChanged: 0, runs: 2 });
+    await v.rt.valuation.run();
+    expect(v.rt.valuation.state()).toMatchObject({ lastChanged: 0, runs: 2 });
     expect(await dataVersion()).toBe(settled);
   });
 
   it("a crawl that finds a new price clears the listing's position; the next valuation places the new price", async () => {
-    const rows = (await positioned()).filter((r) => r.kind === 'sale' && r.borough_id === 400 && r.price_position !== null);
+    const rows = (await positioned(v.rt)).filter((r) => r.kind === 'sale' && r.borough_id === 400 && r.price_position !== null);
     const subject = drawn(rows, 1, 3)[0];
-    const node = t.rt.siteData.listings.find((l) => l.node.id === subject.id)!.node;
+    const node = v.rt.siteData.listings.find((l) => l.node.id === subject.id)!.node;
     node.price = Math.round(subject.price * 0.8);
-    await t.rt.syncer.syncScope('sale', 400, { hydrate: false });
-    const stored = new Map((await positioned()).map((r) => [r.id, r.price_position]));
+    await v.rt.syncer.syncScope('sale', 400, { hydrate: false });
+    const stored = new Map((await positioned(v.rt)).map((r) => [r.id, r.price_position]));
     expect(stored.get(subject.id)).toBeNull();
     // The others of the scope keep theirs.
     expect(rows.filter((r) => r.id !== subject.id && stored.get(r.id) !== r.price_position)).toEqual([]);
 
-    await t.rt.valuation.run();
-    const estimate = (await get(t.rt.app, `/v1/property/${subject.id}/estimate`, t.key)).body.data;
+    await v.rt.valuation.run();
+    const estimate = (await get(v.rt.app, `/v1/property/${subject.id}/estimate`, v.key)).body.data;
     expect(estimate.pricePosition).toEqual(expect.any(Number));
-    const [row] = await t.rt.store.db.selectFrom('listings').select('price_position').where('id', '=', subject.id).execute();
+    const [row] = await v.rt.store.db.selectFrom('listings').select('price_position').where('id', '=', subject.id).execute();
     expect(row.price_position).toBe(estimate.pricePosition);
   });
 
   it('shows in /v1/health and the metrics; a kind it cannot store is given up after its attempts and logged', async () => {
-    const health = (await get(t.rt.app, '/v1/health')).body;
+    const health = (await get(v.rt.app, '/v1/health')).body;
     expect(health.valuation).toMatchObject({ enabled: true, running: false, failedRuns: 0, lastError: null });
     // The column taken away: every write of a position fails, as with a store that refuses it.
-    await sql`alter table listings rename column price_position to price_position_away`.execute(t.rt.store.db);
+    await sql`alter table listings rename column price_position to price_position_away`.execute(v.rt.store.db);
     try {
-      await t.rt.valuation.run();
+      await v.rt.valuation.run();
     } finally {
-      await sql`alter table listings rename column price_position_away to price_position`.execute(t.rt.store.db);
+      await sql`alter table listings rename column price_position_away to price_position`.execute(v.rt.store.db);
     }
-    const failed = (await get(t.rt.app, '/v1/health')).body.valuation;
+    const failed = (await get(v.rt.app, '/v1/health')).body.valuation;
     expect(failed).toMatchObject({ failedRuns: 1, lastError: expect.stringContaining('price_position'), lastErrorAt: expect.any(String) });
-    const metrics = (await t.rt.metrics.scrape()).body;
+    const metrics = (await v.rt.metrics.scrape()).body;
     expect(metrics).toContain(`nyc_listings_valuation_runs ${failed.runs}`);
     expect(metrics).toContain('nyc_listings_valuation_failed_runs 1');
-    await t.rt.valuation.run();
-    expect(t.rt.valuation.state()).toMatchObject({ failedRuns: 1, runs: failed.runs + 1 });
+    await v.rt.valuation.run();
+    expect(v.rt.valuation.state()).toMatchObject({ failedRuns: 1, runs: failed.runs + 1 });
   });
 });
