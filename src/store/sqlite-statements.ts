@@ -7,10 +7,9 @@ const STATEMENT_CACHE_SIZE = 1000;
 
 /**
  * Parameters past which a statement is a batch's (a crawl's page staged, a hundred listings written, an `in` list of
- * ids): its text changes with the batch's size, and SQLite holds 100 to 200 KiB for each such statement prepared (a
- * page of 400 to 500 staged rows, measured in docs/benchmark-history.md). Kept with the others, the crawl's pages
- * alone filled the cache with a hundred new texts a sync, the background thread's memory growing until it held a
- * thousand.
+ * ids): its text changes with the batch's size, and SQLite's memory for a prepared statement grows with its
+ * parameters. Kept with the others, the crawl's pages alone filled the cache with a new text for each size of page,
+ * the background thread's memory growing sync after sync (docs/benchmark-history.md, "a batch's statements kept apart").
  */
 export const BATCH_STATEMENT_PARAMETERS = 100;
 
