@@ -111,7 +111,7 @@ function nearestTen(property: Property, candidates: Positioned): Property[] {
 
 /**
  * Each property's estimate as the route answers it (the read service's `estimateOfListing`, whose estimate is the route's
- * data; thousands of them through the HTTP layer cost twice the time, and the route is tested below), and both baselines
+ * data; the HTTP layer is not what these thousands of estimates test, and the route is tested below), and both baselines
  * computed here from the rows (each property left out).
  */
 async function scored(properties: Property[], all: Property[]): Promise<Scored[]> {
